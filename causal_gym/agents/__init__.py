@@ -1,0 +1,9 @@
+"""Agents that play causal_gym environments: one protocol for scripted, LLM and RL agents.
+
+This is ``causal_gym.agents`` — a subpackage, deliberately not a top-level ``agents`` package,
+which would collide with the OpenAI Agents SDK's ``agents`` module.
+"""
+
+from causal_gym.agents.base import Agent, RandomAgent, TaskSpec, task_spec
+
+__all__ = ["Agent", "RandomAgent", "TaskSpec", "task_spec"]

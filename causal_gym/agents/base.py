@@ -1,0 +1,106 @@
+"""The shared agent interface: ``reset(task)`` once per episode, then ``act(observation, info)``.
+
+Scripted baselines, LLM agents and wrapped RL policies all implement :class:`Agent`, so the
+evaluation runner treats them alike. The :class:`TaskSpec` is everything an agent may know about
+the task before the first observation: the task text, the tool schemas (for LLM tool calling),
+the spaces (for RL policies) and the budgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = ["Agent", "RandomAgent", "TaskSpec", "task_spec"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What an agent is told about a task before the episode starts.
+
+    Attributes
+    ----------
+    env_id:
+        The Gymnasium id of the environment (``"unregistered"`` for an env built directly).
+    description:
+        The task statement shown to the agent (LLM agents put it in the system prompt).
+    tool_specs:
+        OpenAI-style tool schemas (``{"type": "function", "function": {...}}``); empty for envs
+        without a tool interface.
+    observation_space, action_space:
+        The env's spaces, for policies that act on typed observations.
+    budgets:
+        Named limits of the episode (turns, tests, algorithm calls, ...), as the env reports them.
+    """
+
+    env_id: str
+    description: str
+    observation_space: gym.Space
+    action_space: gym.Space
+    tool_specs: tuple[Mapping[str, Any], ...] = ()
+    budgets: Mapping[str, float] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that can play an episode: ``reset`` with the task, then ``act`` each step."""
+
+    def reset(self, task: TaskSpec) -> None:
+        """Prepare for a new episode of ``task`` (clear memory, build prompts, ...)."""
+
+    def act(self, observation: Any, info: Mapping[str, Any]) -> Any:
+        """Return an action valid for ``task.action_space`` given the latest observation and info."""
+
+
+def task_spec(env: gym.Env) -> TaskSpec:
+    """Build the :class:`TaskSpec` of an environment.
+
+    Envs may provide ``task_description()``, ``tool_specs()`` and ``budgets()`` on their unwrapped
+    instance; where one is missing the spec falls back to the class docstring's first paragraph,
+    no tools and no budgets.
+    """
+    base = env.unwrapped
+    spec_id = env.spec.id if env.spec is not None else "unregistered"
+    if hasattr(base, "task_description"):
+        description = base.task_description()
+    else:
+        description = (type(base).__doc__ or type(base).__name__).strip().split("\n\n")[0]
+    tools = tuple(base.tool_specs()) if hasattr(base, "tool_specs") else ()
+    budgets = dict(base.budgets()) if hasattr(base, "budgets") else {}
+    return TaskSpec(
+        env_id=spec_id,
+        description=description,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        tool_specs=tools,
+        budgets=budgets,
+    )
+
+
+class RandomAgent:
+    """Samples uniformly from the action space (with the env's action mask when it offers one).
+
+    The floor every benchmark reports. Seeded: the same ``seed`` gives the same action sequence
+    for the same observations.
+    """
+
+    def __init__(self, seed: int | None = 0) -> None:
+        self.seed = seed
+        self._episode = 0
+        self._space: gym.Space | None = None
+
+    def reset(self, task: TaskSpec) -> None:
+        self._space = task.action_space
+        # Each episode gets its own stream, derived from the agent seed and the episode counter.
+        self._space.seed(int(np.random.SeedSequence([self.seed or 0, self._episode]).generate_state(1)[0]))
+        self._episode += 1
+
+    def act(self, observation: Any, info: Mapping[str, Any]) -> Any:
+        if self._space is None:
+            raise RuntimeError("RandomAgent.act() called before reset(task)")
+        mask = info.get("action_mask") if isinstance(info, Mapping) else None
+        return self._space.sample(mask=mask) if mask is not None else self._space.sample()
