@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from causal_gym.discovery._options import check_level
+from causal_gym._validation import check_level
 from causal_gym.discovery.result import MethodOutput
 
 __all__ = ["anm", "KernelRidgeLOO"]

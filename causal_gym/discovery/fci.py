@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from causal_gym._validation import check_choice
-from causal_gym.discovery._options import check_count, check_level
+from causal_gym._validation import check_choice, check_count, check_level
 from causal_gym.discovery.result import MethodOutput
 
 __all__ = ["fci", "pag_to_graph"]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from causal_gym._validation import check_choice
-from causal_gym.discovery._options import check_count, check_positive
+from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.discovery.result import MethodOutput
 
 __all__ = ["ges"]
@@ -40,7 +39,7 @@ def ges(data: np.ndarray, *, score: str = "bic", penalty: float = 0.5,
     from causal_gym.graphs import from_causallearn
 
     score = check_choice(score, tuple(_SCORES), "score")
-    penalty = check_positive(penalty, "penalty")
+    penalty = check_real(penalty, "penalty", 0.0, strict=True)
     max_parents = check_count(max_parents, "max_parents", 0, allow_none=True)
     record = causallearn_ges(data, score_func=_SCORES[score], maxP=max_parents, lambda_value=penalty)
     return MethodOutput(graph=from_causallearn(record["G"]), extras={"score": float(np.squeeze(record["score"]))})

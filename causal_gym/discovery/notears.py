@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from causal_gym.discovery._options import check_count, check_positive
+from causal_gym._validation import check_count, check_real
 from causal_gym.discovery.result import MethodOutput
 
 __all__ = ["notears"]
@@ -99,11 +99,11 @@ def notears(data: np.ndarray, *, lambda1: float = 0.1, w_threshold: float = 0.3,
     h : float
         Acyclicity residual ``h(W)`` of the unthresholded solution.
     """
-    lambda1 = check_positive(lambda1, "lambda1", allow_zero=True)
-    w_threshold = check_positive(w_threshold, "w_threshold", allow_zero=True)
+    lambda1 = check_real(lambda1, "lambda1", 0.0)
+    w_threshold = check_real(w_threshold, "w_threshold", 0.0)
     max_iter = check_count(max_iter, "max_iter", 1)
-    h_tol = check_positive(h_tol, "h_tol")
-    rho_max = check_positive(rho_max, "rho_max")
+    h_tol = check_real(h_tol, "h_tol", 0.0, strict=True)
+    rho_max = check_real(rho_max, "rho_max", 0.0, strict=True)
     x = data - data.mean(axis=0)
     w, h = _fit(x, lambda1, max_iter, h_tol, rho_max)
     w[np.abs(w) < w_threshold] = 0.0

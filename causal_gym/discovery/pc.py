@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from causal_gym._validation import check_choice
-from causal_gym.discovery._options import check_level
+from causal_gym._validation import check_choice, check_level
 from causal_gym.discovery.result import DeletionRecord, MethodOutput
 
 if TYPE_CHECKING:

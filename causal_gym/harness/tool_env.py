@@ -20,14 +20,13 @@ import numpy as np
 from gymnasium import spaces
 
 from causal_gym._jsonable import to_jsonable
-from causal_gym._validation import check_adjacency
+from causal_gym._validation import check_adjacency, check_count
 from causal_gym.graphs import meek
 from causal_gym.harness.budgets import WALL_TIME, Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
 from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox
 from causal_gym.harness.working_graph import (
     RELATIONS,
-    _check_int,
     format_edge_list,
     parse_edge_list,
     relation_of,
@@ -269,9 +268,9 @@ class ToolEnv(gym.Env):
         extra_observation_spaces: Mapping[str, spaces.Space] | None = None,
         render_mode: str | None = None,
     ) -> None:
-        self.d = _check_int(d, "d", 2)
-        self.max_turns = _check_int(max_turns, "max_turns", 1)
-        self.max_consecutive_errors = _check_int(max_consecutive_errors, "max_consecutive_errors", 1)
+        self.d = check_count(d, "d", 2)
+        self.max_turns = check_count(max_turns, "max_turns", 1)
+        self.max_consecutive_errors = check_count(max_consecutive_errors, "max_consecutive_errors", 1)
         if wall_time_limit is not None and not (isinstance(wall_time_limit, (int, float)) and wall_time_limit > 0):
             raise ValueError(f"wall_time_limit must be None or a positive number of seconds, got {wall_time_limit!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

@@ -41,8 +41,8 @@ import numpy as np
 from gymnasium import spaces
 
 from causal_gym._jsonable import to_jsonable
-from causal_gym._validation import check_choice
-from causal_gym.harness.working_graph import _check_int, variable_index, variable_name
+from causal_gym._validation import check_choice, check_count
+from causal_gym.harness.working_graph import variable_index, variable_name
 
 __all__ = ["FIELD_KINDS", "TEXT_CHARSET", "ActionField", "Tool", "ToolCall", "ToolError", "Toolbox"]
 
@@ -246,8 +246,8 @@ class Toolbox:
     def __init__(
         self, tools: Sequence[Tool], fields: Sequence[ActionField], d: int, text_max_length: int = 4000
     ) -> None:
-        self.d = _check_int(d, "d", 1)
-        self.text_max_length = _check_int(text_max_length, "text_max_length", 1)
+        self.d = check_count(d, "d", 1)
+        self.text_max_length = check_count(text_max_length, "text_max_length", 1)
         self.tools = tuple(tools)
         if not self.tools or not all(isinstance(t, Tool) for t in self.tools):
             raise ValueError("tools must be a non-empty sequence of Tool")

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym._validation import check_adjacency, check_choice, check_node
+from causal_gym._validation import check_adjacency, check_choice, check_count, check_node
 
 __all__ = [
     "RELATIONS",
@@ -62,13 +62,6 @@ _CHAIN = re.compile(rf"{_NAME_RE}(?:[ \t]*(?:{_ARROW_RE})[ \t]*{_NAME_RE})+")
 _TOKEN = re.compile(rf"{_NAME_RE}|{_ARROW_RE}")
 _VARIABLE = re.compile(r"[Xx](\d+)|(\d+)")
 _EMPTY_ANSWERS = frozenset({"", "none", "empty", "noedges", "emptygraph", "edges:", "edges:none", "[]", "{}"})
-
-
-def _check_int(value: object, name: str, minimum: int) -> int:
-    """Validate an integer setting (bools rejected) that must be at least ``minimum``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def variable_name(index: int) -> str:
@@ -317,7 +310,7 @@ def parse_edge_list(text: str, d: int) -> np.ndarray:
     """
     if not isinstance(text, str):
         raise ValueError(f"the edge list must be a string, got {type(text).__name__}")
-    d = _check_int(d, "d", 1)
+    d = check_count(d, "d", 1)
     # Emphasis and code marks never carry edges; removing them frees 'X0** -> **X1'-style answers.
     clean = re.sub(r"[`*]", "", text)
     edges: dict[tuple[int, int], tuple[str, str]] = {}
@@ -508,7 +501,7 @@ def render_rgb(A: np.ndarray, size: int = 400) -> np.ndarray:
         ``(size, size, 3)`` uint8 image.
     """
     a = check_adjacency(A, "A").astype(bool)
-    size = _check_int(size, "size", 64)
+    size = check_count(size, "size", 64)
     d = a.shape[0]
     img = np.empty((size, size, 3), dtype=np.uint8)
     img[:] = _BACKGROUND

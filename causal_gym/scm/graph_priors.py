@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from causal_gym.scm._checks import as_generator, check_count, check_real
+from causal_gym._validation import as_generator, check_count, check_real
 
 __all__ = ["erdos_renyi_dag", "barabasi_albert_dag"]
 

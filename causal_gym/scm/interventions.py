@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
 from causal_gym._validation import check_node
-from causal_gym.scm._checks import check_count, check_real
+from causal_gym._validation import check_count, check_real
 
 __all__ = [
     "HardDo",

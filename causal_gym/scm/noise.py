@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from causal_gym.scm._checks import check_range, check_real
+from causal_gym._validation import check_range, check_real
 from causal_gym.scm._registry import Registry
 
 __all__ = ["NoiseFamily", "register_noise", "get_noise", "noise_names"]
