@@ -9,6 +9,10 @@ so ``import causal_gym`` stays fast.
 
 from __future__ import annotations
 
+from causal_gym.envs.registration import register_envs
+
 __version__ = "0.1.0"
+
+register_envs()
 
 __all__ = ["__version__"]

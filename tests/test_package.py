@@ -20,3 +20,12 @@ def test_import_is_light():
     )
     assert out.strip() == "[]"
 
+
+
+def test_readme_shows_the_command_ci_runs():
+    # .ci/run must execute the README's test command; keep the two from drifting apart.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    ci_line = [line for line in (root / ".ci" / "run").read_text().splitlines() if "pytest" in line][-1]
+    assert ci_line.strip() in (root / "README.md").read_text()

@@ -1,0 +1,1 @@
+"""Benchmark environments of causal_gym, one subpackage per benchmark (heuresis, ...)."""

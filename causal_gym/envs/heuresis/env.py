@@ -1,0 +1,475 @@
+"""The Heuresis environment: repair a causal graph over anonymous variables with evidence tools."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from causal_gym._validation import check_choice, check_count, check_real
+from causal_gym.envs.heuresis.families import FAMILIES
+from causal_gym.envs.heuresis.instances import SPLITS, HeuresisInstance, make_instance, split_size
+from causal_gym.envs.heuresis.references import MENU, PCReference, _run_method, pc_kci_reference, score_graph
+from causal_gym.envs.heuresis.tools import (
+    ALGORITHM_SLOTS,
+    ALPHA,
+    deletion_log_text,
+    fit_parents,
+    graph_text,
+    heuresis_fields,
+    heuresis_tools,
+    probe_direction,
+    set_text,
+    summarize,
+)
+from causal_gym.harness import (
+    ActionField,
+    SandboxLimits,
+    Tool,
+    ToolEnv,
+    ToolResult,
+    format_edge_list,
+    run_code,
+)
+from causal_gym.harness.working_graph import variable_name
+from causal_gym.metrics import adjacency_scores, nshd
+
+__all__ = ["DEFAULT_BUDGETS", "REWARDS", "GUIDED_START", "HeuresisEnv", "load_instance"]
+
+DEFAULT_BUDGETS: Mapping[str, Any] = {"turns": 60, "tests": "pc_kci", "algorithm_calls": 10, "wall_time": None}
+"""Budgets of an episode (Appendix H gives no values; these are ours). ``"tests": "pc_kci"`` is
+the number of CI tests PC-KCI ran on the instance; ``None`` means unlimited."""
+
+REWARDS = ("adjacency_f1", "nshd", "f1_gain_over_pc")
+"""Final-step rewards: adjacency F1, minus nSHD, or adjacency F1 minus PC-KCI's."""
+
+GUIDED_START = "The working graph starts from the output of the PC algorithm with the KCI test"
+"""The sentence of the task statement that tells an agent it plays the guided condition."""
+
+_TRAIN_DRAWS = 2**31 - 1  # instance indices drawn for the unbounded train split
+
+
+@lru_cache(maxsize=128)
+def load_instance(
+    family: str, split: str, index: int, d: int, n: int, expected_degree: float
+) -> tuple[HeuresisInstance, PCReference]:
+    """An instance and its PC-KCI reference (disk-cached), kept in memory so a repeated ``reset`` is fast."""
+    instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree)
+    return instance, pc_kci_reference(instance)
+
+
+def _check_budgets(budgets: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Merge ``budgets`` into :data:`DEFAULT_BUDGETS`, validating each value."""
+    budgets = {} if budgets is None else budgets
+    if not isinstance(budgets, Mapping) or set(budgets) - set(DEFAULT_BUDGETS):
+        raise ValueError(f"budgets must be a dict with keys among {list(DEFAULT_BUDGETS)}, got {budgets!r}")
+    merged = {**DEFAULT_BUDGETS, **budgets}
+    merged["turns"] = check_count(merged["turns"], "budgets['turns']", 1)
+    for name in ("tests", "algorithm_calls", "wall_time"):
+        value = merged[name]
+        if value is None or (name == "tests" and isinstance(value, str) and value == "pc_kci"):
+            continue
+        merged[name] = check_real(value, f"budgets[{name!r}]", 0.0, strict=name == "wall_time")
+    return merged
+
+
+def _symmetric(d: int, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """Boolean ``(d, d)`` matrix, True at both ``(x, y)`` and ``(y, x)`` for every pair."""
+    out = np.zeros((d, d), dtype=bool)
+    for x, y in pairs:
+        out[x, y] = out[y, x] = True
+    return out
+
+
+def _count_pairs(mask: np.ndarray) -> int:
+    """Unordered pairs set in a symmetric boolean matrix."""
+    return int(np.count_nonzero(np.triu(mask, 1)))
+
+
+class HeuresisEnv(ToolEnv):
+    """Heuresis: repair a causal graph over anonymous variables with evidence at three granularities.
+
+    ## Description
+
+    The re-implementation of the Heuresis harness (paper §4.2). An instance is ``n`` observational
+    rows of ``d`` anonymous, standardised variables ``X0 .. X{d-1}`` (columns in random order)
+    drawn from a hidden structural causal model of one mechanism family
+    (:mod:`causal_gym.envs.heuresis.families`: ``lg``, ``anm``, ``hetero``, ``wild``, ``mixed``,
+    ``gauntlet``). The agent edits a *working graph* — one relation per pair: none, ``x -- y``,
+    ``x -> y``, ``y -> x`` — turn by turn, reading evidence from the data, and submits it.
+
+    - **Unguided** (``guided=False``): the working graph starts complete and undirected.
+    - **Guided** (``guided=True``): it starts from the output of PC with the KCI test (alpha 0.05)
+      and the first observation lists PC-KCI's *deletion log*: for each pair it deleted, the
+      conditioning set, the test and the strength grade of the independence evidence — never the
+      p-value and never whether the deletion was right.
+
+    Tools (the one-line descriptions the agent reads are in :meth:`tool_specs`):
+
+    | Tool                | Arguments               | Returns                                     | Cost |
+    |---------------------|-------------------------|---------------------------------------------|------|
+    | ``run_algorithm``   | ``algorithm`` (A..G)    | output graph of a masked menu entry         | 1 algorithm call |
+    | ``ci_test``         | ``x, y, cond, test``    | verdict + strength grade                    | 1 test |
+    | ``stability``       | ``x, y, cond, test``    | share of "independent" verdicts, subsamples | n_resamples tests |
+    | ``summarize``       | --                      | marginal statistics, most correlated pairs  | -- |
+    | ``fit_parents``     | ``x``, ``cond`` parents | out-of-fold R^2, graded residual diagnostics | -- |
+    | ``probe_direction`` | ``x, y``                | graded additive-noise direction preference  | -- |
+    | ``run_code``        | ``code``                | output of a numpy/scipy program (sandbox)   | -- |
+    | ``set_edge``        | ``x, y, relation``      | edits the working graph                     | -- |
+    | ``submit``          | ``edges`` (optional)    | ends the episode                            | -- |
+
+    Every call also costs one turn. The menu (:data:`causal_gym.envs.heuresis.references.MENU`)
+    holds PC with Fisher-z, PC with KCI, FCI, GES, DirectLiNGAM, an additive-noise method (RESIT)
+    and linear NOTEARS behind the labels ``A .. G``; the label -> algorithm map is a permutation
+    drawn from the episode's seed, fixed within the episode and revealed only in the final info.
+    Menu runs are cached on disk, so repeated calls are instant. ``ci_test`` keeps one
+    :class:`causal_gym.stats.CITester` per test and episode, so repeated tests reuse kernels.
+    ``stability`` draws its subsamples from a stream seeded at ``reset``. See
+    :mod:`causal_gym.envs.heuresis.tools` for the exact diagnostics and their grades.
+
+    ## Action Space
+
+    A ``Dict`` (see :class:`~causal_gym.harness.ToolEnv`): ``"tool"`` ``Discrete(9)`` in the
+    order ``set_edge, submit, run_algorithm, ci_test, stability, summarize, fit_parents,
+    probe_direction, run_code``, then the argument fields ``x`` ``Discrete(d)``, ``y``
+    ``Discrete(d)``, ``relation`` ``Discrete(4)`` (none, undirected, forward, backward),
+    ``edges`` ``Text``, ``cond`` ``MultiBinary(d)`` (conditioning set; the parent set of
+    ``fit_parents``), ``algorithm`` ``Discrete(7)`` (A..G), ``test`` ``Discrete(2)`` (fisherz,
+    kci), ``code`` ``Text``. A tool ignores the fields it does not use. LLM agents call the same
+    tools as JSON through :meth:`tool_specs` / :meth:`parse_tool_call`.
+
+    ## Observation Space
+
+    | Key                   | Space                        | Meaning |
+    |-----------------------|------------------------------|---------|
+    | ``working_graph``     | ``MultiBinary((d, d))``      | the working graph (causal_gym encoding) |
+    | ``budgets_remaining`` | ``Box(0, 1, (4,), float32)`` | share left of turns, tests, algorithm_calls, wall_time |
+    | ``last_result``       | ``Text(8000)``               | last result; after ``reset`` the start message |
+    | ``last_ok``           | ``Discrete(2)``              | 0 after an error, refusal or rejected submission |
+    | ``phase``             | ``Discrete(3)``              | 0 open, 1 last turn (only submit), 2 done |
+    | ``deletion_log``      | ``MultiBinary((d, d))``      | guided: 1 at the pairs PC-KCI deleted; unguided: 0 |
+    | ``deletion_depth``    | ``MultiDiscrete((d, d), d)`` | guided: size of the deleting conditioning set |
+
+    A budget share is 1 when the budget is unlimited. The start message is the starting graph;
+    guided, followed by the deletion log. ``deletion_log`` is symmetric; ``deletion_depth`` is 0
+    where no pair was deleted (and everywhere when unguided).
+
+    ``info`` holds ``"budgets_remaining"`` (absolute amounts; the test budget depends on the
+    instance), ``"phase"``, ``"action_mask"`` and, after a call, ``"result"`` (the structured
+    result). The info of ``reset`` adds ``"instance"`` (family, split, index).
+
+    ## Rewards
+
+    0 on every step but the last, where it is (``reward=``) the adjacency F1 of the submitted
+    graph (default), minus its nSHD (``"nshd"``), or its adjacency F1 minus PC-KCI's
+    (``"f1_gain_over_pc"``).
+
+    ## Starting State
+
+    ``reset(seed=, options=)`` draws from ``self.np_random`` the algorithm-label permutation, an
+    instance index (uniform over the split; for ``"train"`` over ``0 .. 2^31 - 2``, fresh
+    instances from disjoint seeds) and the seed of the resampling stream. ``options``:
+    ``{"split": "dev" | "test" | "train", "instance": k}`` overrides the split and picks
+    instance ``k``. The working graph is complete and undirected (unguided) or PC-KCI's output
+    (guided). The first ``reset`` of an instance runs PC-KCI on it (for the test budget, the
+    guided start and the drill-down); the run is cached on disk and in memory.
+
+    ## Episode End
+
+    As in :class:`~causal_gym.harness.ToolEnv`: ``submit`` terminates; when a budget runs out
+    the agent has one last turn in which only ``submit`` is accepted; a rejected edge list gets
+    one retry; five errors in a row submit the working graph. There is no ``TimeLimit`` wrapper:
+    at most ``turns + 2`` steps. The final info holds ``"scores"`` computed on the Meek
+    completion of the submitted graph:
+
+    - ``adjacency_precision``, ``adjacency_recall``, ``adjacency_f1`` and ``nshd`` against the
+      true DAG; ``pc_kci_f1`` and ``f1_gain_over_pc``;
+    - the drill-down against PC-KCI's deletion log: ``n_deleted``, ``n_wrong_deletions`` (deleted
+      pairs adjacent in the truth), ``recovered`` (wrongly deleted pairs that are edges again),
+      ``harmful`` (rightly deleted pairs that are edges again), ``pc_edges_dropped`` (PC-KCI's
+      edges missing), ``reoriented`` (pairs adjacent in both with another relation), and
+      ``restoration_precision`` / ``restoration_recall`` of the deleted pairs made edges against
+      the wrongly deleted ones (the repair measures of the guided condition; 0/0 is read as in
+      :mod:`causal_gym.metrics`);
+    - ``algorithm_slots`` (label -> menu algorithm) and ``instance``.
+
+    Nothing derived from the truth appears before that: observations, non-final infos, tool
+    results and the record are the same whatever the hidden graph.
+
+    ## Budgets
+
+    ``budgets`` overrides :data:`DEFAULT_BUDGETS` key by key: ``turns`` 60, ``tests`` =
+    ``"pc_kci"`` (the CI tests PC-KCI ran on the instance, so the agent can afford one
+    PC-KCI-equivalent of testing; or a number, or None for unlimited), ``algorithm_calls`` 10,
+    ``wall_time`` None (seconds; the only non-deterministic limit). Diagnostics and analysis
+    (``summarize``, ``fit_parents``, ``probe_direction``, ``run_code``) cost only the turn, as in
+    the paper; ``run_code`` is bounded by ``sandbox_limits``.
+
+    ## Arguments
+
+    | Parameter         | Default          | Description |
+    |-------------------|------------------|-------------|
+    | ``family``        | ``"wild"``       | mechanism family |
+    | ``guided``        | ``False``        | start from PC-KCI and show its deletion log |
+    | ``d``             | 10               | variables |
+    | ``n``             | 600              | rows (>= 30) |
+    | ``expected_degree`` | 2.0            | density of the graph prior |
+    | ``split``         | ``"test"``       | default split: ``"dev"`` (100), ``"test"`` (32), ``"train"`` (unbounded) |
+    | ``budgets``       | None             | overrides of :data:`DEFAULT_BUDGETS` |
+    | ``reward``        | ``"adjacency_f1"`` | one of :data:`REWARDS` |
+    | ``render_mode``   | None             | ``"ansi"`` or ``"rgb_array"`` |
+    | ``n_resamples``   | 10               | subsamples of ``stability`` (each costs a test) |
+    | ``subsample``     | 0.8              | share of rows in each ``stability`` subsample (without replacement) |
+    | ``sandbox_limits`` | None            | :class:`~causal_gym.harness.SandboxLimits` of ``run_code`` |
+
+    ```python
+    >>> import gymnasium as gym, causal_gym
+    >>> env = gym.make("Heuresis-lg-guided-v0", d=5, n=200)
+    >>> obs, info = env.reset(seed=0, options={"instance": 3})
+    >>> obs["last_result"].startswith("The working graph is the output of PC")
+    True
+
+    ```
+
+    ## Vectorized environment
+
+    ``gym.make_vec("Heuresis-wild-v0", num_envs=4)`` (synchronous; ``vectorization_mode="async"``
+    runs the instances in worker processes). Episodes have different lengths and autoreset.
+
+    ## Version History
+
+    * v0: initial release.
+    """
+
+    def __init__(
+        self,
+        family: str = "wild",
+        guided: bool = False,
+        d: int = 10,
+        n: int = 600,
+        expected_degree: float = 2.0,
+        split: str = "test",
+        budgets: Mapping[str, Any] | None = None,
+        reward: str = "adjacency_f1",
+        render_mode: str | None = None,
+        *,
+        n_resamples: int = 10,
+        subsample: float = 0.8,
+        sandbox_limits: SandboxLimits | None = None,
+    ) -> None:
+        self.family = check_choice(family, FAMILIES, "family")
+        if not isinstance(guided, (bool, np.bool_)):
+            raise ValueError(f"guided must be True or False, got {guided!r}")
+        self.guided = bool(guided)
+        self.n = check_count(n, "n", 30)
+        self.expected_degree = check_real(expected_degree, "expected_degree", 0.0)
+        self.split = check_choice(split, SPLITS, "split")
+        self.reward = check_choice(reward, REWARDS, "reward")
+        self.budget_settings = _check_budgets(budgets)
+        self.n_resamples = check_count(n_resamples, "n_resamples", 1)
+        self.subsample = check_real(subsample, "subsample", 0.0, strict=True)
+        if self.subsample >= 1:
+            raise ValueError(f"subsample must be a share of the rows in (0, 1), got {subsample!r}")
+        if sandbox_limits is not None and not isinstance(sandbox_limits, SandboxLimits):
+            raise ValueError(f"sandbox_limits must be a SandboxLimits or None, got {type(sandbox_limits).__name__}")
+        self.sandbox_limits = sandbox_limits
+        d = check_count(d, "d", 2)
+        super().__init__(
+            d,
+            budget_names=("tests", "algorithm_calls"),
+            max_turns=self.budget_settings["turns"],
+            wall_time_limit=self.budget_settings["wall_time"],
+            text_max_length=8000,
+            extra_observation_spaces={
+                "deletion_log": spaces.MultiBinary((d, d)),
+                "deletion_depth": spaces.MultiDiscrete(np.full((d, d), d)),
+            },
+            render_mode=render_mode,
+        )
+
+    # -- ToolEnv hooks -------------------------------------------------------------------------
+
+    def _tools(self) -> tuple[Tool, ...]:
+        return heuresis_tools(self.n_resamples)
+
+    def _fields(self) -> tuple[ActionField, ...]:
+        return heuresis_fields()
+
+    def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+        unknown = sorted(set(options) - {"split", "instance"})
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid options are 'split' and 'instance'")
+        split = check_choice(options.get("split", self.split), SPLITS, "split")
+        size = split_size(split)
+        # Every draw happens whatever the options, so the streams do not depend on them.
+        permutation = rng.permutation(len(MENU))
+        drawn = int(rng.integers(_TRAIN_DRAWS if size is None else size))
+        resample_seed = int(rng.integers(2**63 - 1))
+        index = check_count(options.get("instance", drawn), "options['instance']", 0)
+        self._instance, self._reference = load_instance(
+            self.family, split, index, self.d, self.n, self.expected_degree
+        )
+        self._data = self._instance.data
+        self._slots = dict(zip(ALGORITHM_SLOTS, (list(MENU)[k] for k in permutation)))
+        self._resample_rng = np.random.default_rng(resample_seed)
+        self._testers: dict[str, Any] = {}
+        self._summary: tuple[str, dict[str, Any]] | None = None
+        log = self._reference.deletion_log
+        deleted = np.zeros((self.d, self.d), dtype=np.int8)
+        depth = np.zeros((self.d, self.d), dtype=np.int64)
+        if self.guided:
+            start = self._reference.graph.copy()
+            for record in log:
+                deleted[record.x, record.y] = deleted[record.y, record.x] = 1
+                depth[record.x, record.y] = depth[record.y, record.x] = record.depth
+            self._start_text = (
+                f"The working graph is the output of PC with the KCI test (alpha {ALPHA}): {graph_text(start)}\n"
+                + deletion_log_text(log)
+            )
+        else:
+            start = np.ones((self.d, self.d), dtype=np.int8) - np.eye(self.d, dtype=np.int8)
+            self._start_text = f"The working graph is the complete undirected graph over X0..X{self.d - 1}."
+        return start, {"deletion_log": deleted, "deletion_depth": depth}
+
+    def _budget_limits(self) -> dict[str, float | None]:
+        tests = self.budget_settings["tests"]
+        return {
+            "tests": self._reference.n_tests if tests == "pc_kci" else tests,
+            "algorithm_calls": self.budget_settings["algorithm_calls"],
+        }
+
+    def _task_intro(self) -> str:
+        start = (
+            f"{GUIDED_START}; the pairs it deleted, with the conditioning set, the test and the strength of the "
+            "evidence, are listed in the first observation."
+            if self.guided
+            else "The working graph starts as the complete undirected graph."
+        )
+        return (
+            f"Observational data: {self.n} rows of {self.d} anonymous variables, each standardised to mean 0 and "
+            f"variance 1, in random column order. Find the causal graph among them. {start}"
+        )
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start an episode on a new instance (see *Starting State* in the class docstring)."""
+        super().reset(seed=seed, options=options)
+        self._last_text = self._start_text
+        info = self._info()
+        info["instance"] = {"family": self.family, "split": self._instance.split, "index": self._instance.index}
+        return self._observation(), info
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def _affordable(self, cost: Mapping[str, float]) -> bool:
+        remaining = self._budgets.remaining()
+        return all(amount <= remaining[name] for name, amount in cost.items())
+
+    def _tester(self, test: str) -> Any:
+        from causal_gym.stats import CITester
+
+        if test not in self._testers:
+            self._testers[test] = CITester(self._data, test=test)
+        return self._testers[test]
+
+    def _tool_run_algorithm(self, algorithm: str) -> ToolResult:
+        cost = {"algorithm_calls": 1}
+        if not self._affordable(cost):
+            return ToolResult("", cost=cost)
+        # references' cached menu run: the same disk entry the reference tables use; it reads the data only.
+        graph = np.asarray(_run_method(self._instance, self._slots[algorithm])["graph"], dtype=np.int8)
+        return ToolResult(
+            f"Algorithm {algorithm} returned {graph_text(graph)}",
+            {"algorithm": algorithm, "edges": format_edge_list(graph)},
+            cost,
+        )
+
+    def _tool_ci_test(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
+        from causal_gym.stats import strength_grade, verdict
+
+        cost = {"tests": 1}
+        if not self._affordable(cost):
+            return ToolResult("", cost=cost)
+        pvalue = self._tester(test).pvalue(x, y, cond)
+        outcome, grade = verdict(pvalue, ALPHA), strength_grade(pvalue, ALPHA)
+        return ToolResult(
+            f"{variable_name(x)} and {variable_name(y)} given {set_text(cond)} ({test} test): {outcome} ({grade})",
+            {"x": variable_name(x), "y": variable_name(y), "cond": [variable_name(v) for v in cond], "test": test,
+             "verdict": outcome, "grade": grade},
+            cost,
+        )
+
+    def _tool_stability(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
+        from causal_gym.stats import verdict_stability
+
+        cost = {"tests": self.n_resamples}
+        if not self._affordable(cost):
+            return ToolResult("", cost=cost)
+        share = verdict_stability(
+            self._data, x, y, cond, test=test, alpha=ALPHA, n_resamples=self.n_resamples,
+            fraction=self.subsample, seed=int(self._resample_rng.integers(2**63 - 1)),
+        )
+        return ToolResult(
+            f"{variable_name(x)} and {variable_name(y)} given {set_text(cond)} ({test} test): 'independent' in "
+            f"{share:.0%} of {self.n_resamples} subsamples of {self.subsample:.0%} of the rows",
+            {"x": variable_name(x), "y": variable_name(y), "cond": [variable_name(v) for v in cond], "test": test,
+             "independent_share": round(float(share), 4), "n_resamples": self.n_resamples},
+            cost,
+        )
+
+    def _tool_summarize(self) -> ToolResult:
+        if self._summary is None:
+            self._summary = summarize(self._data)
+        return ToolResult(*self._summary)
+
+    def _tool_fit_parents(self, x: int, cond: tuple[int, ...]) -> ToolResult:
+        return ToolResult(*fit_parents(self._data, x, cond))
+
+    def _tool_probe_direction(self, x: int, y: int) -> ToolResult:
+        return ToolResult(*probe_direction(self._data, x, y))
+
+    def _tool_run_code(self, code: str) -> ToolResult:
+        result = run_code(code, self._data, self.sandbox_limits)
+        text = result.output if result.ok else f"{result.output}\n[error: {result.error}]".lstrip("\n")
+        data = {"ok": result.ok, "error": result.error, "output_truncated": result.output_truncated}
+        return ToolResult(text or "(no output)", data, ok=result.ok)
+
+    # -- scoring -------------------------------------------------------------------------------
+
+    def _score(self, completed_graph: np.ndarray) -> dict[str, Any]:
+        dag, reference = self._instance.hidden.dag, self._reference
+        adjacency = adjacency_scores(dag, completed_graph)
+        pc_f1 = score_graph(dag, reference.graph)["f1"]
+        adjacent = (completed_graph | completed_graph.T).astype(bool)
+        pc_adjacent = (reference.graph | reference.graph.T).astype(bool)
+        deleted = _symmetric(self.d, reference.deleted_pairs)
+        wrong = _symmetric(self.d, reference.wrong_pairs)
+        same_relation = (completed_graph == reference.graph) & (completed_graph.T == reference.graph.T)
+        restoration = adjacency_scores(wrong.astype(np.int8), (adjacent & deleted).astype(np.int8))
+        return {
+            "adjacency_precision": adjacency.precision,
+            "adjacency_recall": adjacency.recall,
+            "adjacency_f1": adjacency.f1,
+            "nshd": nshd(dag, completed_graph),
+            "pc_kci_f1": pc_f1,
+            "f1_gain_over_pc": adjacency.f1 - pc_f1,
+            "n_deleted": _count_pairs(deleted),
+            "n_wrong_deletions": _count_pairs(wrong),
+            "recovered": _count_pairs(adjacent & wrong),
+            "harmful": _count_pairs(adjacent & deleted & ~wrong),
+            "pc_edges_dropped": _count_pairs(pc_adjacent & ~adjacent),
+            "reoriented": _count_pairs(pc_adjacent & adjacent & ~same_relation),
+            "restoration_precision": restoration.precision,
+            "restoration_recall": restoration.recall,
+            "algorithm_slots": dict(self._slots),
+            "instance": {"family": self.family, "split": self._instance.split, "index": self._instance.index},
+        }
+
+    def _reward(self, scores: Mapping[str, Any]) -> float:
+        if self.reward == "nshd":
+            return -float(scores["nshd"])
+        return float(scores[self.reward])

@@ -1,0 +1,73 @@
+"""Every causal_gym environment id, registered with Gymnasium by :func:`register_envs`.
+
+``import causal_gym`` calls :func:`register_envs`, so ``gym.make("Heuresis-wild-v0")`` works after
+the import and ``gym.make("causal_gym:Heuresis-wild-v0")`` works in a fresh interpreter (Gymnasium
+imports the module named before the colon). Entry points are strings, so registering imports no
+environment module: the first ``gym.make`` of an id loads it.
+
+Heuresis ids
+------------
+``Heuresis-{family}-v0`` (unguided: the working graph starts complete) and
+``Heuresis-{family}-guided-v0`` (it starts from PC-KCI's output, with PC-KCI's deletion log
+shown), for the six families. Every keyword of
+:class:`~causal_gym.envs.heuresis.env.HeuresisEnv` can be passed to ``gym.make`` (``d``, ``n``,
+``split``, ``budgets``, ``reward``, ...). No ``max_episode_steps`` is registered: the env ends
+every episode itself (turn budget, then one last turn and at most one retry), so a ``TimeLimit``
+wrapper would only be able to cut an episode before its graph is submitted and scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import gymnasium as gym
+
+__all__ = ["HEURESIS_FAMILIES", "ENV_DESCRIPTIONS", "register_envs"]
+
+HEURESIS_FAMILIES = ("lg", "anm", "hetero", "wild", "mixed", "gauntlet")
+"""The Heuresis families, as :data:`causal_gym.envs.heuresis.families.FAMILIES` (kept literal here
+so registering imports nothing heavy; a test checks the two agree)."""
+
+_HEURESIS_ENTRY_POINT = "causal_gym.envs.heuresis.env:HeuresisEnv"
+
+_FAMILY_DATA = {
+    "lg": "linear-Gaussian mechanisms",
+    "anm": "MLP mechanisms with additive Gaussian noise",
+    "hetero": "MLP mechanisms with input-dependent noise",
+    "wild": "a per-variable mix of linear, MLP, heteroscedastic, quadratic, abs, Fourier and t3-noise mechanisms",
+    "mixed": "a per-variable mix of linear, MLP and heteroscedastic MLP mechanisms",
+    "gauntlet": "a per-variable mix of piecewise, sigmoid, heteroscedastic sigmoid, quadratic, abs and Fourier maps",
+}
+
+
+def _heuresis_id(family: str, guided: bool) -> str:
+    return f"Heuresis-{family}{'-guided' if guided else ''}-v0"
+
+
+ENV_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({
+    _heuresis_id(family, guided): (
+        f"Heuresis {'guided (start: PC-KCI output + deletion log)' if guided else 'unguided (start: complete graph)'}"
+        f" -- {_FAMILY_DATA[family]}"
+    )
+    for guided in (False, True)
+    for family in HEURESIS_FAMILIES
+})
+"""Registered id -> one-line description (what ``causal-gym list`` prints)."""
+
+
+def register_envs() -> None:
+    """Register every id of :data:`ENV_DESCRIPTIONS` with Gymnasium; ids already registered are kept.
+
+    Idempotent: calling it again (or importing ``causal_gym`` twice) changes nothing.
+    """
+    for guided in (False, True):
+        for family in HEURESIS_FAMILIES:
+            env_id = _heuresis_id(family, guided)
+            if env_id not in gym.registry:
+                gym.register(
+                    env_id,
+                    entry_point=_HEURESIS_ENTRY_POINT,
+                    kwargs={"family": family, "guided": guided},
+                    max_episode_steps=None,
+                )
