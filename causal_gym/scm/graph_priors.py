@@ -94,15 +94,21 @@ def _attachments_per_node(d: int, k: float) -> float:
 def barabasi_albert_dag(d: int, expected_degree: float = 2.0, *, rng: object) -> np.ndarray:
     """Draw a Barabási–Albert (preferential attachment) DAG over a uniformly random causal order.
 
-    Attachment rule: nodes arrive in causal order. The node at position ``t`` (``t = 1 .. d-1``)
+    Attachment rule: nodes arrive one at a time. The node arriving at step ``t`` (``t = 1 .. d-1``)
     draws an attachment count ``M_t`` in ``{floor(m), floor(m) + 1}`` (the larger with probability
-    ``m - floor(m)``, so the mean is ``m``) and becomes a child of ``min(M_t, t)`` distinct earlier
-    nodes. These parents are drawn one at a time without replacement, each draw picking an earlier
-    node not yet chosen with probability proportional to its current degree + 1 (degree = number
-    of edges, in or out, before node ``t`` arrives; the + 1 lets nodes without edges be chosen).
-    ``m`` is ``expected_degree / 2`` corrected so that the expected number of edges is exactly
-    ``d * expected_degree / 2`` (early nodes cannot attach ``m`` times): for ``d = 10`` and degree
-    2, ``m = 1.125``.
+    ``m - floor(m)``, so the mean is ``m``) and attaches to ``min(M_t, t)`` distinct earlier arrivals,
+    drawn one at a time without replacement, each draw picking an earlier node not yet chosen with
+    probability proportional to its current degree + 1 (degree = number of edges, in or out, before
+    step ``t``; the + 1 lets nodes without edges be chosen). ``m`` is ``expected_degree / 2``
+    corrected so that the expected number of edges is exactly ``d * expected_degree / 2`` (early
+    nodes cannot attach ``m`` times): for ``d = 10`` and degree 2, ``m = 1.125``.
+
+    Orientation: an edge points from the newer node to the older one, so the hubs (early, often
+    chosen nodes) are sinks with many parents and the causal order is the reverse arrival order.
+    This is the convention of the simulators the field uses for "scale-free" DAGs (igraph's
+    directed Barabási graph as used by NOTEARS/DAGMA), and it matters: hubs as sources make an
+    almost tree-like graph in which every node has one parent, an easier task for CI-based search.
+    The arrival order is a uniformly random permutation, so the causal order is too.
 
     Parameters
     ----------
@@ -139,7 +145,8 @@ def barabasi_albert_dag(d: int, expected_degree: float = 2.0, *, rng: object) ->
             continue
         weight = degree[:t] + 1.0
         chosen = gen.choice(t, size=count, replace=False, p=weight / weight.sum())
-        forward[chosen, t] = True
+        forward[t, chosen] = True  # newer node -> older nodes (hubs become sinks)
         degree[chosen] += 1.0
         degree[t] += count
-    return _place(forward, order)
+    # forward[a, b] = 1 only for a > b: reversing the positions turns it into a causal order.
+    return _place(forward[::-1, ::-1], order)
