@@ -5,5 +5,6 @@ which would collide with the OpenAI Agents SDK's ``agents`` module.
 """
 
 from causal_gym.agents.base import Agent, RandomAgent, TaskSpec, task_spec
+from causal_gym.agents.router import RouterAgent
 
-__all__ = ["Agent", "RandomAgent", "TaskSpec", "task_spec"]
+__all__ = ["Agent", "RandomAgent", "RouterAgent", "TaskSpec", "task_spec"]
