@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 
 from causal_gym._validation import check_choice, check_count, check_level
@@ -56,7 +59,9 @@ def fci(data: np.ndarray, *, test: str = "fisherz", alpha: float = 0.05, depth: 
     alpha = check_level(alpha, "alpha")
     depth = check_count(depth, "depth", -1)
     max_path_length = check_count(max_path_length, "max_path_length", -1)
-    pag, _ = causallearn_fci(data, test, alpha, depth=depth, max_path_length=max_path_length,
-                             verbose=False, show_progress=False)
+    # causal-learn prints each orientation ("X1 --> X4") even with verbose=False; keep stdout clean.
+    with contextlib.redirect_stdout(io.StringIO()):
+        pag, _ = causallearn_fci(data, test, alpha, depth=depth, max_path_length=max_path_length,
+                                 verbose=False, show_progress=False)
     marks = np.asarray(pag.graph, dtype=np.int8)
     return MethodOutput(graph=pag_to_graph(marks), extras={"pag": marks})
