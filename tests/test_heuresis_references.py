@@ -262,19 +262,17 @@ def test_bca_selection_and_headrooms():
 # Table 2 of the paper: mean wrong deletions of PC-KCI, share of instances with none.
 PAPER_TABLE2 = {"lg": (2.4, 0.23), "anm": (1.4, 0.26), "hetero": (1.0, 0.39), "wild": (3.0, 0.05),
                 "mixed": (1.2, 0.36), "gauntlet": (2.4, 0.09)}
-_GAP = pytest.mark.xfail(reason="too few wrong deletions: our Barabasi-Albert DAGs put hubs at the sources; "
-                                "with hub-sinks (the NOTEARS/igraph convention) this family lands near the paper",
-                         strict=False)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", [pytest.param(f, marks=_GAP) if f in ("wild", "gauntlet") else f
-                                    for f in PAPER_TABLE2])
+@pytest.mark.parametrize("family", list(PAPER_TABLE2))
 def test_fidelity_pc_kci_difficulty_matches_table_2(family, monkeypatch):
     monkeypatch.delenv(_cache.CACHE_ENV)  # use (and fill) the shared cache: this is a long run
     rows = refs.collect_rows((family,), "test", labels=("pc_fisherz", "pc_kci"), progress=False)
     cell = refs.difficulty_table(rows)[family]
     wrong, zero = PAPER_TABLE2[family]
-    assert cell["f1_oracle"] >= 0.96
-    assert abs(cell["wrong"] - wrong) <= 0.7
-    assert abs(cell["zero_share"] - zero) <= 0.2
+    # The fidelity goals: wrong deletions within 35% relative, zero-share within 12 points,
+    # the oracle in the paper's .97-.99 band.
+    assert 0.97 <= cell["f1_oracle"] <= 0.995
+    assert abs(cell["wrong"] - wrong) <= 0.35 * wrong
+    assert abs(cell["zero_share"] - zero) <= 0.12

@@ -135,19 +135,19 @@ def _sample_mlp(
 ) -> dict[str, Any]:
     """Random one-hidden-layer MLP ``pa -> v^T tanh(W^T pa + b)``.
 
-    Initialisation: ``W ~ N(0, hidden_scale^2 / k)`` (fan-in scaling: unit-variance parents give
-    unit-variance pre-activations, so tanh is curved but not saturated), ``b ~ U[-bias_range,
+    Initialisation: ``W ~ N(0, hidden_scale^2)`` per parent and unit, ``b ~ U[-bias_range,
     bias_range]`` (shifts the units off the origin, so the MLP is not odd), output weights
-    ``v ~ N(0, output_scale^2)``; with the defaults ``f`` has a variance of about 3 on standard
-    normal parents, comparable to a linear edge with a weight of ``±U[0.5, 2]``. No output bias:
-    constants play no role once columns are standardised.
+    ``v ~ N(0, output_scale^2)``. No fan-in scaling: like a linear weight, each parent's influence
+    does not shrink as the parent count grows (a ``1/sqrt(k)`` scaling made every edge into a hub
+    weak, and PC-KCI then missed about 25% more true edges on Heuresis' MLP families than the
+    paper reports). No output bias: constants play no role once columns are standardised.
     """
     h = check_count(hidden_units, "hidden_units")
     w_scale = check_real(hidden_scale, "hidden_scale", minimum=0.0)
     b_range = check_real(bias_range, "bias_range", minimum=0.0)
     v_scale = check_real(output_scale, "output_scale", minimum=0.0)
     return {
-        "hidden_weights": rng.normal(0.0, w_scale / np.sqrt(k), (k, h)).tolist(),
+        "hidden_weights": rng.normal(0.0, w_scale, (k, h)).tolist(),
         "hidden_bias": rng.uniform(-b_range, b_range, h).tolist(),
         "output_weights": rng.normal(0.0, v_scale, h).tolist(),
     }
