@@ -58,6 +58,7 @@ __all__ = [
     "adjacent",
     "ancestors",
     "descendants",
+    "reachable",
     "skeleton",
     "v_structures",
     "meek",
@@ -106,8 +107,13 @@ def _nodes(nodes: int | Iterable[int], d: int, name: str, exclude: tuple[int, ..
     return check_node_set(nodes, d, name, exclude)  # type: ignore[arg-type]
 
 
-def _reach(step: np.ndarray, start: tuple[int, ...]) -> set[int]:
-    """Nodes reachable from ``start`` in one or more steps of the boolean relation ``step``."""
+def reachable(step: np.ndarray, start: tuple[int, ...]) -> set[int]:
+    """Nodes reachable from ``start`` in one or more steps of the boolean relation ``step``.
+
+    ``step`` is any square boolean matrix (``step[u, v]``: one step leads from u to v), e.g. the
+    directed part of a graph or the transition relation of a d-separation search; SID builds on it.
+    A start node is included only if a cycle leads back to it.
+    """
     seen = np.zeros(step.shape[0], dtype=bool)
     frontier = np.zeros_like(seen)
     frontier[list(start)] = True
@@ -212,7 +218,7 @@ def ancestors(A: np.ndarray, nodes: int | Iterable[int]) -> set[int]:
     """
     b = check_adjacency(A, "A").astype(bool)
     start = _nodes(nodes, b.shape[0], "nodes")
-    return _reach(_directed(b).T, start) - set(start)
+    return reachable(_directed(b).T, start) - set(start)
 
 
 def descendants(A: np.ndarray, nodes: int | Iterable[int]) -> set[int]:
@@ -223,7 +229,7 @@ def descendants(A: np.ndarray, nodes: int | Iterable[int]) -> set[int]:
     """
     b = check_adjacency(A, "A").astype(bool)
     start = _nodes(nodes, b.shape[0], "nodes")
-    return _reach(_directed(b), start) - set(start)
+    return reachable(_directed(b), start) - set(start)
 
 
 def skeleton(A: np.ndarray) -> np.ndarray:
@@ -427,7 +433,7 @@ def _chain_components(b: np.ndarray) -> list[tuple[int, ...]]:
     components = []
     for v in np.flatnonzero(und.any(axis=1)).tolist():
         if not seen[v]:
-            comp = tuple(sorted(_reach(und, (v,)) | {v}))
+            comp = tuple(sorted(reachable(und, (v,)) | {v}))
             seen[list(comp)] = True
             components.append(comp)
     return components

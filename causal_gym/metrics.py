@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from causal_gym._validation import check_adjacency
-from causal_gym.graphs import _reach, dag_to_cpdag, descendants, is_dag, mec_dags
+from causal_gym.graphs import dag_to_cpdag, descendants, is_dag, mec_dags, reachable
 
 __all__ = [
     "PRF",
@@ -256,7 +256,7 @@ def _sid_row(g: np.ndarray, closure: np.ndarray, i: int, z: tuple[int, ...]) -> 
     def reached(start: list[int]) -> np.ndarray:
         states = np.zeros(2 * d, dtype=bool)
         states[start] = True
-        states[list(_reach(step, tuple(start)))] = True
+        states[list(reachable(step, tuple(start)))] = True
         return (states[:d] | states[d:]) & ~in_z
 
     connected = reached(np.flatnonzero(g[:, i]).tolist())
