@@ -12,7 +12,7 @@ from gymnasium import spaces
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import SPLITS, HeuresisInstance, make_instance, split_size
-from causal_gym.envs.heuresis.references import MENU, PCReference, _run_method, pc_kci_reference, score_graph
+from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_reference, run_menu_entry, score_graph
 from causal_gym.envs.heuresis.tools import (
     ALGORITHM_SLOTS,
     ALPHA,
@@ -381,7 +381,7 @@ class HeuresisEnv(ToolEnv):
         if not self._affordable(cost):
             return ToolResult("", cost=cost)
         # references' cached menu run: the same disk entry the reference tables use; it reads the data only.
-        graph = np.asarray(_run_method(self._instance, self._slots[algorithm])["graph"], dtype=np.int8)
+        graph = np.asarray(run_menu_entry(self._instance, self._slots[algorithm])["graph"], dtype=np.int8)
         return ToolResult(
             f"Algorithm {algorithm} returned {graph_text(graph)}",
             {"algorithm": algorithm, "edges": format_edge_list(graph)},

@@ -59,6 +59,7 @@ from causal_gym.metrics import adjacency_scores, bootstrap_interval, nshd, paire
 __all__ = [
     "CODE_VERSION",
     "MENU",
+    "run_menu_entry",
     "ALPHA",
     "RANDOM_RESTORE_DRAWS",
     "ROUTER_SUBSAMPLE",
@@ -200,8 +201,12 @@ class PCReference:
         return [(r.x, r.y) for r in self.deletion_log]
 
 
-def _run_method(instance: HeuresisInstance, label: str) -> dict[str, Any]:
-    """Cached ``discovery.run`` of menu entry ``label``: graph, log, n_tests, runtime."""
+def run_menu_entry(instance: HeuresisInstance, label: str) -> dict[str, Any]:
+    """Cached ``discovery.run`` of menu entry ``label`` on the instance's data only.
+
+    Returns the graph, PC's deletion log (empty for other methods), n_tests and runtime — nothing
+    truth-derived, so the env's ``run_algorithm`` tool and the reference tables share one cache.
+    """
     method, options = MENU[label]
     key = {"kind": "menu", "label": label, "method": method, "options": dict(options), **_instance_key(instance)}
 
@@ -231,7 +236,7 @@ def pc_kci_reference(instance: HeuresisInstance) -> PCReference:
     >>> len(ref.wrong) == len(ref.deletion_log)
     True
     """
-    raw = _run_method(instance, "pc_kci")
+    raw = run_menu_entry(instance, "pc_kci")
     log = tuple(_record(entry) for entry in raw["deletion_log"])
     dag = instance.hidden.dag
     wrong = np.array([bool(dag[r.x, r.y] or dag[r.y, r.x]) for r in log], dtype=bool)
@@ -257,7 +262,7 @@ def menu_outputs(instance: HeuresisInstance, labels: Sequence[str] = tuple(MENU)
         raise ValueError(f"unknown menu algorithm(s) {unknown}; choose from {list(MENU)}")
     out = {}
     for label in labels:
-        raw = _run_method(instance, label)
+        raw = run_menu_entry(instance, label)
         graph = np.asarray(raw["graph"], dtype=np.int8)
         out[label] = {
             "graph": graph,
@@ -461,7 +466,7 @@ def instance_row(
     menu = menu_outputs(instance, labels)
     reference = pc_kci_reference(instance)
     _, oracle = oracle_graph(instance, reference)
-    fisherz_log = _run_method(instance, "pc_fisherz")["deletion_log"]
+    fisherz_log = run_menu_entry(instance, "pc_fisherz")["deletion_log"]
     router_seed = np.random.SeedSequence(instance.seed, spawn_key=(_ROUTER_STREAM,))
     branch, share, _ = router_screen(instance.data, [(e["x"], e["y"]) for e in fisherz_log], router_seed)
     return {
