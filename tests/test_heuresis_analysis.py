@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import entropy
 
+from graph_builders import graph
 import causal_gym  # noqa: F401  (registers the ids)
 from causal_gym.envs.heuresis.analysis import (
     MergeEpisode,
@@ -29,15 +30,6 @@ from causal_gym.envs.heuresis.analysis import (
 from causal_gym.envs.heuresis.env import load_instance
 from causal_gym.harness.record import CallRecord
 from causal_gym.harness.working_graph import format_edge_list
-
-
-def graph(d: int, directed: tuple = (), undirected: tuple = ()) -> np.ndarray:
-    a = np.zeros((d, d), dtype=np.int8)
-    for i, j in directed:
-        a[i, j] = 1
-    for i, j in undirected:
-        a[i, j] = a[j, i] = 1
-    return a
 
 
 def algo_call(step: int, label: str, g: np.ndarray | None, ok: bool = True) -> dict:

@@ -14,6 +14,7 @@ from causallearn.graph.ArrowConfusion import ArrowConfusion
 from causallearn.graph.SHD import SHD
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from graph_builders import graph
 from causal_gym import graphs
 from causal_gym.metrics import (
     PRF,
@@ -30,15 +31,6 @@ from causal_gym.metrics import (
     sid,
     sid_cpdag,
 )
-
-
-def graph(d, directed=(), undirected=()):
-    a = np.zeros((d, d), dtype=np.int8)
-    for i, j in directed:
-        a[i, j] = 1
-    for i, j in undirected:
-        a[i, j] = a[j, i] = 1
-    return a
 
 
 def random_dag(rng, d, p=0.4):
