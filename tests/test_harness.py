@@ -445,6 +445,50 @@ def test_encode_rejects_calls_the_toolbox_would_refuse():
         box.encode(ToolCall("set_edge", {"x": 1}))
 
 
+def _number_box() -> Toolbox:
+    field = ActionField("value", "number", "a setpoint", bounds=(-10.0, 100.0))
+    return Toolbox([Tool("shift", "Shift.", ("x", "value"), ("x", "value"))], [ActionField("x", "node", "x"), field], 3)
+
+
+def test_number_fields_round_trip_and_match_their_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    box = _number_box()
+    params = box.openai_schemas()[0]["function"]["parameters"]
+    assert params["properties"]["value"] == {"type": "number", "minimum": -10.0, "maximum": 100.0, "description": "a setpoint"}
+    space = box.action_space()
+    assert space["value"] == spaces.Box(-10.0, 100.0, (1,), np.float64)
+    for value in (-10, 0, 37.25, 1e-9, 100.0):
+        call = box.parse_tool_call("shift", {"x": "X2", "value": value})
+        assert call == ToolCall("shift", {"x": 2, "value": float(value)})
+        jsonschema.validate(call.to_dict()["arguments"], params)
+        typed = box.encode(call)
+        assert space.contains(typed) and box.decode(typed) == call
+    space.seed(0)
+    for _ in range(50):  # every sampled typed action is a valid call with the sampled value
+        action = space.sample()
+        call = box.decode(action)
+        assert isinstance(call, ToolCall) and call.arguments["value"] == float(action["value"][0])
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [("37", "expected a number, got str"), (True, "expected a number, got bool"), (None, "expected a number"),
+     (100.5, "in [-10, 100], got 100.5"), (float("nan"), "finite number"), ([1.0], "expected a number, got list")],
+)
+def test_number_fields_refuse_non_numbers_and_out_of_range_values(value, message):
+    result = _number_box().parse_tool_call("shift", {"x": 0, "value": value})
+    assert isinstance(result, ToolError) and message in result.message, result
+    typed = _number_box().decode({"tool": 0, "x": 0, "value": np.array([value if isinstance(value, float) else 0.0])})
+    assert isinstance(typed, ToolError) == isinstance(value, float)
+
+
+def test_number_field_definition_errors():
+    with pytest.raises(ValueError, match="finite bounds"):
+        ActionField("v", "number", "v", bounds=(1.0, 1.0))
+    with pytest.raises(ValueError, match="must require"):
+        Toolbox([Tool("t", "d", ("v",))], [ActionField("v", "number", "v")], 3)
+
+
 # ---------------------------------------------------------------------------------------------
 # budgets and record
 # ---------------------------------------------------------------------------------------------

@@ -20,12 +20,13 @@ kind          typed action entry          JSON argument                ``ToolCal
 ``node_set``  ``MultiBinary(d)``          ``["X1", "X4"]``             sorted ``tuple[int]``
 ``choice``    ``Discrete(len(choices))``  one of the choice strings    ``str``
 ``text``      ``Text(text_max_length)``   a string                     ``str``
+``number``    ``Box(low, high, (1,))``    a JSON number                ``float``
 ============  ==========================  ===========================  ====================
 
 Rules every call obeys, whichever way it arrives: the variables named by a call's node fields are
 distinct (no pair ``x == y``), and its node sets contain none of them (a conditioning set never
-holds the tested pair, a parent set never the child). Node and choice fields, when a tool uses
-them, are required (a typed action cannot leave them out); node sets and texts may be optional and
+holds the tested pair, a parent set never the child). Node, choice and number fields, when a
+tool uses them, are required (a typed action cannot leave them out); node sets and texts may be optional and
 then default to the empty set and the empty string — in a typed action the empty value *is* the
 omitted one.
 """
@@ -46,7 +47,7 @@ from causal_gym.harness.working_graph import variable_index, variable_name
 
 __all__ = ["FIELD_KINDS", "TEXT_CHARSET", "ActionField", "Tool", "ToolCall", "ToolError", "Toolbox"]
 
-FIELD_KINDS = ("node", "node_set", "choice", "text")
+FIELD_KINDS = ("node", "node_set", "choice", "text", "number")
 """The kinds of argument a tool can take."""
 
 TEXT_CHARSET = "".join(chr(c) for c in range(32, 127)) + "\n\t" + "→←↔—–"
@@ -54,6 +55,7 @@ TEXT_CHARSET = "".join(chr(c) for c in range(32, 127)) + "\n\t" + "→←↔—�
 and dashes that edge lists are commonly written with."""
 
 _CHARSET = frozenset(TEXT_CHARSET)
+_REQUIRED_KINDS = ("node", "choice", "number")
 _RAW_MAX_CHARS = 1000
 
 
@@ -77,12 +79,16 @@ class ActionField:
         Shown to LLM agents in the tool schemas.
     choices:
         The allowed strings of a ``"choice"`` field (empty for other kinds).
+    bounds:
+        The closed range ``(low, high)`` of a ``"number"`` field; ignored by other kinds. Numbers
+        are finite by construction, so a typed action's ``Box`` is bounded like its JSON schema.
     """
 
     name: str
     kind: str
     description: str
     choices: tuple[str, ...] = ()
+    bounds: tuple[float, float] = (-1e6, 1e6)
 
     def __post_init__(self) -> None:
         _check_identifier(self.name, "a field name")
@@ -96,6 +102,10 @@ class ActionField:
                 raise ValueError(f"choice field {self.name!r} needs distinct non-empty string choices, got {choices!r}")
         elif choices:
             raise ValueError(f"only choice fields take choices; {self.name!r} is a {self.kind} field")
+        low, high = (float(b) for b in self.bounds)
+        if not (np.isfinite(low) and np.isfinite(high) and low < high):
+            raise ValueError(f"field {self.name!r} needs finite bounds low < high, got {self.bounds!r}")
+        object.__setattr__(self, "bounds", (low, high))
 
 
 @dataclass(frozen=True)
@@ -140,7 +150,8 @@ class ToolCall:
     """A validated call: the tool name and its arguments as plain Python values.
 
     ``arguments`` holds every field of the tool: node -> ``int``, node set -> sorted
-    ``tuple[int]``, choice -> ``str``, text -> ``str`` (optional ones at their empty default).
+    ``tuple[int]``, choice -> ``str``, text -> ``str``, number -> ``float`` (optional ones at
+    their empty default).
     """
 
     tool: str
@@ -213,6 +224,16 @@ def _as_mask(value: Any, d: int) -> tuple[int, ...] | None:
     return tuple(np.flatnonzero(arr).tolist())
 
 
+def _number(value: Any, bounds: tuple[float, float]) -> tuple[float | None, str | None]:
+    """``value`` as a float inside ``bounds``, or the problem with it (bools and strings are refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None, f"expected a number, got {type(value).__name__} {_raw_summary(value)!r}"
+    number = float(value)
+    if not np.isfinite(number) or not bounds[0] <= number <= bounds[1]:
+        return None, f"expected a finite number in [{bounds[0]:g}, {bounds[1]:g}], got {number!r}"
+    return number, None
+
+
 class Toolbox:
     """The tools of an environment, as typed actions and as OpenAI tool schemas.
 
@@ -264,9 +285,9 @@ class Toolbox:
         if self.fields.keys() - used:
             raise ValueError(f"fields {sorted(self.fields.keys() - used)} are used by no tool")
         for tool in self.tools:
-            loose = [f for f in tool.fields if self.fields[f].kind in ("node", "choice") and f not in tool.required]
+            loose = [f for f in tool.fields if self.fields[f].kind in _REQUIRED_KINDS and f not in tool.required]
             if loose:
-                raise ValueError(f"tool {tool.name!r} must require its node/choice fields {loose}")
+                raise ValueError(f"tool {tool.name!r} must require its node/choice/number fields {loose}")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -293,6 +314,8 @@ class Toolbox:
                 entries[name] = spaces.MultiBinary(self.d)
             elif f.kind == "choice":
                 entries[name] = spaces.Discrete(len(f.choices))
+            elif f.kind == "number":
+                entries[name] = spaces.Box(*f.bounds, shape=(1,), dtype=np.float64)
             else:
                 entries[name] = spaces.Text(self.text_max_length, min_length=0, charset=TEXT_CHARSET)
         return spaces.Dict(entries, sort_keys=False)
@@ -311,6 +334,8 @@ class Toolbox:
                     prop = {"type": "array", "items": {"type": "string", "enum": list(names)}}
                 elif f.kind == "choice":
                     prop = {"type": "string", "enum": list(f.choices)}
+                elif f.kind == "number":
+                    prop = {"type": "number", "minimum": f.bounds[0], "maximum": f.bounds[1]}
                 else:
                     prop = {"type": "string", "maxLength": self.text_max_length}
                 prop["description"] = f.description
@@ -450,6 +475,8 @@ class Toolbox:
                 action[name] = value or ""
             elif f.kind == "choice":
                 action[name] = np.int64(f.choices.index(value) if value is not None else 0)
+            elif f.kind == "number":
+                action[name] = np.array([value if value is not None else 0.0], dtype=np.float64)
             else:
                 action[name] = np.int64(value if value is not None else 0)
         return action
@@ -488,6 +515,8 @@ class Toolbox:
             if not isinstance(value, str) or value not in f.choices:
                 return None, f"expected one of {', '.join(map(repr, f.choices))}, got {value!r}"
             return value, None
+        if f.kind == "number":
+            return _number(value, f.bounds)
         if not isinstance(value, str):
             return None, f"expected a string, got {type(value).__name__}"
         return value, self._text_problem(value)
@@ -500,6 +529,14 @@ class Toolbox:
             if not isinstance(value, str):
                 return None, f"expected a string, got {type(value).__name__}"
             return value, self._text_problem(value)
+        if f.kind == "number":
+            try:
+                arr = np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError, OverflowError):
+                return None, f"expected a length-1 float vector, got {_raw_summary(value)!r}"
+            if arr.shape not in ((), (1,)):
+                return None, f"expected a length-1 float vector, got shape {arr.shape}"
+            return _number(float(arr.reshape(())), f.bounds)
         index = _as_int(value)
         size = self.d if f.kind == "node" else len(f.choices)
         if index is None or not 0 <= index < size:
