@@ -47,7 +47,12 @@ class TaskSpec:
 
 @runtime_checkable
 class Agent(Protocol):
-    """Anything that can play an episode: ``reset`` with the task, then ``act`` each step."""
+    """Anything that can play an episode: ``reset`` with the task, then ``act`` each step.
+
+    An agent may also define ``bind(env)``; :func:`causal_gym.eval.rollout` calls it before
+    ``reset`` on every episode. Agents that produce JSON tool calls (the LLM agent) use it to get
+    the env's ``parse_tool_call``, which turns a call into the typed action or an error result.
+    """
 
     def reset(self, task: TaskSpec) -> None:
         """Prepare for a new episode of ``task`` (clear memory, build prompts, ...)."""

@@ -94,6 +94,9 @@ def rollout(
     opts = dict(options or {})
     start = time.perf_counter()
     observation, info = env.reset(seed=seed, options=opts or None)
+    bind = getattr(agent, "bind", None)
+    if callable(bind):  # agents that speak JSON tool calls need the env's converter (see Agent)
+        bind(env)
     agent.reset(task_spec(env))
     rewards: list[float] = []
     terminated = truncated = False

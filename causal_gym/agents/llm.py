@@ -1,0 +1,625 @@
+"""An LLM agent that plays tool environments over the OpenAI-compatible chat-completions protocol.
+
+:class:`LLMAgent` talks to any server that speaks chat completions — hosted APIs, vLLM, Ollama —
+through the official ``openai`` client (imported lazily; ``pip install causal-gym[llm]``). It
+implements :class:`~causal_gym.agents.base.Agent`: ``reset(task)`` builds the system prompt from the
+env's task statement, ``act(observation, info)`` sends the last tool result to the model and turns
+the model's next tool call into the env's action.
+
+How a tool call reaches the env
+-------------------------------
+The env converts a JSON tool call into its typed action (``env.unwrapped.parse_tool_call``, which
+returns the action or a :class:`~causal_gym.harness.ToolError`; stepping with a ``ToolError``
+plays it as an invalid action, so malformed calls come back to the model as error results). The
+agent gets that converter through :meth:`LLMAgent.bind`, which whoever runs the episode calls once
+with the env before the first ``act``::
+
+    agent = LLMAgent("my-model", base_url="http://localhost:8000/v1")
+    agent.bind(env)
+    record = rollout(env, agent, seed=0, options={"split": "test", "instance": 0})
+
+Conversation protocol
+---------------------
+- Native mode (``tool_mode="native"``): the env's tool schemas go in the request's ``tools``; each
+  tool call is answered by a ``tool`` message holding the env's result text (the observation's
+  ``"last_result"``). Several tool calls in one reply are played one per step, in order (each
+  costs a turn). A reply without a tool call is sent to the env as an invalid action (it costs a
+  turn, as any other invalid action), so a model that only talks cannot stall an episode.
+- JSON mode (``tool_mode="json"``), for servers without tool calling: the system prompt lists the
+  schemas and asks for one object ``{"tool": ..., "arguments": {...}}`` per reply; it is found
+  tolerantly (:func:`parse_json_tool_call`: code fences, prose before or after) and results come
+  back as user messages.
+- Last turn: when the observation's phase says only ``submit`` is accepted (a budget ran out, or
+  an edge list was rejected and one retry is left), the agent asks for the final edge list and
+  offers only the ``submit`` tool. A plain-text reply is submitted as the edge list; the env
+  reads it tolerantly and, if it rejects it, grants one retry, which the agent asks for in turn.
+- Prompt variants (Heuresis §5.4): ``prompt_level`` 0..3 (each level adds to the previous one:
+  the neutral task statement; the scoring statement and the remaining budgets after each
+  result; a warning that CI tests and algorithms fail under nonlinear or heteroscedastic
+  mechanisms; PC's deletion rule) and ``stated_target`` (none, CPDAG, DAG). The texts are
+  :data:`PROMPT_LEVEL_TEXTS` and :data:`TARGET_TEXTS`.
+
+Failures of the API
+-------------------
+The client's own retries are switched off so the policy is this module's and tested: connection
+errors, timeouts, HTTP 429 and 5xx are retried up to ``max_retries`` times with exponential
+backoff and jitter (a numeric ``Retry-After`` header lengthens the wait); any other error (400,
+401, 404, ...) is not retried. A request that finally fails raises :class:`LLMRequestError`: the
+episode cannot go on without the model, and submitting on its behalf would score an
+infrastructure failure as the agent's answer. The runner records such an episode as failed.
+
+Record
+------
+Per episode: :meth:`LLMAgent.transcript` (every message sent and received, with the raw tool-call
+arguments, per-reply token usage and finish reason, plus retry/error events) and
+:meth:`LLMAgent.usage` (tokens summed from ``response.usage``, cost from an optional price table,
+requests, retries, API errors, invalid calls). The API key is never stored in either and is
+redacted in ``repr``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from causal_gym._validation import check_choice, check_count, check_real
+from causal_gym.agents.base import TaskSpec
+from causal_gym.harness.tool_env import LAST_TURN, SUBMIT
+from causal_gym.harness.toolbox import ToolError
+
+__all__ = [
+    "API_KEY_ENVS",
+    "BASE_URL_ENV",
+    "MODEL_ENV",
+    "PROMPT_LEVEL_TEXTS",
+    "STATED_TARGETS",
+    "TARGET_TEXTS",
+    "TOOL_MODES",
+    "LLMAgent",
+    "LLMRequestError",
+    "parse_json_tool_call",
+]
+
+logger = logging.getLogger(__name__)
+
+BASE_URL_ENV = "CAUSAL_GYM_LLM_BASE_URL"
+"""Environment variable read when ``base_url`` is not given (unset: the client's default)."""
+MODEL_ENV = "CAUSAL_GYM_LLM_MODEL"
+"""Environment variable read when ``model`` is not given."""
+API_KEY_ENVS = ("CAUSAL_GYM_LLM_API_KEY", "OPENAI_API_KEY")
+"""Environment variables read, in order, when ``api_key`` is not given."""
+
+TOOL_MODES = ("native", "json")
+STATED_TARGETS = ("none", "cpdag", "dag")
+
+PROMPT_LEVEL_TEXTS: tuple[str, ...] = (
+    "",
+    "Scoring: the submitted graph, after completion with Meek's rules, is compared with the true causal graph "
+    "by the F1 score of its adjacencies (the main score) and by the normalised structural Hamming distance. "
+    "After each result you are told how much of every budget remains.",
+    "Caution: the usual algorithms and the Fisher-z test assume linear relations and a constant noise scale. "
+    "When mechanisms are nonlinear or the noise scale depends on the causes, a CI test can miss a real "
+    "dependence, and algorithms built on such tests then delete true edges.",
+    "How PC decides: it deletes the edge between two variables as soon as one CI test, given some subset of "
+    "their neighbours, reports independence, and it never reconsiders a deletion; one missed dependence is "
+    "enough to lose a true edge.",
+)
+"""Text added to the system prompt at each prompt level; level ``k`` adds entries ``1..k`` (level 0
+is the env's neutral task statement alone)."""
+
+TARGET_TEXTS: Mapping[str, str] = MappingProxyType({
+    "none": "",
+    "cpdag": "Target: submit the equivalence class (CPDAG) of the true graph: orient an edge only where the data "
+    "determine its direction and leave the other edges undirected.",
+    "dag": "Target: submit a DAG: give every edge a direction.",
+})
+"""Text added to the system prompt for each stated target."""
+
+_JSON_MODE_TEXT = (
+    "You call a tool by replying with one JSON object and nothing else: "
+    '{{"tool": "<tool name>", "arguments": {{...}}}}. One call per reply; its result comes back in the next '
+    "message. The tools and their arguments (JSON Schema):\n{schemas}"
+)
+_LAST_TURN_TEXT = {
+    "native": "Only submit is accepted now. Call submit with your final edge list in 'edges' (for example "
+    "'X0 -> X1, X2 -- X3'), or without arguments to submit the working graph.",
+    "json": "Only submit is accepted now. Reply with "
+    '{"tool": "submit", "arguments": {"edges": "X0 -> X1, X2 -- X3"}} holding your final edge list, or with '
+    '{"tool": "submit", "arguments": {}} to submit the working graph.',
+}
+_NO_TOOL_CALL = {
+    "native": "the reply called no tool; every turn must call exactly one of the tools",
+    "json": 'no tool call found in the reply; reply with one JSON object {"tool": "<name>", "arguments": {...}}',
+}
+_EMPTY_SUBMISSION = "the reply was empty; submit an edge list, or submit without one to keep the working graph"
+_NOT_RUN = "not run: only submit is accepted now"
+_RAW_CHARS = 1000
+
+
+class LLMRequestError(RuntimeError):
+    """A chat-completions request failed for good (not retryable, or out of retries).
+
+    Attributes
+    ----------
+    status_code:
+        The HTTP status, or None for connection errors and timeouts.
+    attempts:
+        Requests sent for this completion, the failed ones included.
+    """
+
+    def __init__(self, message: str, status_code: int | None, attempts: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.attempts = attempts
+
+
+def parse_json_tool_call(text: str) -> tuple[str, Any] | None:
+    """Find a tool call written as JSON in a model's reply, tolerantly.
+
+    The first JSON object in ``text`` (code fences and prose around it are ignored) that names a
+    tool under ``"tool"`` or ``"name"`` wins; its arguments are read from ``"arguments"`` (or
+    ``"parameters"``), as an object or as a JSON string, and default to none. An object nesting
+    the call, such as ``{"function": {"name": ..., "arguments": ...}}``, is found through its
+    inner object.
+
+    Returns
+    -------
+    (name, arguments) or None
+        None when no such object is in the text. The arguments are not validated here: the env's
+        converter does that and reports what is wrong.
+
+    Examples
+    --------
+    >>> parse_json_tool_call('Next:\\n```json\\n{"tool": "ci_test", "arguments": {"x": "X0"}}\\n``` done')
+    ('ci_test', {'x': 'X0'})
+    >>> parse_json_tool_call("I submit now.") is None
+    True
+    """
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            name = value.get("tool", value.get("name"))
+            if isinstance(name, str):
+                return name, value.get("arguments", value.get("parameters", {}))
+        start = text.find("{", start + 1)
+    return None
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One tool call of a reply, waiting to be played.
+
+    ``problem`` is set when the reply held no usable call; ``arguments`` then summarises the reply
+    for the env's record.
+    """
+
+    call_id: str | None
+    name: str | None
+    arguments: Any
+    problem: str | None = None
+
+
+def _history_arguments(arguments: Any) -> str:
+    """Tool-call arguments as sent back to the server: the model's text when it is a JSON object.
+
+    Some servers re-parse the arguments of earlier tool calls when they render the conversation,
+    so invalid JSON in the history would fail every later request; it is wrapped in a valid
+    object instead (the transcript keeps the raw text).
+    """
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    try:
+        if isinstance(json.loads(text), dict):
+            return text
+    except ValueError:
+        pass
+    return json.dumps({"invalid_arguments": text[:_RAW_CHARS]})
+
+
+def _budget_status(info: Mapping[str, Any]) -> str:
+    remaining = info.get("budgets_remaining") or {}
+    parts = [f"{name} {'unlimited' if np.isinf(value) else format(value, 'g')}" for name, value in remaining.items()]
+    return f"[remaining: {', '.join(parts)}]" if parts else ""
+
+
+class LLMAgent:
+    """An LLM that plays a tool env (Heuresis, CausalArena tool mode) through chat completions.
+
+    See the module docstring for the protocol, the last turn, retries and the record.
+
+    Parameters
+    ----------
+    model : str, optional
+        Model name as the server knows it; default ``$CAUSAL_GYM_LLM_MODEL``. Required one way or
+        the other.
+    base_url : str, optional
+        Server URL ending in ``/v1`` (vLLM, Ollama, a hosted API); default
+        ``$CAUSAL_GYM_LLM_BASE_URL``, else the client's default (``$OPENAI_BASE_URL`` or OpenAI).
+    api_key : str, optional
+        Default ``$CAUSAL_GYM_LLM_API_KEY``, else ``$OPENAI_API_KEY``, else ``"EMPTY"`` (local
+        servers ignore it). Sent only in the request's authorization header.
+    tool_mode : {"native", "json"}
+        Native tool calling, or JSON objects in plain text for servers without tools.
+    prompt_level : int, 0..3
+        Heuresis prompt level (:data:`PROMPT_LEVEL_TEXTS`); 0 is the neutral task statement.
+    stated_target : {"none", "cpdag", "dag"}
+        What the prompt says the submitted graph should be (:data:`TARGET_TEXTS`).
+    max_tokens : int or None, default 4096
+        Output limit per reply (the paper's output budget per turn); None sends no limit.
+    token_limit_param : {"max_tokens", "max_completion_tokens"}
+        The request field carrying ``max_tokens`` (OpenAI's reasoning models take only the second).
+    temperature : float, optional
+        Sampling temperature; None leaves the server's default.
+    seed : int, optional
+        Passed with every request (servers that support it sample reproducibly) and seeds the
+        retry jitter.
+    timeout : float, default 300
+        Seconds per request before it counts as a (retryable) timeout.
+    max_retries : int, default 5
+        Retries of a retryable failure per completion.
+    retry_base_delay, retry_max_delay : float, default 1 and 60
+        Backoff before retry ``k`` (0-based): ``min(retry_max_delay, retry_base_delay * 2**k)``
+        times a uniform factor in [0.5, 1); at least a numeric ``Retry-After`` (capped as well).
+    prices : mapping, optional
+        Model name -> ``(dollars per 1M prompt tokens, dollars per 1M completion tokens)``; the
+        cost in :meth:`usage` is None for a model not in it.
+    extra_body : mapping, optional
+        Extra request fields for server-specific options (e.g. vLLM sampling or reasoning
+        settings), passed as the client's ``extra_body``.
+
+    Raises
+    ------
+    ValueError
+        On an invalid setting or when no model is given.
+
+    Examples
+    --------
+    >>> agent = LLMAgent("qwen3-8b", base_url="http://localhost:8000/v1", api_key="secret", prompt_level=2)
+    >>> "secret" in repr(agent)
+    False
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        tool_mode: str = "native",
+        prompt_level: int = 0,
+        stated_target: str = "none",
+        max_tokens: int | None = 4096,
+        token_limit_param: str = "max_tokens",
+        temperature: float | None = None,
+        seed: int | None = None,
+        timeout: float = 300.0,
+        max_retries: int = 5,
+        retry_base_delay: float = 1.0,
+        retry_max_delay: float = 60.0,
+        prices: Mapping[str, tuple[float, float]] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        model = model if model is not None else os.environ.get(MODEL_ENV)
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a non-empty string: pass model= or set ${MODEL_ENV}")
+        self.model = model
+        self.base_url = base_url if base_url is not None else os.environ.get(BASE_URL_ENV) or None
+        if self.base_url is not None and not isinstance(self.base_url, str):
+            raise ValueError(f"base_url must be a string, got {type(self.base_url).__name__}")
+        key = api_key if api_key is not None else next((os.environ[v] for v in API_KEY_ENVS if os.environ.get(v)), None)
+        if key is not None and not isinstance(key, str):
+            raise ValueError("api_key must be a string")
+        self._api_key = key or "EMPTY"
+        self.tool_mode = check_choice(tool_mode, TOOL_MODES, "tool_mode")
+        self.prompt_level = check_count(prompt_level, "prompt_level", 0)
+        if self.prompt_level >= len(PROMPT_LEVEL_TEXTS):
+            raise ValueError(f"prompt_level must be in 0..{len(PROMPT_LEVEL_TEXTS) - 1}, got {prompt_level}")
+        self.stated_target = check_choice(stated_target, STATED_TARGETS, "stated_target")
+        self.max_tokens = check_count(max_tokens, "max_tokens", 1, allow_none=True)
+        self.token_limit_param = check_choice(
+            token_limit_param, ("max_tokens", "max_completion_tokens"), "token_limit_param"
+        )
+        self.temperature = None if temperature is None else check_real(temperature, "temperature", 0.0)
+        self.seed = check_count(seed, "seed", 0, allow_none=True)
+        self.timeout = check_real(timeout, "timeout", 0.0, strict=True)
+        self.max_retries = check_count(max_retries, "max_retries", 0)
+        self.retry_base_delay = check_real(retry_base_delay, "retry_base_delay", 0.0)
+        self.retry_max_delay = check_real(retry_max_delay, "retry_max_delay", 0.0)
+        self.prices: dict[str, tuple[float, float]] = {}
+        for name, pair in dict(prices or {}).items():
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(f"prices[{name!r}] must be (input, output) dollars per 1M tokens, got {pair!r}")
+            self.prices[name] = (check_real(pair[0], f"prices[{name!r}][0]", 0.0),
+                                 check_real(pair[1], f"prices[{name!r}][1]", 0.0))
+        if extra_body is not None and not isinstance(extra_body, Mapping):
+            raise ValueError(f"extra_body must be a mapping, got {type(extra_body).__name__}")
+        self.extra_body = dict(extra_body or {})
+        self._client: Any = None
+        self._convert: Any = None
+        self._task: TaskSpec | None = None
+        self._clear_episode()
+
+    def __repr__(self) -> str:
+        return (
+            f"LLMAgent(model={self.model!r}, base_url={self.base_url!r}, api_key='***', tool_mode={self.tool_mode!r}, "
+            f"prompt_level={self.prompt_level}, stated_target={self.stated_target!r})"
+        )
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def config(self) -> dict[str, Any]:
+        """The settings that shape the agent's behaviour, for run records (no API key)."""
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "tool_mode": self.tool_mode,
+            "prompt_level": self.prompt_level,
+            "stated_target": self.stated_target,
+            "max_tokens": self.max_tokens,
+            "token_limit_param": self.token_limit_param,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "prices": {k: list(v) for k, v in self.prices.items()},
+            "extra_body": dict(self.extra_body),
+        }
+
+    def bind(self, env: gym.Env) -> None:
+        """Use ``env``'s converter from JSON tool calls to actions (call before the first ``act``).
+
+        Raises
+        ------
+        TypeError
+            If the env has no ``parse_tool_call`` (it is not a tool env).
+        """
+        convert = getattr(env.unwrapped, "parse_tool_call", None)
+        if not callable(convert):
+            raise TypeError(f"{type(env.unwrapped).__name__} has no parse_tool_call; LLMAgent plays tool envs only")
+        self._convert = convert
+
+    def system_prompt(self, task: TaskSpec) -> str:
+        """The system message for ``task``: task statement, prompt-level texts, target, JSON-mode rules."""
+        parts = [task.description, *PROMPT_LEVEL_TEXTS[1 : self.prompt_level + 1], TARGET_TEXTS[self.stated_target]]
+        if self.tool_mode == "json":
+            schemas = json.dumps([spec["function"] for spec in task.tool_specs])
+            parts.append(_JSON_MODE_TEXT.format(schemas=schemas))
+        return "\n\n".join(p for p in parts if p)
+
+    # -- the Agent protocol --------------------------------------------------------------------
+
+    def reset(self, task: TaskSpec) -> None:
+        """Start an episode: clear the conversation and the usage counters, write the system prompt."""
+        names = [spec["function"]["name"] for spec in task.tool_specs]
+        if SUBMIT.name not in names:
+            raise ValueError(f"LLMAgent needs a tool env with a '{SUBMIT.name}' tool; task {task.env_id} has {names}")
+        self._task = task
+        self._clear_episode()
+        self._say({"role": "system", "content": self.system_prompt(task)})
+
+    def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> Any:
+        """Report the last result to the model and return its next call as an env action.
+
+        Returns the typed action of a valid call, or a :class:`~causal_gym.harness.ToolError`
+        for a malformed one (the env answers it with an error result).
+
+        Raises
+        ------
+        RuntimeError
+            If called before :meth:`bind` or :meth:`reset`.
+        LLMRequestError
+            If the server fails for good (see the module docstring).
+        """
+        if self._convert is None:
+            raise RuntimeError("LLMAgent.act() needs the env's tool-call converter: call agent.bind(env) first")
+        if self._task is None:
+            raise RuntimeError("LLMAgent.act() called before reset(task)")
+        result = str(observation["last_result"])
+        status = _budget_status(info) if self.prompt_level >= 1 else ""
+        if status:
+            result = f"{result}\n{status}"
+        last_turn = int(observation["phase"]) == LAST_TURN
+        if self._played is None:
+            self._say({"role": "user", "content": result})
+        else:
+            self._answer(self._played, result)
+        if last_turn:
+            for call in self._queue:
+                self._answer(call, _NOT_RUN)
+            self._queue.clear()
+            self._say({"role": "user", "content": _LAST_TURN_TEXT[self.tool_mode]})
+        if not self._queue:
+            self._queue.extend(self._ask(last_turn))
+        self._played = self._queue.pop(0)
+        return self._action(self._played)
+
+    # -- the record ----------------------------------------------------------------------------
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """The episode's conversation: every message (assistant replies with raw tool-call arguments,
+        ``usage`` and ``finish_reason``) and ``{"event": ...}`` entries for API errors and retries."""
+        return json.loads(json.dumps(self._transcript))
+
+    def usage(self) -> dict[str, Any]:
+        """Token counts, cost (None without a price for the model), requests, retries and errors of the
+        episode. ``n_requests`` counts every request sent, failed ones included; ``n_invalid_calls``
+        the malformed calls sent to the env."""
+        price = self.prices.get(self.model)
+        cost = None if price is None else (self._prompt_tokens * price[0] + self._completion_tokens * price[1]) / 1e6
+        return {
+            "model": self.model,
+            "prompt_tokens": self._prompt_tokens,
+            "completion_tokens": self._completion_tokens,
+            "total_tokens": self._prompt_tokens + self._completion_tokens,
+            "cost": cost,
+            "n_requests": self._n_requests,
+            "n_retries": self._n_retries,
+            "n_api_errors": self._n_api_errors,
+            "n_invalid_calls": self._n_invalid_calls,
+            "n_replies_without_usage": self._n_without_usage,
+        }
+
+    # -- conversation --------------------------------------------------------------------------
+
+    def _clear_episode(self) -> None:
+        self._messages: list[dict[str, Any]] = []
+        self._transcript: list[dict[str, Any]] = []
+        self._queue: list[_Call] = []
+        self._played: _Call | None = None
+        self._prompt_tokens = self._completion_tokens = 0
+        self._n_requests = self._n_retries = self._n_api_errors = self._n_invalid_calls = self._n_without_usage = 0
+        self._jitter = np.random.default_rng(self.seed if self.seed is not None else 0)
+
+    def _say(self, message: dict[str, Any], record: dict[str, Any] | None = None) -> None:
+        """Append ``message`` to the conversation; ``record`` replaces it in the transcript."""
+        self._messages.append(message)
+        self._transcript.append(record if record is not None else message)
+
+    def _answer(self, call: _Call, text: str) -> None:
+        """Send the result of ``call`` back: a tool message in native mode, else a user message."""
+        if call.call_id is not None:
+            self._say({"role": "tool", "tool_call_id": call.call_id, "content": text})
+        else:
+            self._say({"role": "user", "content": text})
+
+    def _ask(self, last_turn: bool) -> list[_Call]:
+        """Request the model's next reply and return the calls it makes (at least one)."""
+        assert self._task is not None
+        tools = list(self._task.tool_specs)
+        if last_turn:
+            tools = [spec for spec in tools if spec["function"]["name"] == SUBMIT.name]
+        response = self._complete(tools)
+        usage = getattr(response, "usage", None)
+        if usage is None:
+            self._n_without_usage += 1
+        else:
+            self._prompt_tokens += int(usage.prompt_tokens or 0)
+            self._completion_tokens += int(usage.completion_tokens or 0)
+        choice = response.choices[0] if response.choices else None
+        message = choice.message if choice is not None else None
+        content = (message.content if message is not None else None) or ""
+        meta = {
+            "usage": None if usage is None else {"prompt_tokens": usage.prompt_tokens,
+                                                 "completion_tokens": usage.completion_tokens},
+            "finish_reason": None if choice is None else choice.finish_reason,
+        }
+        reasoning = (getattr(message, "model_extra", None) or {}).get("reasoning_content")
+        if reasoning:
+            meta["reasoning_content"] = reasoning
+        tool_calls = (message.tool_calls if message is not None else None) or []
+        if self.tool_mode == "native" and tool_calls:
+            calls = [
+                _Call(tc.id or f"call_{len(self._messages)}_{k}", tc.function.name, tc.function.arguments)
+                for k, tc in enumerate(tool_calls)
+            ]
+            sent = {"role": "assistant", "content": message.content, "tool_calls": [
+                {"id": c.call_id, "type": "function",
+                 "function": {"name": c.name, "arguments": _history_arguments(c.arguments)}} for c in calls
+            ]}
+            raw = {**sent, "tool_calls": [
+                {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in calls
+            ]}
+            self._say(sent, {**raw, **meta})
+            return calls
+        self._say({"role": "assistant", "content": content}, {"role": "assistant", "content": content, **meta})
+        if self.tool_mode == "json":
+            found = parse_json_tool_call(content)
+            if found is not None:
+                return [_Call(None, *found)]
+        if last_turn:
+            # The last turn reads a plain reply as the edge list; the env parses it tolerantly.
+            if content.strip():
+                return [_Call(None, SUBMIT.name, {"edges": content})]
+            return [_Call(None, SUBMIT.name, {"reply": ""}, _EMPTY_SUBMISSION)]
+        return [_Call(None, None, {"reply": content[:_RAW_CHARS]}, _NO_TOOL_CALL[self.tool_mode])]
+
+    def _action(self, call: _Call) -> Any:
+        if call.problem is not None:
+            action = ToolError(call.problem, call.name, call.arguments)
+        else:
+            action = self._convert(call.name, call.arguments)
+        if isinstance(action, ToolError):
+            self._n_invalid_calls += 1
+        return action
+
+    # -- the API -------------------------------------------------------------------------------
+
+    def _openai(self) -> Any:
+        if self._client is None:
+            try:
+                from openai import OpenAI
+            except ImportError as exc:
+                raise ImportError("LLMAgent needs the openai package: pip install 'causal-gym[llm]'") from exc
+            # max_retries=0: retries are this module's policy (_complete), not the client's.
+            self._client = OpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout)
+        return self._client
+
+    def _complete(self, tools: Sequence[Mapping[str, Any]]) -> Any:
+        """One chat completion, with retries of transient failures."""
+        import openai
+
+        client = self._openai()
+        request: dict[str, Any] = {"model": self.model, "messages": self._messages}
+        if self.tool_mode == "native":
+            request["tools"] = [dict(t) for t in tools]
+        if self.max_tokens is not None:
+            request[self.token_limit_param] = self.max_tokens
+        if self.temperature is not None:
+            request["temperature"] = self.temperature
+        if self.seed is not None:
+            request["seed"] = self.seed
+        if self.extra_body:
+            request["extra_body"] = dict(self.extra_body)
+        transient = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
+        attempt = 0
+        while True:
+            self._n_requests += 1
+            try:
+                return client.chat.completions.create(**request)
+            except openai.APIError as exc:
+                self._n_api_errors += 1
+                status = getattr(exc, "status_code", None)
+                retry = isinstance(exc, transient) and attempt < self.max_retries
+                delay = self._backoff(attempt, exc) if retry else None
+                self._transcript.append({
+                    "event": "api_error", "status_code": status, "error": type(exc).__name__,
+                    "message": str(exc)[:_RAW_CHARS], "attempt": attempt + 1, "retry_in": delay,
+                })
+                if not retry:
+                    kind = "retries exhausted" if isinstance(exc, transient) else "not retryable"
+                    raise LLMRequestError(
+                        f"chat completion failed ({kind}) after {attempt + 1} request(s): {type(exc).__name__}: {exc}",
+                        status,
+                        attempt + 1,
+                    ) from exc
+                logger.warning(
+                    "chat completion failed (%s); retry %d in %.2f s", type(exc).__name__, attempt + 1, delay
+                )
+                self._n_retries += 1
+                attempt += 1
+                time.sleep(delay)
+
+    def _backoff(self, attempt: int, exc: Exception) -> float:
+        """Exponential backoff with jitter, at least a numeric ``Retry-After``; both capped."""
+        delay = min(self.retry_max_delay, self.retry_base_delay * 2.0**attempt) * (0.5 + 0.5 * self._jitter.random())
+        response = getattr(exc, "response", None)
+        header = response.headers.get("retry-after") if response is not None else None
+        try:
+            delay = max(delay, min(self.retry_max_delay, float(header))) if header is not None else delay
+        except ValueError:
+            pass
+        return delay

@@ -1,0 +1,152 @@
+"""A local OpenAI-compatible chat-completions server that replays a script, for testing LLM agents.
+
+The server (stdlib ``http.server`` in a daemon thread, on 127.0.0.1 and a free port) answers every
+``POST .../chat/completions`` with the next item of its script — a completion with tool calls, a
+text completion, or an HTTP error — and records each request (path, headers, raw body) so tests can
+check what the client sent. When the script runs out it answers 400, which no client retries.
+
+    with FakeOpenAIServer([tool_reply(("ci_test", {"x": "X0", "y": "X1"})), error_reply(500)]) as server:
+        client = OpenAI(base_url=server.base_url, api_key="k")
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeOpenAIServer", "RecordedRequest", "error_reply", "text_reply", "tool_reply"]
+
+
+def _usage(usage: tuple[int, int] | None) -> dict[str, int] | None:
+    if usage is None:
+        return None
+    return {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": usage[0] + usage[1]}
+
+
+def tool_reply(*calls: tuple[str, Any], usage: tuple[int, int] | None = (10, 5), content: str | None = None) -> dict:
+    """A completion with one tool call per ``(name, arguments)``; a dict is sent as JSON, a string as is
+    (so malformed JSON can be scripted). ``usage`` is ``(prompt_tokens, completion_tokens)``."""
+    tool_calls = [
+        {"type": "function", "function": {"name": name, "arguments": a if isinstance(a, str) else json.dumps(a)}}
+        for name, a in calls
+    ]
+    message = {"role": "assistant", "content": content, "tool_calls": tool_calls}
+    return {"status": 200, "message": message, "finish_reason": "tool_calls", "usage": _usage(usage)}
+
+
+def text_reply(content: str, usage: tuple[int, int] | None = (10, 5)) -> dict:
+    """A completion whose message is plain text."""
+    message = {"role": "assistant", "content": content}
+    return {"status": 200, "message": message, "finish_reason": "stop", "usage": _usage(usage)}
+
+
+def error_reply(status: int, message: str = "scripted failure", headers: Mapping[str, str] | None = None) -> dict:
+    """An HTTP error with an OpenAI-style error body."""
+    return {"status": status, "error": message, "headers": dict(headers or {})}
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server received it (header names lower-cased)."""
+
+    path: str
+    headers: dict[str, str]
+    body: str
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class FakeOpenAIServer:
+    """Replays ``script`` (items from :func:`tool_reply`, :func:`text_reply`, :func:`error_reply`).
+
+    Use as a context manager, or call :meth:`start` and :meth:`close`. ``requests`` lists every
+    request received, failed ones included; ``served`` counts script items used.
+    """
+
+    def __init__(self, script: Iterable[dict] = ()) -> None:
+        self.script = list(script)
+        self.requests: list[RecordedRequest] = []
+        self.served = 0
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the server is not running")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> FakeOpenAIServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                status, payload, headers = server._respond(self.path, headers, body)
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._thread.join(timeout=5)
+            self._httpd = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _respond(self, path: str, headers: dict[str, str], body: str) -> tuple[int, dict, dict[str, str]]:
+        with self._lock:
+            self.requests.append(RecordedRequest(path, headers, body))
+            if not path.endswith("/chat/completions"):
+                return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}, {}
+            if self.served >= len(self.script):
+                return 400, {"error": {"message": "fake server: script exhausted", "type": "invalid_request"}}, {}
+            item = self.script[self.served]
+            self.served += 1
+            if item["status"] != 200:
+                error = {"message": item["error"], "type": "scripted", "code": None}
+                return item["status"], {"error": error}, item["headers"]
+            model = json.loads(body).get("model", "fake")
+            message = json.loads(json.dumps(item["message"]))
+            for call in message.get("tool_calls") or []:
+                call["id"] = f"call_{next(self._ids)}"
+            payload = {
+                "id": f"chatcmpl-{self.served}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": item["finish_reason"]}],
+            }
+            if item["usage"] is not None:
+                payload["usage"] = item["usage"]
+            return 200, payload, {}
