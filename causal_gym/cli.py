@@ -1,23 +1,29 @@
-"""The ``causal-gym`` command: list the environments and reproduce the papers' tables.
+"""The ``causal-gym`` command: list the environments, run an agent on them, reproduce the papers' tables.
 
     causal-gym list
+    causal-gym run --env ID[,ID...] --agent NAME --episodes N --out DIR [--split test] [--repeats R]
+                   [--backend local|ray] [--workers W] [--model M --base-url URL] [--agent-kwargs JSON]
     causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
 
-Subcommands import their machinery lazily so ``causal-gym list`` answers instantly.
+Each subcommand has an ``_add_<name>`` function that declares its arguments and a handler that
+runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = ["main"]
 
 REPRODUCIBLE = ("heuresis",)
 
 
-def _list() -> int:
+def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from causal_gym.envs.registration import ENV_DESCRIPTIONS
 
     width = max(len(env_id) for env_id in ENV_DESCRIPTIONS)
@@ -26,32 +32,150 @@ def _list() -> int:
     return 0
 
 
-def _reproduce(benchmark: str, rest: Sequence[str]) -> int:
-    if benchmark == "heuresis":
+def _reproduce(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    if args.benchmark == "heuresis":
         from causal_gym.envs.heuresis.reproduce import main as reproduce_heuresis
 
         reproduce_heuresis(list(rest), prog="causal-gym reproduce heuresis")
         return 0
-    raise AssertionError(benchmark)  # argparse restricts the choices
+    raise AssertionError(args.benchmark)  # argparse restricts the choices
+
+
+def _env_ids(text: str) -> tuple[str, ...]:
+    """Comma-separated ids; an item with ``*``, ``?`` or ``[`` is a pattern over causal_gym's ids."""
+    from causal_gym.envs.registration import ENV_DESCRIPTIONS
+
+    ids: list[str] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        if any(c in item for c in "*?["):
+            matched = fnmatch.filter(ENV_DESCRIPTIONS, item)
+            if not matched:
+                raise ValueError(f"--env pattern {item!r} matches no causal_gym id (see `causal-gym list`)")
+            ids.extend(matched)
+        else:
+            ids.append(item)
+    if not ids:
+        raise ValueError("--env needs at least one env id")
+    return tuple(dict.fromkeys(ids))
+
+
+def _json_object(text: str, flag: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{flag} must be a JSON object, e.g. '{{\"temperature\": 0}}': {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{flag} must be a JSON object, got {text!r}")
+    return value
+
+
+def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from causal_gym.eval.runner import RunConfig, run
+
+    agent_kwargs = _json_object(args.agent_kwargs, "--agent-kwargs")
+    for name in ("model", "base_url"):
+        value = getattr(args, name)
+        if value is not None:
+            if name in agent_kwargs:
+                raise ValueError(f"{name} is given both as --{name.replace('_', '-')} and in --agent-kwargs")
+            agent_kwargs[name] = value
+    config = RunConfig(
+        env_ids=_env_ids(args.env),
+        agent=args.agent,
+        agent_kwargs=agent_kwargs,
+        instances=tuple(range(args.first_instance, args.first_instance + args.episodes)),
+        split=args.split,
+        repeats=args.repeats,
+        seed=args.seed,
+        env_kwargs=_json_object(args.env_kwargs, "--env-kwargs"),
+        max_steps=args.max_steps,
+        backend=args.backend,
+        workers=args.workers,
+        ray_address=args.ray_address,
+    )
+    summary = run(config, args.out, progress=not args.quiet)
+    print(f"run store: {summary.out_dir} ({summary.played} played now, {summary.skipped} already done)")
+    print(summary.table())
+    if not summary.complete:
+        failed = summary.counts.get("failed", 0)
+        print(f"{failed} episode(s) failed (see their 'error' and 'traceback' in episodes.jsonl); "
+              "run the same command again to retry them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_list(commands: argparse._SubParsersAction) -> None:
+    commands.add_parser("list", help="registered environment ids with one-line descriptions").set_defaults(handler=_list)
+
+
+class _RunHelp(argparse.HelpFormatter):
+    """Lists the registered agents under ``--agent``, importing the registry only when help is shown."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if "--agent" not in action.option_strings:
+            return super()._get_help_string(action)
+        from causal_gym.agents.registry import AGENTS
+
+        return f"{action.help}: " + "; ".join(f"{name} = {entry.description}" for name, entry in AGENTS.items())
+
+
+def _add_run(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "run",
+        help="play an agent on environments into a resumable run store (rerun the same command to resume)",
+        description="Play every (env, instance, repeat) episode not yet in --out and print a summary table. "
+        "Each episode becomes one line of OUT/episodes.jsonl; failed episodes are retried by the next run.",
+        formatter_class=_RunHelp,
+    )
+    parser.add_argument("--env", required=True, help="env ids, comma-separated; patterns like 'Heuresis-*-guided-v0'")
+    parser.add_argument("--agent", required=True, help="a registered agent or 'package.module:Factory'")
+    parser.add_argument("--episodes", type=int, required=True, help="instances per env: 0 .. N-1 (from --first-instance)")
+    parser.add_argument("--first-instance", type=int, default=0, help="index of the first instance (default 0)")
+    parser.add_argument("--out", required=True, help="run store directory (created; resumed if it holds this run)")
+    parser.add_argument("--split", default="test", help="split of the instances (default test)")
+    parser.add_argument("--repeats", type=int, default=1, help="episodes per instance (default 1)")
+    parser.add_argument("--seed", type=int, default=0, help="base seed of the run (default 0)")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local")
+    parser.add_argument("--workers", type=int, default=1, help="episodes at once (default 1: in this process)")
+    parser.add_argument("--ray-address", help="address of a Ray cluster (--backend ray); default: a local Ray")
+    parser.add_argument("--model", help="model name for the llm agent (same as agent kwarg model)")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint for the llm agent (agent kwarg base_url)")
+    parser.add_argument("--agent-kwargs", default="{}", help="JSON object of agent keyword arguments")
+    parser.add_argument("--env-kwargs", default="{}", help='JSON object of gym.make arguments, e.g. \'{"d": 5}\'')
+    parser.add_argument("--max-steps", type=int, default=100_000, help="safety stop per episode")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.set_defaults(handler=_run)
+
+
+def _add_reproduce(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "reproduce",
+        help="rebuild a paper's tables next to its numbers (options after the benchmark name; --help there)",
+        add_help=False,
+    )
+    parser.add_argument("benchmark", choices=REPRODUCIBLE)
+    parser.set_defaults(handler=_reproduce, passes_rest=True)
+
+
+SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (_add_list, _add_run, _add_reproduce)
+"""Each adds one subcommand and sets its ``handler(args, rest) -> exit status``."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``causal-gym`` console script; returns the exit status."""
     parser = argparse.ArgumentParser(prog="causal-gym", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("list", help="registered environment ids with one-line descriptions")
-    reproduce = commands.add_parser(
-        "reproduce",
-        help="rebuild a paper's tables next to its numbers (options after the benchmark name; --help there)",
-        add_help=False,
-    )
-    reproduce.add_argument("benchmark", choices=REPRODUCIBLE)
+    for add in SUBCOMMANDS:
+        add(commands)
     args, rest = parser.parse_known_args(argv)
-    if args.command == "list":
-        if rest:
-            parser.error(f"unrecognized arguments: {' '.join(rest)}")
-        return _list()
-    return _reproduce(args.benchmark, rest)
+    if rest and not getattr(args, "passes_rest", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        return args.handler(args, rest)
+    except (ValueError, ModuleNotFoundError) as exc:
+        if args.command != "run":
+            raise
+        parser.exit(2, f"causal-gym run: error: {exc}\n")
 
 
 if __name__ == "__main__":

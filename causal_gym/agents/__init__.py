@@ -4,7 +4,9 @@ This is ``causal_gym.agents`` — a subpackage, deliberately not a top-level ``a
 which would collide with the OpenAI Agents SDK's ``agents`` module.
 """
 
-from causal_gym.agents.base import Agent, RandomAgent, TaskSpec, task_spec
+from causal_gym.agents.base import Agent, RandomAgent, TaskSpec, task_spec, typed_action
+from causal_gym.agents.baselines import AlgorithmAgent
+from causal_gym.agents.registry import make_agent
 from causal_gym.agents.router import RouterAgent
 
-__all__ = ["Agent", "RandomAgent", "RouterAgent", "TaskSpec", "task_spec"]
+__all__ = ["Agent", "AlgorithmAgent", "RandomAgent", "RouterAgent", "TaskSpec", "make_agent", "task_spec", "typed_action"]

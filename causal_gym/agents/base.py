@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["Agent", "RandomAgent", "TaskSpec", "task_spec"]
+__all__ = ["Agent", "RandomAgent", "TaskSpec", "task_spec", "typed_action"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,35 @@ def task_spec(env: gym.Env) -> TaskSpec:
         tool_specs=tools,
         budgets=budgets,
     )
+
+
+def typed_action(task: TaskSpec, tool: str, **arguments: Any) -> dict[str, Any]:
+    """The typed action calling ``tool``, built from the task's action space and tool schemas.
+
+    Scripted agents write arguments as in JSON: choices and variables as their strings
+    (``"X3"``), numbers as numbers, texts as strings. Fields the tool does not use stay at their
+    empty value. Raises ``ValueError`` for an unknown tool or a value outside a choice's options.
+    """
+    schemas = {s["function"]["name"]: s["function"]["parameters"]["properties"] for s in task.tool_specs}
+    if tool not in schemas:
+        raise ValueError(f"unknown tool {tool!r}; the task has {list(schemas)}")
+    action: dict[str, Any] = {"tool": np.int64(list(schemas).index(tool))}
+    for key, space in task.action_space.spaces.items():
+        if key == "tool":
+            continue
+        value = arguments.get(key)
+        if isinstance(space, gym.spaces.Text):
+            action[key] = value or ""
+        elif value is None:
+            action[key] = np.zeros(space.shape, dtype=space.dtype)[()]
+        elif isinstance(space, gym.spaces.Box):
+            action[key] = np.full(space.shape, value, dtype=space.dtype)
+        else:
+            options = schemas[tool][key]["enum"]
+            if value not in options:
+                raise ValueError(f"argument {key!r} of {tool!r} must be one of {options}, got {value!r}")
+            action[key] = np.int64(options.index(value))
+    return action
 
 
 class RandomAgent:

@@ -39,9 +39,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
-from causal_gym.agents.base import TaskSpec
+from causal_gym.agents.base import TaskSpec, typed_action
 from causal_gym.envs.heuresis.env import GUIDED_START
 from causal_gym.envs.heuresis.references import ALPHA, ROUTER_GAP, ROUTER_SUBSAMPLE, ROUTER_TAU
 from causal_gym.envs.heuresis.tools import ALGORITHM_SLOTS
@@ -134,27 +133,6 @@ print(json.dumps({{
 """The router's screen as a sandbox program; format it with alpha, gap, tau, subsample and seed."""
 
 
-def _typed_action(task: TaskSpec, tool: str, **arguments: Any) -> dict[str, Any]:
-    """The typed action calling ``tool``, built from the task's action space and tool schemas.
-
-    Choice arguments are given as their strings, text arguments as strings; fields the tool does
-    not use stay at their empty value.
-    """
-    schemas = {s["function"]["name"]: s["function"]["parameters"]["properties"] for s in task.tool_specs}
-    action: dict[str, Any] = {"tool": np.int64(list(schemas).index(tool))}
-    for key, space in task.action_space.spaces.items():
-        if key == "tool":
-            continue
-        value = arguments.get(key)
-        if isinstance(space, spaces.Text):
-            action[key] = value or ""
-        elif value is None:
-            action[key] = np.zeros(space.shape, dtype=space.dtype)[()]
-        else:
-            action[key] = np.int64(schemas[tool][key]["enum"].index(value))
-    return action
-
-
 def _skeleton(graph: np.ndarray) -> set[tuple[int, int]]:
     return {(int(a), int(b)) for a, b in np.argwhere(np.triu(graph | graph.T, 1))}
 
@@ -209,7 +187,7 @@ class RouterAgent:
             program = ROUTER_PROGRAM.format(
                 alpha=ALPHA, gap=ROUTER_GAP, tau=ROUTER_TAU, subsample=ROUTER_SUBSAMPLE, seed=self.seed
             )
-            return _typed_action(self._task, "run_code", code=program)
+            return typed_action(self._task, "run_code", code=program)
         if self._stage == "submitted":  # a rejected submission: fall back to the working graph
             return self._submit(None, "working graph after a rejected submission")
         if self._stage == "screen":
@@ -229,7 +207,7 @@ class RouterAgent:
         label = next((s for s in ALGORITHM_SLOTS if s not in self._tried), None)
         if label is not None and observation["phase"] == 0 and info["budgets_remaining"]["algorithm_calls"] >= 1:
             self._tried.append(label)
-            return _typed_action(self._task, "run_algorithm", algorithm=label)
+            return typed_action(self._task, "run_algorithm", algorithm=label)
         return self._choose()
 
     def _choose(self) -> dict[str, Any]:
@@ -251,4 +229,4 @@ class RouterAgent:
         self._stage = "submitted"
         self.decision["submitted"] = source
         edges = "" if graph is None else (format_edge_list(graph) or "none")
-        return _typed_action(self._task, "submit", edges=edges)
+        return typed_action(self._task, "submit", edges=edges)

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from causal_gym._workers import limit_blas_threads
 from causal_gym._cache import cached
 from causal_gym._validation import check_data
 from causal_gym.discovery import DeletionRecord, run
@@ -489,15 +490,6 @@ def _row_task(task: tuple[str, str, int, int, int, float, tuple[str, ...]]) -> d
     return instance_row(*task)
 
 
-def _limit_blas_threads() -> None:
-    """One BLAS thread per worker process, so the pool does not oversubscribe the cores."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return
-    threadpool_limits(1)
-
-
 def _progress(total: int, description: str) -> Callable[[], None]:
     """A ``tick()`` that advances tqdm when it is installed, else prints a line per step."""
     try:
@@ -552,7 +544,7 @@ def collect_rows(
             rows.append(_row_task(task))
             tick()
         return rows
-    with ProcessPoolExecutor(max_workers=workers, initializer=_limit_blas_threads) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=limit_blas_threads) as pool:
         futures = [pool.submit(_row_task, task) for task in tasks]
         rows = []
         for future in futures:

@@ -1,0 +1,87 @@
+"""Algorithm-only baselines: agents that submit an algorithm's output without weighing any evidence.
+
+They are the references of the papers played as agents, so the runner and the reports treat them
+like any other agent (one run store, the same scores and traces):
+
+- ``AlgorithmAgent()`` submits the starting working graph at once. In the guided Heuresis condition
+  that graph is PC-KCI's output, so its scores are PC-KCI's (the ``BCA_g`` reference); the episode
+  costs one turn.
+- ``AlgorithmAgent(algorithm="C")`` runs one entry of the masked menu and submits its output
+  (two turns). Labels map to algorithms through a permutation drawn from the episode's seed, so
+  over many episodes this is "one menu algorithm chosen blindly"; the final info's
+  ``scores["algorithm_slots"]`` says which algorithm it was.
+
+Both speak only through the public tools (``run_algorithm``, ``submit``), as an LLM would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from causal_gym.agents.base import TaskSpec, typed_action
+from causal_gym.envs.heuresis.env import GUIDED_START
+
+__all__ = ["AlgorithmAgent"]
+
+
+def _tool_schemas(task: TaskSpec) -> dict[str, Mapping[str, Any]]:
+    return {spec["function"]["name"]: spec["function"] for spec in task.tool_specs}
+
+
+class AlgorithmAgent:
+    """Submit the guided start (PC-KCI's output) or one menu algorithm's output, untouched.
+
+    Parameters
+    ----------
+    algorithm : str or None
+        A menu label (``"A"`` .. ``"G"`` in Heuresis) to run and submit; None submits the starting
+        working graph, which only the guided condition makes an algorithm's output (unguided
+        tasks are refused: their start is the complete graph).
+
+    Examples
+    --------
+    >>> import gymnasium as gym, causal_gym
+    >>> from causal_gym.eval import rollout
+    >>> env = gym.make("Heuresis-lg-guided-v0", d=4, n=100)
+    >>> record = rollout(env, AlgorithmAgent(), seed=0, options={"instance": 0})
+    >>> record.steps, record.final_info["submission_source"]
+    (1, 'agent')
+    """
+
+    def __init__(self, algorithm: str | None = None) -> None:
+        if algorithm is not None and not isinstance(algorithm, str):
+            raise ValueError(f"algorithm must be a menu label (a string) or None, got {algorithm!r}")
+        self.algorithm = algorithm
+        self._task: TaskSpec | None = None
+
+    def reset(self, task: TaskSpec) -> None:
+        """Check the task offers what the baseline needs; refuse unguided tasks when ``algorithm`` is None."""
+        schemas = _tool_schemas(task)
+        if "submit" not in schemas:
+            raise ValueError(f"AlgorithmAgent needs a task with a 'submit' tool; {task.env_id} has {sorted(schemas)}")
+        if self.algorithm is None:
+            if GUIDED_START not in task.description:
+                raise ValueError(
+                    f"AlgorithmAgent() submits the guided start (PC-KCI's output), but {task.env_id} does not start "
+                    "from an algorithm's output; pass algorithm='A'..'G' to run one menu entry instead"
+                )
+        else:
+            labels = schemas.get("run_algorithm", {}).get("parameters", {}).get("properties", {}).get("algorithm", {})
+            if self.algorithm not in labels.get("enum", ()):
+                raise ValueError(
+                    f"unknown algorithm {self.algorithm!r} for {task.env_id}; choose one of {labels.get('enum', [])}"
+                )
+        self._task = task
+        self._ran = False
+
+    def act(self, observation: Any, info: Mapping[str, Any]) -> dict[str, Any]:
+        """Run the algorithm (first step), then submit its edge list; or submit the working graph at once."""
+        if self._task is None:
+            raise RuntimeError("AlgorithmAgent.act() called before reset(task)")
+        if self.algorithm is not None and not self._ran:
+            self._ran = True
+            return typed_action(self._task, "run_algorithm", algorithm=self.algorithm)
+        edges = (info.get("result") or {}).get("edges") if self.algorithm is not None else None
+        # A refused run (no algorithm budget) leaves no edges: the working graph is submitted instead.
+        return typed_action(self._task, "submit", edges="" if edges is None else edges or "none")

@@ -1,0 +1,546 @@
+"""The resumable evaluation runner: every (env id x instance x repeat) episode of one agent, into a run store.
+
+A run is described by a :class:`RunConfig`; :func:`run` plays the episodes not yet in the store
+(:mod:`causal_gym.eval.store`) and appends one line per episode as it arrives, so an interrupted
+run resumes where it stopped when :func:`run` is called again with the same configuration.
+
+Backends
+--------
+``"local"`` (default)
+    ``workers=1`` plays the episodes in this process, one after the other (easy to debug).
+    ``workers>1`` uses a ``ProcessPoolExecutor`` with the ``spawn`` start method: fresh
+    interpreters, no inherited threads or locks (forking a process that runs BLAS threads, Ray or
+    an HTTP client can deadlock). Each worker runs BLAS on one thread, so the pool does not
+    oversubscribe the cores.
+``"ray"``
+    The same episodes as Ray tasks (one CPU each, no automatic retries), at most ``workers`` in
+    flight. ``ray.init(address=ray_address)`` when an address is given, else a local Ray with
+    ``workers`` CPUs; a Ray session that is already initialised is used as it is.
+
+Workers rebuild the env with ``gym.make(env_id, **env_kwargs)`` and the agent with
+:func:`causal_gym.agents.registry.make_agent`, so ids must be registered when their package is
+imported (or written ``"package:EnvId-v0"``) and agents must be registry names or importable
+``"package.module:Factory"`` paths. A fresh agent is built for every episode: its behaviour then
+depends on its seed only, not on which episodes a worker played before.
+
+Seeds
+-----
+Episode ``(env_id, instance, repeat)`` of a run with base ``seed`` uses the two 32-bit words of
+``np.random.SeedSequence(seed, spawn_key=(zlib.crc32(env_id.encode()), instance, repeat))
+.generate_state(2)``: the first seeds ``env.reset``, the second is passed as ``seed=`` to the
+agent when its factory takes a ``seed`` argument and ``agent_kwargs`` does not fix one. Seeds do
+not depend on the order of the grid, the backend or the number of workers, so the scores do not
+either.
+
+Agent hooks
+-----------
+After each episode, failed ones included, the runner calls the agent's ``usage()`` (a mapping of
+token counts, cost, ...) and ``transcript()`` (the prompts and completions, JSON-serialisable)
+when it has them, and stores the results as the line's ``usage`` and ``transcript``. The agent is
+built for the episode, so both describe that episode alone. A hook that raises is recorded as
+``{"error": ...}`` and does not fail the episode.
+
+Failures
+--------
+An exception in an episode (the agent's or the env's) gives a ``"failed"`` line with the error,
+the traceback and the call record up to the failure; the run goes on. Failed episodes are played
+again by the next :func:`run` on the same store. Invalid configurations (unknown env id, bad env
+or agent arguments) raise before any episode is played.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import time
+import traceback
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import causal_gym
+from causal_gym._jsonable import to_jsonable
+from causal_gym._validation import check_choice, check_count
+from causal_gym._workers import limit_blas_threads
+from causal_gym.agents.registry import agent_factory, make_agent
+from causal_gym.eval.rollout import EpisodeRecord, rollout
+from causal_gym.eval.store import STATUSES, RunStore, episode_key, redact
+
+__all__ = ["BACKENDS", "EpisodeTask", "RunConfig", "RunSummary", "episode_seeds", "run"]
+
+BACKENDS = ("local", "ray")
+
+
+def _check_kwargs(value: object, name: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{name} must be a mapping with string keys, got {value!r}")
+    try:
+        to_jsonable(value)
+    except TypeError as exc:
+        raise ValueError(f"{name} must be JSON-serialisable (it is written to run.json): {exc}") from None
+    return dict(value)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run plays: every env id x instance x repeat, with one agent.
+
+    Parameters
+    ----------
+    env_ids : sequence of str
+        Registered Gymnasium ids (e.g. ``("Heuresis-lg-v0", "Heuresis-wild-v0")``).
+    agent : str
+        A name of :data:`causal_gym.agents.registry.AGENTS` or ``"package.module:Factory"``.
+    agent_kwargs : mapping
+        Keyword arguments of the agent (JSON-serialisable; credential-like names are redacted in
+        the store but passed to the agent).
+    instances : sequence of int
+        Instance indices, passed as ``options={"instance": k}`` (with ``"split"``) to ``reset``.
+    split : str or None
+        The split of the instances (``"test"``, ``"dev"``, ...); None passes no split.
+    repeats : int
+        Episodes per (env id, instance), each with its own seeds.
+    seed : int
+        Base seed of the run (see *Seeds* in the module docstring).
+    env_kwargs : mapping
+        Keyword arguments of ``gym.make`` for every env id (``d``, ``n``, ``budgets``, ...).
+    max_steps : int
+        Safety stop per episode, for envs without a limit of their own.
+    backend : {"local", "ray"}
+    workers : int
+        Episodes played at once (local: processes; 1 plays in this process; Ray: tasks in flight).
+    ray_address : str or None
+        Address of a Ray cluster (backend ``"ray"`` only); None starts a local Ray.
+
+    Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``) are stored in
+    ``run.json`` and must match when a run is resumed.
+    """
+
+    env_ids: Sequence[str]
+    agent: str
+    agent_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    instances: Sequence[int] = (0,)
+    split: str | None = "test"
+    repeats: int = 1
+    seed: int = 0
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    max_steps: int = 100_000
+    backend: str = "local"
+    workers: int = 1
+    ray_address: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.env_ids, str) or not isinstance(self.env_ids, Iterable):
+            raise ValueError(f"env_ids must be a sequence of env ids (not a single string), got {self.env_ids!r}")
+        env_ids = tuple(self.env_ids)
+        if not env_ids or not all(isinstance(e, str) and e for e in env_ids) or len(set(env_ids)) != len(env_ids):
+            raise ValueError(f"env_ids must be distinct non-empty strings, at least one, got {env_ids!r}")
+        if not isinstance(self.agent, str) or not self.agent:
+            raise ValueError(f"agent must be an agent name, got {self.agent!r}")
+        if isinstance(self.instances, (str, bytes)) or not isinstance(self.instances, Iterable):
+            raise ValueError(f"instances must be a sequence of instance indices, got {self.instances!r}")
+        instances = tuple(check_count(k, "instances[...]", 0) for k in self.instances)
+        if not instances or len(set(instances)) != len(instances):
+            raise ValueError(f"instances must be distinct indices, at least one, got {instances!r}")
+        if self.split is not None and not (isinstance(self.split, str) and self.split):
+            raise ValueError(f"split must be a split name or None, got {self.split!r}")
+        check_count(self.repeats, "repeats", 1)
+        check_count(self.seed, "seed", 0)
+        check_count(self.max_steps, "max_steps", 1)
+        check_choice(self.backend, BACKENDS, "backend")
+        check_count(self.workers, "workers", 1)
+        if self.ray_address is not None and (self.backend != "ray" or not isinstance(self.ray_address, str)):
+            raise ValueError(f"ray_address is a string used by backend='ray' only, got {self.ray_address!r} "
+                             f"with backend={self.backend!r}")
+        object.__setattr__(self, "env_ids", env_ids)
+        object.__setattr__(self, "instances", instances)
+        object.__setattr__(self, "agent_kwargs", _check_kwargs(self.agent_kwargs, "agent_kwargs"))
+        object.__setattr__(self, "env_kwargs", _check_kwargs(self.env_kwargs, "env_kwargs"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The episode-defining fields, as written to ``run.json`` (credentials redacted)."""
+        return to_jsonable({
+            "env_ids": self.env_ids,
+            "split": self.split,
+            "instances": self.instances,
+            "repeats": self.repeats,
+            "seed": self.seed,
+            "agent": self.agent,
+            "agent_kwargs": redact(self.agent_kwargs),
+            "env_kwargs": self.env_kwargs,
+            "max_steps": self.max_steps,
+        })
+
+
+def episode_seeds(seed: int, env_id: str, instance: int, repeat: int) -> tuple[int, int]:
+    """``(env_seed, agent_seed)`` of one episode of a run (see *Seeds* in the module docstring)."""
+    words = np.random.SeedSequence(seed, spawn_key=(zlib.crc32(env_id.encode()), instance, repeat)).generate_state(2)
+    return int(words[0]), int(words[1])
+
+
+@dataclass(frozen=True)
+class EpisodeTask:
+    """Everything a worker needs to play one episode (picklable, plain values)."""
+
+    key: str
+    env_id: str
+    split: str | None
+    instance: int
+    repeat: int
+    env_seed: int
+    agent_seed: int | None
+    agent: str
+    agent_kwargs: Mapping[str, Any]
+    env_kwargs: Mapping[str, Any]
+    max_steps: int
+
+    def header(self) -> dict[str, Any]:
+        """The identifying fields of the episode's line."""
+        return {
+            "key": self.key,
+            "env_id": self.env_id,
+            "split": self.split,
+            "instance": self.instance,
+            "repeat": self.repeat,
+            "env_seed": self.env_seed,
+            "agent_seed": self.agent_seed,
+            "agent": self.agent,
+            "agent_kwargs": redact(self.agent_kwargs),
+        }
+
+
+def _tasks(config: RunConfig) -> list[EpisodeTask]:
+    """The run's episodes in grid order (env id, instance, repeat)."""
+    seeded = "seed" in inspect.signature(agent_factory(config.agent)).parameters and "seed" not in config.agent_kwargs
+    tasks = []
+    for env_id in config.env_ids:
+        for instance in config.instances:
+            for repeat in range(config.repeats):
+                env_seed, agent_seed = episode_seeds(config.seed, env_id, instance, repeat)
+                tasks.append(EpisodeTask(
+                    key=episode_key(env_id, config.split, instance, repeat),
+                    env_id=env_id,
+                    split=config.split,
+                    instance=instance,
+                    repeat=repeat,
+                    env_seed=env_seed,
+                    agent_seed=agent_seed if seeded else None,
+                    agent=config.agent,
+                    agent_kwargs={**config.agent_kwargs, **({"seed": agent_seed} if seeded else {})},
+                    env_kwargs=config.env_kwargs,
+                    max_steps=config.max_steps,
+                ))
+    return tasks
+
+
+# -- one episode (runs in a worker) --------------------------------------------------------------
+
+
+def _status(record: EpisodeRecord) -> str:
+    if record.final_info.get("submission_source") == "rescued_working_graph":
+        return "rescued"
+    return "truncated" if record.truncated else "finished"
+
+
+def _agent_hook(agent: Any, name: str) -> Any:
+    """The agent's optional ``usage()`` / ``transcript()``; a failing hook is recorded, not raised."""
+    hook = getattr(agent, name, None)
+    if not callable(hook):
+        return None
+    try:
+        return to_jsonable(hook())
+    except Exception as exc:  # noqa: BLE001 -- bookkeeping must not cost the episode its scores
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _line(task: EpisodeTask, agent: Any, start: float | None, **fields: Any) -> dict[str, Any]:
+    """The store line of ``task``: its header, ``fields`` and the agent's hooks, as plain JSON."""
+    return to_jsonable({
+        **task.header(),
+        **fields,
+        "usage": _agent_hook(agent, "usage"),
+        "transcript": _agent_hook(agent, "transcript"),
+        "wall_time": None if start is None else time.perf_counter() - start,
+        "causal_gym_version": causal_gym.__version__,
+    })
+
+
+def _failure(task: EpisodeTask, agent: Any, start: float | None, trace: Any = None) -> dict[str, Any]:
+    """The failed line of ``task``, from the exception being handled."""
+    exc = sys.exc_info()[1]
+    return _line(
+        task, agent, start, status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
+        reward=None, steps=None, scores={}, record=None, trace=trace,
+    )
+
+
+def _play_episode(task: EpisodeTask) -> dict[str, Any]:
+    """Play ``task`` and return its store line (plain JSON values); exceptions become a failed line."""
+    start = time.perf_counter()
+    env = agent = None
+    try:
+        env = gym.make(task.env_id, **task.env_kwargs)
+        agent = make_agent(task.agent, **task.agent_kwargs)
+        options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
+        record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps)
+        return _line(
+            task, agent, start, status=_status(record), error=None, traceback=None, reward=record.total_reward,
+            steps=record.steps, scores=record.final_info.get("scores", {}), record=record.to_dict(), trace=None,
+        )
+    except Exception:  # noqa: BLE001 -- a failed episode is data; the run goes on
+        trace = None
+        base = env.unwrapped if env is not None else None
+        if base is not None and hasattr(base, "record"):
+            try:
+                trace = to_jsonable(base.record())
+            except Exception:  # noqa: BLE001 -- no episode started, or the record itself is broken
+                trace = None
+        return _failure(task, agent, start, trace)
+    finally:
+        if env is not None:
+            env.close()
+
+
+# -- backends -----------------------------------------------------------------------------------
+
+
+def _local_results(tasks: list[EpisodeTask], workers: int) -> Iterator[dict[str, Any]]:
+    if workers == 1:
+        for task in tasks:
+            yield _play_episode(task)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=limit_blas_threads,
+    )
+    try:
+        futures = {pool.submit(_play_episode, task): task for task in tasks}
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except BrokenProcessPool as exc:
+                raise RuntimeError(
+                    "a worker process died (killed, out of memory or crashed); the episodes finished so far are "
+                    "saved -- run again with the same configuration to continue"
+                ) from exc
+            except Exception:  # noqa: BLE001 -- e.g. a result that could not be sent back
+                yield _failure(futures[future], None, None)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ray_results(tasks: list[EpisodeTask], workers: int, address: str | None) -> Iterator[dict[str, Any]]:
+    try:
+        import ray
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            "backend='ray' needs Ray: pip install 'causal-gym[distributed]'", name=exc.name
+        ) from exc
+    started = not ray.is_initialized()
+    if started:
+        if address is None:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=0)(_play_episode)
+        queue = list(reversed(tasks))
+        pending: dict[Any, EpisodeTask] = {}
+        while queue or pending:
+            while queue and len(pending) < workers:
+                task = queue.pop()
+                pending[remote.remote(task)] = task
+            done, _ = ray.wait(list(pending), num_returns=1)
+            task = pending.pop(done[0])
+            try:
+                yield ray.get(done[0])
+            except Exception:  # noqa: BLE001 -- a lost worker or node: record it, go on
+                yield _failure(task, None, None)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# -- progress and summary -----------------------------------------------------------------------
+
+
+class _Progress:
+    """tqdm when installed (failures written above the bar), else one line per episode on stderr."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.start = total, 0, time.perf_counter()
+        self.counts: Counter[str] = Counter()
+        self.bar = None
+        if enabled and total:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, desc="episodes", unit="ep", file=sys.stderr, dynamic_ncols=True)
+        self.enabled = enabled
+
+    def update(self, line: Mapping[str, Any]) -> None:
+        self.done += 1
+        self.counts[line["status"]] += 1
+        if not self.enabled:
+            return
+        failure = f"{line['key']} failed: {line['error']}" if line["status"] == "failed" else None
+        if self.bar is not None:
+            if failure:
+                self.bar.write(failure, file=sys.stderr)
+            self.bar.set_postfix({status: self.counts[status] for status in STATUSES if self.counts[status]})
+            self.bar.update(1)
+            return
+        reward = "" if line["reward"] is None else f" reward {line['reward']:.3f}"
+        detail = failure or f"{line['key']}: {line['status']}{reward}"
+        elapsed = time.perf_counter() - self.start
+        print(f"[{self.done}/{self.total}, {elapsed:.0f} s] {detail}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a call to :func:`run` did, and the state of the run's episodes afterwards.
+
+    Attributes
+    ----------
+    out_dir : Path
+        The run store's directory.
+    total, skipped, played : int
+        Episodes in the run; already done before this call (not played again); played now.
+    counts : dict
+        Status -> episodes of the run with that status (the last line per episode).
+    rows : tuple of dict
+        Per env id: ``env_id``, ``episodes``, one count per status, ``mean_reward`` and
+        ``mean_adjacency_f1`` over the episodes that did not fail (None when there are none or
+        the env reports no adjacency F1).
+    """
+
+    out_dir: Path
+    total: int
+    skipped: int
+    played: int
+    counts: Mapping[str, int]
+    rows: tuple[Mapping[str, Any], ...]
+
+    @property
+    def complete(self) -> bool:
+        """True when every episode of the run has a non-failed line."""
+        return sum(self.counts.get(s, 0) for s in STATUSES if s != "failed") == self.total
+
+    def table(self) -> str:
+        """The per-env rows as a plain-text table."""
+        width = max(len("env"), *(len(r["env_id"]) for r in self.rows))
+        head = f"{'env':<{width}} {'episodes':>8} " + " ".join(f"{s:>9}" for s in STATUSES)
+        lines = [head + f" {'reward':>8} {'adj F1':>8}"]
+        for r in self.rows:
+            cells = [f"{r[s]:>9}" for s in STATUSES]
+            means = [f"{'-' if v is None else format(v, '.3f'):>8}" for v in (r["mean_reward"], r["mean_adjacency_f1"])]
+            lines.append(f"{r['env_id']:<{width}} {r['episodes']:>8} " + " ".join(cells) + " " + " ".join(means))
+        return "\n".join(lines)
+
+
+def _summarize(store: RunStore, tasks: list[EpisodeTask], skipped: int, played: int) -> RunSummary:
+    latest = store.latest()
+    lines = {task.key: latest.get(task.key) for task in tasks}
+    counts = Counter(line["status"] for line in lines.values() if line is not None)
+    rows = []
+    for env_id in dict.fromkeys(task.env_id for task in tasks):
+        mine = [lines[t.key] for t in tasks if t.env_id == env_id and lines[t.key] is not None]
+        played_ok = [line for line in mine if line["status"] != "failed"]
+        f1 = [line["scores"]["adjacency_f1"] for line in played_ok if line["scores"].get("adjacency_f1") is not None]
+        rows.append({
+            "env_id": env_id,
+            "episodes": sum(t.env_id == env_id for t in tasks),
+            **{status: sum(line["status"] == status for line in mine) for status in STATUSES},
+            "mean_reward": _mean([line["reward"] for line in played_ok if line["reward"] is not None]),
+            "mean_adjacency_f1": _mean(f1),
+        })
+    return RunSummary(store.directory, len(tasks), skipped, played, dict(counts), tuple(rows))
+
+
+# -- the runner ---------------------------------------------------------------------------------
+
+
+def _check_config(config: RunConfig) -> None:
+    """Build every env and the agent once, so a bad id or argument fails before any episode."""
+    for env_id in config.env_ids:
+        try:
+            env = gym.make(env_id, **config.env_kwargs)
+        except gym.error.Error as exc:
+            raise ValueError(f"cannot make env {env_id!r}: {exc}") from exc
+        env.close()
+    make_agent(config.agent, **config.agent_kwargs)
+
+
+def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSummary:
+    """Play the episodes of ``config`` that ``out_dir`` does not hold yet, appending one line each.
+
+    Parameters
+    ----------
+    config : RunConfig
+    out_dir : str or Path
+        The run store (created if missing). Resuming needs the same episode-defining config.
+    progress : bool
+        A tqdm bar (or, without tqdm, a line per episode) on stderr.
+
+    Returns
+    -------
+    RunSummary
+        Counts and per-env means over the whole run, including episodes of earlier calls.
+
+    Raises
+    ------
+    ValueError
+        Invalid configuration, or ``out_dir`` holds a run with another configuration.
+    RuntimeError
+        A local worker process died (the episodes finished before are saved).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> config = RunConfig(("CartPole-v1",), "random", instances=(0, 1), split=None, max_steps=5)
+    >>> summary = run(config, tempfile.mkdtemp(), progress=False)
+    >>> summary.played, summary.counts
+    (2, {'truncated': 2})
+    """
+    if not isinstance(config, RunConfig):
+        raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
+    _check_config(config)
+    store = RunStore(out_dir)
+    with store.lock():
+        store.initialize(config.to_dict(), causal_gym.__version__)
+        tasks = _tasks(config)
+        done = store.finished_keys()
+        todo = [task for task in tasks if task.key not in done]
+        bar = _Progress(len(todo), progress)
+        try:
+            if todo and config.backend == "ray":
+                results = _ray_results(todo, config.workers, config.ray_address)
+            else:
+                results = _local_results(todo, config.workers) if todo else iter(())
+            for line in results:
+                store.append(line)
+                bar.update(line)
+        finally:
+            bar.close()
+        return _summarize(store, tasks, len(tasks) - len(todo), bar.done)

@@ -1,0 +1,273 @@
+"""The run store: a directory holding a run's configuration and one JSON line per played episode.
+
+Layout
+------
+``run.json``
+    ``{"schema": 1, "causal_gym_version": ..., "created": ..., "config": {...}}`` -- the episode-
+    defining part of the :class:`~causal_gym.eval.runner.RunConfig` (env ids, split, instances,
+    repeats, base seed, agent name and keyword arguments, env keyword arguments, max_steps).
+    Agent keyword arguments that look like credentials (``api_key``, ``token``, ``secret``,
+    ``password``, ...) are written as ``"<redacted>"``.
+``episodes.jsonl``
+    One JSON object per line, appended as each episode ends, flushed and ``fsync``-ed, so a crash
+    loses at most the episodes in flight. Keys of a line:
+
+    - ``key`` (``"env_id|split|instance|repeat"``), ``env_id``, ``split``, ``instance``,
+      ``repeat``, ``env_seed``, ``agent_seed`` (None when the agent takes no seed), ``agent``,
+      ``agent_kwargs`` (as used, credentials redacted);
+    - ``status``: ``"finished"`` (the agent submitted within its limits), ``"truncated"`` (a limit
+      was involved but the agent submitted), ``"rescued"`` (the env submitted the working graph for
+      the agent) or ``"failed"`` (an exception: ``error`` and ``traceback`` hold it, ``trace`` the
+      call record up to the failure; ``trace`` is None for the other statuses);
+    - ``reward``, ``steps``, ``scores`` (a copy of ``record["final_info"]["scores"]``, empty when
+      the env reports none), ``usage`` (the agent's ``usage()`` -- tokens, cost -- or None),
+      ``transcript`` (the agent's ``transcript()`` or None), ``wall_time`` (seconds, including
+      building the env and the agent; None when the worker itself was lost), ``causal_gym_version`` (of the worker that played it),
+      ``recorded_at`` (UTC, added by :meth:`RunStore.append`);
+    - ``record``: :meth:`EpisodeRecord.to_dict() <causal_gym.eval.rollout.EpisodeRecord.to_dict>`
+      -- the final info (scores, ``submitted_graph``, ``completed_graph``, ``submission_source``)
+      and ``env_record`` (the full call trace); None for failed episodes.
+
+Resuming. An episode is *done* once a non-failed line with its key is on disk;
+:meth:`RunStore.finished_keys` lists those keys and the runner skips them. Failed episodes are
+kept in the file (their traceback is evidence) but are played again on the next run, which
+appends a new line for the same key: :meth:`RunStore.latest` keeps the last line per key.
+
+Crash tolerance. A line counts once its newline is on disk. A torn last line (an interrupted
+write) is ignored with a warning when reading and cut off before the next append; a malformed
+line anywhere else is an error, since no crash produces one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from causal_gym._jsonable import to_jsonable
+
+__all__ = ["EPISODES_FILE", "RUN_FILE", "STATUSES", "RunStore", "episode_key", "redact"]
+
+RUN_FILE = "run.json"
+EPISODES_FILE = "episodes.jsonl"
+STATUSES = ("finished", "truncated", "rescued", "failed")
+"""Episode statuses, from best to worst (see the module docstring)."""
+
+_SCHEMA = 1
+_REDACTED = "<redacted>"
+_SECRET = re.compile(r"(^|_)(api_key|key|secret|password|token|authorization)$", re.IGNORECASE)
+
+
+def episode_key(env_id: str, split: str | None, instance: int, repeat: int) -> str:
+    """The identity of an episode in a run: ``"env_id|split|instance|repeat"`` (split ``-`` when None)."""
+    return f"{env_id}|{'-' if split is None else split}|{instance}|{repeat}"
+
+
+def redact(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with values of credential-like names (``api_key``, ``*_token``, ...) replaced.
+
+    Run stores are shared and published; a key passed as an agent argument must not end up in them.
+    """
+    return {name: _REDACTED if _SECRET.search(name) else value for name, value in kwargs.items()}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(to_jsonable(value), allow_nan=False, separators=(",", ":"))
+
+
+class RunStore:
+    """A run directory: ``run.json`` and the append-only ``episodes.jsonl`` (see the module docstring).
+
+    Parameters
+    ----------
+    directory : str or path
+        Created on :meth:`initialize` if missing.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> store = RunStore(tempfile.mkdtemp())
+    >>> store.initialize({"env_ids": ["CartPole-v1"]}, version="0.1.0")
+    >>> store.append({"key": "CartPole-v1|-|0|0", "status": "finished", "reward": 12.0})
+    >>> sorted(store.finished_keys())
+    ['CartPole-v1|-|0|0']
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.run_path = self.directory / RUN_FILE
+        self.episodes_path = self.directory / EPISODES_FILE
+
+    # -- run.json ------------------------------------------------------------------------------
+
+    def read_config(self) -> dict[str, Any] | None:
+        """The content of ``run.json`` (None when the directory holds no run yet)."""
+        if not self.run_path.exists():
+            return None
+        try:
+            content = json.loads(self.run_path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{self.run_path} is not valid JSON ({exc}); it is not a causal_gym run store") from exc
+        if not isinstance(content, dict) or "config" not in content:
+            raise ValueError(f"{self.run_path} has no 'config' entry; it is not a causal_gym run store")
+        return content
+
+    def initialize(self, config: Mapping[str, Any], version: str) -> None:
+        """Create the run (``run.json``) or check that an existing one has the same ``config``.
+
+        Raises
+        ------
+        ValueError
+            When the directory holds a run with another configuration: mixing the episodes of two
+            configurations in one store would make its tables meaningless. Use a new directory.
+        """
+        wanted = to_jsonable(config)
+        existing = self.read_config()
+        if existing is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            payload = {"schema": _SCHEMA, "causal_gym_version": version, "created": _now(), "config": wanted}
+            self._write_atomic(self.run_path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
+            return
+        if existing["config"] != wanted:
+            old = existing["config"]
+            fields = sorted(k for k in set(old) | set(wanted) if old.get(k) != wanted.get(k))
+            raise ValueError(
+                f"{self.directory} holds a run with another configuration (differs in {', '.join(fields)}); "
+                "rerun with the same configuration to resume it, or choose a new output directory"
+            )
+        if existing.get("causal_gym_version") != version:
+            warnings.warn(
+                f"{self.directory} was created by causal_gym {existing.get('causal_gym_version')}; resuming it "
+                f"with {version} (each episode line records the version that played it)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    @staticmethod
+    def _write_atomic(path: Path, text: str) -> None:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    # -- episodes.jsonl ------------------------------------------------------------------------
+
+    def append(self, line: Mapping[str, Any]) -> None:
+        """Append one episode line, flushed and fsync-ed before returning.
+
+        ``line`` needs a ``key`` and a ``status`` among :data:`STATUSES`; values are converted
+        with :func:`~causal_gym._jsonable.to_jsonable`. A torn last line left by an interrupted
+        run is cut off first, so the new line starts on a line of its own.
+        """
+        if not isinstance(line, Mapping) or not isinstance(line.get("key"), str) or line.get("status") not in STATUSES:
+            raise ValueError(f"an episode line needs a string 'key' and a 'status' among {STATUSES}")
+        text = _dumps({**line, "recorded_at": _now()}) + "\n"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._cut_torn_tail()
+        with open(self.episodes_path, "a", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+
+    def _cut_torn_tail(self) -> None:
+        if not self.episodes_path.exists():
+            return
+        with open(self.episodes_path, "rb+") as stream:
+            size = stream.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            stream.seek(size - 1)
+            if stream.read(1) == b"\n":
+                return
+            # Read backwards in blocks to the last newline: lines can be megabytes long (traces).
+            end, block = size, 1 << 16
+            while end > 0:
+                start = max(0, end - block)
+                stream.seek(start)
+                chunk = stream.read(end - start)
+                cut = chunk.rfind(b"\n")
+                if cut >= 0:
+                    end = start + cut + 1
+                    break
+                end = start
+            warnings.warn(
+                f"{self.episodes_path}: removed a torn last line ({size - end} bytes) left by an interrupted run",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            stream.truncate(end)
+            stream.flush()
+            os.fsync(stream.fileno())
+
+    def episodes(self) -> list[dict[str, Any]]:
+        """Every complete episode line in file order (a torn last line is skipped with a warning)."""
+        if not self.episodes_path.exists():
+            return []
+        out = []
+        with open(self.episodes_path, "rb") as stream:
+            for number, text in enumerate(stream, start=1):
+                if not text.endswith(b"\n"):  # only the last line can lack its newline
+                    warnings.warn(
+                        f"{self.episodes_path}: ignoring a torn last line ({len(text)} bytes) left by an "
+                        "interrupted run; its episode will be played again",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
+                    break
+                if not text.strip():
+                    continue
+                try:
+                    line = json.loads(text)
+                except ValueError as exc:
+                    raise ValueError(f"{self.episodes_path}, line {number}: not valid JSON ({exc})") from exc
+                if not isinstance(line, dict) or not isinstance(line.get("key"), str) or line.get("status") not in STATUSES:
+                    raise ValueError(f"{self.episodes_path}, line {number}: not an episode line (needs 'key' and 'status')")
+                out.append(line)
+        return out
+
+    def latest(self) -> dict[str, dict[str, Any]]:
+        """Key -> the last line written for it (a retried failure is replaced by its retry)."""
+        return {line["key"]: line for line in self.episodes()}
+
+    def finished_keys(self) -> set[str]:
+        """Keys with a non-failed line: the episodes a rerun skips (failed ones are played again)."""
+        return {line["key"] for line in self.episodes() if line["status"] != "failed"}
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold an exclusive lock on the store, so two runs never append to one file at once.
+
+        Uses ``fcntl.flock`` on a ``.lock`` file (POSIX); elsewhere it does nothing.
+        """
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks here
+            yield
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / ".lock", "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RuntimeError(f"another run is writing to {self.directory}; wait for it or use another directory") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
