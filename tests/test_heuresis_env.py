@@ -67,7 +67,7 @@ def step(env: HeuresisEnv, name: str, **arguments):
 def test_registry_lists_every_family_in_both_conditions():
     assert HEURESIS_FAMILIES == FAMILIES
     expected = {f"Heuresis-{f}{g}-v0" for f in FAMILIES for g in ("", "-guided")}
-    assert set(ENV_DESCRIPTIONS) == expected and expected <= set(gym.registry)
+    assert {i for i in ENV_DESCRIPTIONS if i.startswith("Heuresis-")} == expected and expected <= set(gym.registry)
     register_envs()  # idempotent
     for env_id in expected:
         spec = gym.spec(env_id)
@@ -86,7 +86,7 @@ def test_make_in_a_fresh_interpreter_without_importing_causal_gym():
     assert out.stdout.split() == ["HeuresisEnv", "12", "False"]
 
 
-@pytest.mark.parametrize("env_id", sorted(ENV_DESCRIPTIONS))
+@pytest.mark.parametrize("env_id", sorted(i for i in ENV_DESCRIPTIONS if i.startswith("Heuresis-")))
 def test_check_env_passes_for_every_registered_id(env_id):
     env = gym.make(env_id, **TINY, render_mode="ansi")
     check_env(env.unwrapped)

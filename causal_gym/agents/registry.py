@@ -42,6 +42,18 @@ AGENTS = MappingProxyType({
         "causal_gym.agents.baselines:AlgorithmAgent",
         "runs menu entry algorithm='A'..'G' and submits its output (without it: as pc-kci)",
     ),
+    "causalab-observe": AgentEntry(
+        "causal_gym.envs.causalab.baselines:ObservationRegressionAgent",
+        "CausaLab: least-squares frequency fit on the records given at the start, then predict",
+    ),
+    "causalab-random": AgentEntry(
+        "causal_gym.envs.causalab.baselines:RandomInterventionAgent",
+        "CausaLab: random interventions with the whole budget, then a least-squares fit (seeded)",
+    ),
+    "causalab-systematic": AgentEntry(
+        "causal_gym.envs.causalab.baselines:SystematicExperimenter",
+        "CausaLab: shift every property once, solve for the direct effects, verify, predict",
+    ),
     "llm": AgentEntry(
         "causal_gym.agents.llm:LLMAgent",
         "LLM over an OpenAI-compatible endpoint (model=..., base_url=...)",

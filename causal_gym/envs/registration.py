@@ -14,6 +14,17 @@ shown), for the six families. Every keyword of
 ``split``, ``budgets``, ``reward``, ...). No ``max_episode_steps`` is registered: the env ends
 every episode itself (turn budget, then one last turn and at most one retry), so a ``TimeLimit``
 wrapper would only be able to cut an episode before its graph is submitted and scored.
+
+CausaLab ids
+------------
+``CausaLab-{3..7}node-v0`` (linear, 2 prior records, 4(n-1) interventions),
+``CausaLab-4node-quad-v0`` (hard-quadratic), ``CausaLab-4node-hidden-v0`` (the ``4node-hidden-n1``
+setting; ``hidden={"count": 2, "values": (-50, 0, 50), "freqnode": True}`` or
+``setting="4node-hidden-freqnode-n2"`` pick another hidden variant),
+``CausaLab-{4,6}node-freqparent-v0`` and ``CausaLab-{4,6}node-golden-v0``. Every keyword of
+:class:`~causal_gym.envs.causalab.env.CausaLabEnv` can be passed to ``gym.make`` (``setting`` for
+any published setting, e.g. the scaling grid ``"4node-3o12i"``). No ``max_episode_steps``: the
+env's own step limit truncates and still writes the final info.
 """
 
 from __future__ import annotations
@@ -23,13 +34,33 @@ from types import MappingProxyType
 
 import gymnasium as gym
 
-__all__ = ["HEURESIS_FAMILIES", "ENV_DESCRIPTIONS", "register_envs"]
+__all__ = ["HEURESIS_FAMILIES", "CAUSALAB_SETTINGS", "ENV_DESCRIPTIONS", "register_envs"]
 
 HEURESIS_FAMILIES = ("lg", "anm", "hetero", "wild", "mixed", "gauntlet")
 """The Heuresis families, as :data:`causal_gym.envs.heuresis.families.FAMILIES` (kept literal here
 so registering imports nothing heavy; a test checks the two agree)."""
 
 _HEURESIS_ENTRY_POINT = "causal_gym.envs.heuresis.env:HeuresisEnv"
+_CAUSALAB_ENTRY_POINT = "causal_gym.envs.causalab.env:CausaLabEnv"
+
+CAUSALAB_SETTINGS: Mapping[str, str] = MappingProxyType({
+    **{f"CausaLab-{n}node-v0": f"{n}node" for n in range(3, 8)},
+    "CausaLab-4node-quad-v0": "4node-quad",
+    "CausaLab-4node-hidden-v0": "4node-hidden-n1",
+    **{f"CausaLab-{n}node-{variant}-v0": f"{n}node-{variant}" for variant in ("freqparent", "golden") for n in (4, 6)},
+})
+"""CausaLab id -> its default setting (a key of :data:`causal_gym.envs.causalab.suites.SETTINGS`,
+kept literal here so registering imports nothing; a test checks they exist)."""
+
+_CAUSALAB_TEXT = {
+    **{f"{n}node": f"{n} nodes, linear equations, shift interventions on a manipulator crystal" for n in range(3, 8)},
+    "4node-quad": "4 nodes, hard-quadratic equations",
+    "4node-hidden-n1": "4 nodes, a hidden disturbance on the manipulator (default: one affected node, h in {-5, 0, 5})",
+    "4node-freqparent": "4 nodes, the frequency may cause other properties",
+    "6node-freqparent": "6 nodes, the frequency may cause other properties",
+    "4node-golden": "4 nodes, an offline Golden intervention chain instead of online interventions",
+    "6node-golden": "6 nodes, an offline Golden intervention chain instead of online interventions",
+}
 
 _FAMILY_DATA = {
     "lg": "linear-Gaussian mechanisms",
@@ -52,6 +83,9 @@ ENV_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({
     )
     for guided in (False, True)
     for family in HEURESIS_FAMILIES
+} | {
+    env_id: f"CausaLab -- {_CAUSALAB_TEXT[setting]}"
+    for env_id, setting in CAUSALAB_SETTINGS.items()
 })
 """Registered id -> one-line description (what ``causal-gym list`` prints)."""
 
@@ -71,3 +105,6 @@ def register_envs() -> None:
                     kwargs={"family": family, "guided": guided},
                     max_episode_steps=None,
                 )
+    for env_id, setting in CAUSALAB_SETTINGS.items():
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point=_CAUSALAB_ENTRY_POINT, kwargs={"setting": setting}, max_episode_steps=None)

@@ -24,7 +24,7 @@ from causal_gym._validation import check_adjacency, check_count
 from causal_gym.graphs import meek
 from causal_gym.harness.budgets import WALL_TIME, Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
-from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox
+from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox, display_text
 from causal_gym.harness.working_graph import (
     RELATIONS,
     format_edge_list,
@@ -92,8 +92,6 @@ SUBMIT = Tool(
 )
 
 _ERROR_PREFIX = "error: "
-_CUT_MARK = "...[cut]"
-_ALLOWED = frozenset(TEXT_CHARSET)
 
 
 @dataclass(frozen=True)
@@ -587,19 +585,11 @@ class ToolEnv(gym.Env):
 
     # -- observation and info --------------------------------------------------------------------
 
-    def _display(self, text: str) -> str:
-        """``text`` with characters outside the observation's charset replaced by '?', cut to its length."""
-        shown = "".join(c if c in _ALLOWED else "?" for c in text)
-        limit = self.toolbox.text_max_length
-        if len(shown) <= limit:
-            return shown
-        return shown[: limit - len(_CUT_MARK)] + _CUT_MARK if limit > len(_CUT_MARK) else shown[:limit]
-
     def _observation(self) -> dict[str, Any]:
         return {
             "working_graph": self._graph.copy(),
             "budgets_remaining": self._budgets.fractions(),
-            "last_result": self._display(self._last_text),
+            "last_result": display_text(self._last_text, self.toolbox.text_max_length),
             "last_ok": np.int64(self._last_ok),
             "phase": np.int64(self._phase),
             **copy.deepcopy(self._extras),

@@ -45,7 +45,7 @@ from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count
 from causal_gym.harness.working_graph import variable_index, variable_name
 
-__all__ = ["FIELD_KINDS", "TEXT_CHARSET", "ActionField", "Tool", "ToolCall", "ToolError", "Toolbox"]
+__all__ = ["FIELD_KINDS", "TEXT_CHARSET", "ActionField", "Tool", "ToolCall", "ToolError", "Toolbox", "display_text"]
 
 FIELD_KINDS = ("node", "node_set", "choice", "text", "number")
 """The kinds of argument a tool can take."""
@@ -56,6 +56,16 @@ and dashes that edge lists are commonly written with."""
 
 _CHARSET = frozenset(TEXT_CHARSET)
 _REQUIRED_KINDS = ("node", "choice", "number")
+_CUT_MARK = "...[cut]"
+
+
+def display_text(text: str, limit: int) -> str:
+    """``text`` as a ``Text`` observation can hold it: characters outside :data:`TEXT_CHARSET` shown
+    as '?', cut to ``limit`` characters with a visible mark (the call record keeps the full text)."""
+    shown = "".join(c if c in _CHARSET else "?" for c in text)
+    if len(shown) <= limit:
+        return shown
+    return shown[: limit - len(_CUT_MARK)] + _CUT_MARK if limit > len(_CUT_MARK) else shown[:limit]
 _RAW_MAX_CHARS = 1000
 
 

@@ -3,9 +3,11 @@ and a held-out reactor crystal whose resonance frequency the agent predicts.
 
 Reads top-down: :mod:`.world` (the hidden mechanism, crystals, manipulator, episodes),
 :mod:`.suites` (the published settings and their seeded suites), :mod:`.loader` (the original
-JSONL configs, for comparison runs).
+JSONL configs, for comparison runs), :mod:`.hypothesis` (the DSL), :mod:`.scoring` (metrics),
+:mod:`.env` (the Gymnasium env) and :mod:`.baselines` (scripted agents).
 """
 
+from causal_gym.envs.causalab.env import CausaLabEnv
 from causal_gym.envs.causalab.loader import LabConfig, load_jsonl
 from causal_gym.envs.causalab.suites import SETTINGS, EpisodeSpec, suite, train_episode, train_seeds
 from causal_gym.envs.causalab.world import (
@@ -32,6 +34,7 @@ from causal_gym.envs.causalab.world import (
 )
 
 __all__ = [
+    "CausaLabEnv",
     "PROPERTIES",
     "FREQ",
     "FREQ_LABEL",

@@ -1,0 +1,895 @@
+"""The CausaLab environment: intervene on a manipulator crystal, then predict a reactor's frequency."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from causal_gym._jsonable import to_jsonable
+from causal_gym._validation import check_choice, check_count, check_real
+from causal_gym.envs.causalab.hypothesis import (
+    Hypothesis,
+    HypothesisError,
+    hypothesis_schema,
+    parse_hypothesis,
+    reproduces,
+    verify,
+)
+from causal_gym.envs.causalab.scoring import (
+    final_hypothesis,
+    hypothesis_metrics,
+    imec_size_for_targets,
+    task_success,
+    trajectory,
+)
+from causal_gym.envs.causalab.suites import SETTINGS, SPLITS, SUITE_SIZE, episode_seed
+from causal_gym.envs.causalab.world import (
+    FREQ,
+    FREQ_LABEL,
+    MAX_TARGET,
+    PROPERTIES,
+    Episode,
+    HiddenSpec,
+    Manipulator,
+    Setting,
+    make_episode,
+)
+from causal_gym.harness.budgets import Budgets
+from causal_gym.harness.record import CallRecord, EpisodeLog
+from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, Toolbox, ToolError, display_text
+
+__all__ = [
+    "COLUMNS",
+    "TOOLS",
+    "REWARDS",
+    "SUCCESS_RULES",
+    "BUDGET_NAMES",
+    "SOURCES",
+    "VALUE_BOUND",
+    "FREQ_PARENT_NOTE",
+    "CausaLabEnv",
+]
+
+COLUMNS = (*PROPERTIES, FREQ)
+"""Columns of every value vector of the observation: the 8 pool properties, then the frequency."""
+
+TOOLS = ("intervene", "enter_reactor", "submit", "verify", "hypothesize", "give_up")
+"""Tool names in the order of the typed action's ``"tool"`` index."""
+
+REWARDS = ("success", "edge_f1", "success+edge_f1")
+"""Final-step rewards: task success (1/0), the final hypothesis's all-edge F1, or their sum."""
+
+SUCCESS_RULES = ("strict", "original")
+"""See :func:`causal_gym.envs.causalab.scoring.task_success`."""
+
+BUDGET_NAMES = ("interventions", "steps", "submissions")
+"""Budgets of an episode, in the order of the ``"budgets_remaining"`` observation."""
+
+SOURCES = ("prior", "golden", "manipulator")
+"""Where a record comes from (the ``"record_source"`` observation): an observed crystal, a step of
+the Golden intervention chain, or a reading of the manipulator (its start state or an
+intervention's result)."""
+
+VALUE_BOUND = 1e4
+"""Intervention setpoints lie in ``[-VALUE_BOUND, VALUE_BOUND]``."""
+
+FREQ_PARENT_NOTE = "The resonance frequency may itself influence other properties."
+"""The sentence of the task statement that tells an agent it plays the FreqParent variant."""
+
+MANIPULATOR_PHASE, REACTOR_PHASE, LAB_DONE = 0, 1, 2
+RUNNING, DONE = 0, 2
+_TRAIN_DRAWS = 2**31 - 1  # train-stream indices a seed can draw
+_ERROR = "error: "
+
+_HYPOTHESIS_HELP = (
+    "Optional: your current hypothesis, a JSON object {\"edges\": [{\"from\": A, \"to\": B}, ...], "
+    "\"freq_equation\": \"resonanceFreq = base + c_A*A + ...\", \"coefficients\": {\"base\": number, "
+    "\"c_A\": number, ...}} (or that object as a JSON string). The call runs even if the hypothesis is "
+    "invalid; the result then says what to fix."
+)
+
+_FIELDS = (
+    ActionField("property", "choice", "The crystal property to set (must be one of this episode's properties).",
+                tuple(PROPERTIES)),
+    ActionField("value", "number", "The value to set the property to.", bounds=(-VALUE_BOUND, VALUE_BOUND)),
+    ActionField("frequency", "number", "Predicted resonance frequency of the reactor crystal, in Hz.",
+                bounds=(0.0, MAX_TARGET)),
+    ActionField("hypothesis", "text", _HYPOTHESIS_HELP),
+)
+
+_TOOLS = (
+    Tool("intervene", "Set one property of the manipulator crystal to a value and read every property of the "
+         "crystal afterwards (manipulator phase only).", ("property", "value", "hypothesis"),
+         ("property", "value"), "interventions"),
+    Tool("enter_reactor", "Leave the manipulator for good and move to the reactor: its properties (not its "
+         "frequency) are shown.", ("hypothesis",)),
+    Tool("submit", "Submit a prediction of the reactor crystal's resonance frequency (reactor phase only).",
+         ("frequency", "hypothesis"), ("frequency",), "submissions"),
+    Tool("verify", "Check the frequency equation of a hypothesis against every record collected so far.",
+         ("hypothesis",), ("hypothesis",)),
+    Tool("hypothesize", "State a hypothesis without doing anything else.", ("hypothesis",), ("hypothesis",)),
+    Tool("give_up", "End the episode without a (further) prediction.", ("hypothesis",)),
+)
+
+
+@dataclass
+class _Outcome:
+    """One step's result before it is recorded; ``end`` names why the episode ends, if it does."""
+
+    ok: bool
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    cost: dict[str, float] = field(default_factory=dict)
+    end: str | None = None
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _resolve_setting(setting: str | Setting) -> tuple[str, Setting]:
+    """The setting and the name of a published setting over the same graph family (for its seeds)."""
+    if isinstance(setting, str):
+        return check_choice(setting, SETTINGS, "setting"), SETTINGS[setting]
+    if not isinstance(setting, Setting):
+        raise ValueError(f"setting must be a name in SETTINGS or a Setting, got {setting!r}")
+    same = [name for name, s in SETTINGS.items() if s == setting]
+    key = (setting.n_nodes, setting.freq_parent)
+    family = [name for name, s in SETTINGS.items() if (s.n_nodes, s.freq_parent) == key]
+    if not same and not family:
+        raise ValueError(
+            f"no published suite shares the graph family (n_nodes={setting.n_nodes}, freq_parent="
+            f"{setting.freq_parent}) of this Setting, so its episodes have no seeds; use n_nodes 3-7 "
+            "(freq_parent with 4 or 6)"
+        )
+    return (same or family)[0], setting
+
+
+def _hidden_spec(hidden: HiddenSpec | Mapping[str, Any]) -> HiddenSpec:
+    if isinstance(hidden, HiddenSpec):
+        return hidden
+    if not isinstance(hidden, Mapping):
+        raise ValueError(f"hidden must be a HiddenSpec or a dict of its fields, got {hidden!r}")
+    known = {f.name for f in dataclasses.fields(HiddenSpec)}
+    if set(hidden) - known:
+        raise ValueError(f"hidden has unknown keys {sorted(set(hidden) - known)}; valid: {sorted(known)}")
+    values = dict(hidden)
+    if "values" in values:
+        values["values"] = tuple(values["values"])
+    return HiddenSpec(**values)
+
+
+class CausaLabEnv(gym.Env):
+    """CausaLab: find the hidden mechanism of a crystal by intervening on it, then predict a reactor crystal.
+
+    ## Description
+
+    The re-implementation of the CausaLab benchmark (spec ``shared/specs/causalab.md``). A hidden
+    structural causal model links ``n - 1`` crystal properties (drawn from the pool of
+    :data:`~causal_gym.envs.causalab.world.PROPERTIES`) and the target ``resonanceFreq``; every
+    edge adds ``c * parent`` (linear family, integer ``c`` in 1..3) or ``c2 * p**2 + c1 * p``
+    (hard-quadratic family) to its child. Three kinds of crystal share the mechanism and differ
+    only in their exogenous terms:
+
+    - *prior records*: observed crystals, every property and the frequency (Golden: two bootstrap
+      records followed by an offline intervention chain);
+    - the *manipulator*: a crystal whose properties the agent sets (shift interventions: the set
+      property shows the value and keeps following its own parents afterwards; descendants are
+      recomputed; settings accumulate). Its start state is shown for free;
+    - the *reactor*: a crystal whose properties are shown once the agent enters the reactor phase
+      and whose frequency the agent predicts.
+
+    The manipulator phase comes first; ``enter_reactor`` moves to the reactor phase for good.
+    With a hidden disturbance (the ``4node-hidden-*`` settings) a hidden ``h``, redrawn after
+    every intervention, shifts what the manipulator *displays* on some nodes; records, the
+    reactor and the target are unaffected. In the reactor dialog, constant decoy readings
+    (:data:`~causal_gym.envs.causalab.world.DECOY_READINGS`) are shown for pool properties that
+    are not in the graph (``decoys``, on by default as in the original).
+
+    Every tool carries an optional ``hypothesis`` in the CausaLab DSL
+    (:mod:`causal_gym.envs.causalab.hypothesis`): a claimed graph and the frequency equation
+    with its coefficients. Whatever hypothesis a step carries is the agent's current hypothesis;
+    an invalid one does not void the call (the call runs, its result says what is wrong). It is
+    scored after the episode against the hidden SCM, step by step (:mod:`.scoring`).
+
+    | Tool            | Arguments                | Does                                              | Cost |
+    |-----------------|--------------------------|---------------------------------------------------|------|
+    | ``intervene``   | ``property``, ``value``  | sets a manipulator property, shows all readings   | 1 intervention |
+    | ``enter_reactor`` | --                     | locks the manipulator, shows the reactor          | -- |
+    | ``submit``      | ``frequency``            | predicts the reactor's frequency                  | 1 submission |
+    | ``verify``      | ``hypothesis``           | checks its frequency equation on every record so far | -- |
+    | ``hypothesize`` | ``hypothesis``           | states a hypothesis, nothing else                 | -- |
+    | ``give_up``     | --                       | ends the episode                                  | -- |
+
+    Every call (also a rejected one) costs one step. ``intervene`` works only in the manipulator
+    phase, on a property of this episode, with interventions left; ``submit`` only in the reactor
+    phase. A call that breaks these rules returns an error and costs only its step. "Records so
+    far" for ``verify`` are the prior (and Golden) records plus every manipulator reading: the
+    start state and each intervention's result, as displayed.
+
+    ## Action Space
+
+    A ``Dict`` (see :mod:`causal_gym.harness.toolbox`): ``"tool"`` ``Discrete(6)`` in the order of
+    :data:`TOOLS`, ``"property"`` ``Discrete(8)`` (pool order), ``"value"``
+    ``Box(-1e4, 1e4, (1,))``, ``"frequency"`` ``Box(0, 1e4, (1,))`` and ``"hypothesis"``
+    ``Text`` (empty: no hypothesis). A tool ignores the fields it does not use. LLM agents use
+    :meth:`tool_specs` (after ``reset`` the ``hypothesis`` argument carries the episode's JSON
+    schema, :func:`~causal_gym.envs.causalab.hypothesis.hypothesis_schema`) and
+    :meth:`parse_tool_call`, which returns the typed action or a
+    :class:`~causal_gym.harness.ToolError`; stepping with a ``ToolError`` plays an invalid action
+    (one step, nothing else), so malformed calls come back as error messages. A non-numeric or
+    out-of-range value or frequency is such an invalid action.
+
+    ## Observation Space
+
+    Value vectors have the 9 columns of :data:`COLUMNS` (the pool, then the frequency); columns
+    of properties not in the graph are 0. ``R = n_prior_records + golden chain cap + 1 +
+    intervention_budget`` is the largest number of records an episode can collect.
+
+    | Key                   | Space                        | Meaning |
+    |-----------------------|------------------------------|---------|
+    | ``records``           | ``Box(-inf, inf, (R, 9))``   | every record so far (see below); empty rows 0 |
+    | ``record_mask``       | ``MultiBinary(R)``           | 1 for the rows that hold a record |
+    | ``record_source``     | ``MultiDiscrete([3] * R)``   | index into :data:`SOURCES` (0 for empty rows) |
+    | ``record_target``     | ``MultiDiscrete([9] * R)``   | 0: none; ``k + 1``: pool property ``k`` was set |
+    | ``in_graph``          | ``MultiBinary(9)``           | columns that are nodes of the episode's graph |
+    | ``manipulator``       | ``Box(-inf, inf, (9,))``     | current manipulator readings, as displayed |
+    | ``reactor``           | ``Box(-inf, inf, (9,))``     | reactor readings and decoys once visible, else 0 |
+    | ``reactor_visible``   | ``Discrete(2)``              | 1 from ``enter_reactor`` on |
+    | ``budgets_remaining`` | ``Box(0, 1, (3,), float32)`` | share left of interventions, steps, submissions |
+    | ``lab_phase``         | ``Discrete(3)``              | 0 manipulator, 1 reactor, 2 done |
+    | ``phase``             | ``Discrete(3)``              | tool-env convention: 0 running, 2 done |
+    | ``last_result``       | ``Text(text_max_length)``    | last result; after ``reset`` the start message |
+    | ``last_ok``           | ``Discrete(2)``              | 0 after an error or a rejected call |
+
+    Records are in order: prior records, the Golden chain, then the manipulator readings (start
+    state, then one per intervention). The reactor's frequency column is always 0. A budget share
+    is 0 when the budget itself is 0. ``phase`` follows the convention of the other causal_gym
+    tool envs (which the LLM agent reads); its value 1, a harness "last turn", never occurs here.
+
+    ``info`` holds ``"phase"``, ``"lab_phase"``, ``"budgets_remaining"`` (absolute amounts),
+    ``"action_mask"`` (a ``Dict.sample`` mask: the tools valid in this phase with the budgets
+    left, and the properties of this episode) and, after a step, ``"result"`` (the structured
+    result, with ``"hypothesis"``: whether the step stated one and whether it was valid). The info
+    of ``reset`` adds ``"episode"`` (setting, split, index).
+
+    ## Rewards
+
+    0 on every step but the last, where it is (``reward=``) 1.0 on success else 0.0
+    (``"success"``, default), the all-edge F1 of the final hypothesis (``"edge_f1"``), or their
+    sum (``"success+edge_f1"``).
+
+    ## Starting State
+
+    ``reset(seed=, options=)`` draws a test index and a train index from ``self.np_random``
+    (both always, so the streams do not depend on the options) and plays:
+
+    - ``options={"split": "test", "instance": k}`` (or just ``{"instance": k}``): episode ``k``
+      of the setting's 50-episode suite (:func:`causal_gym.envs.causalab.suites.suite`);
+    - ``{"split": "train", "instance": k}``: train-stream episode ``k`` (disjoint from the test
+      suite); without ``"instance"`` the drawn index of the split;
+    - no options: a train-stream episode drawn from the seed, so RL loops and ``check_env`` never
+      replay the test suite.
+
+    The episode (graph, equations, records, crystals, hidden draws) is a pure function of the
+    setting and the index (:func:`causal_gym.envs.causalab.world.make_episode`).
+
+    ## Episode End
+
+    ``terminated``: a successful submission (|prediction - target| < ``success_tol``; rule
+    ``success_rule``), a wrong submission when none is left (``max_submissions``, default 2: the
+    original effectively allowed two), or ``give_up``. ``truncated``: the step limit
+    (``step_limit``, default ``2 * intervention_budget + 24``, the original's allowance of env
+    calls) ran out first. There are no other limits: a run of errors only uses steps. The final
+    info holds
+
+    - ``success``, ``prediction`` (last submitted, or None), ``target``, ``abs_error``,
+      ``submissions`` (every submitted value), ``end_reason`` (``"success"``,
+      ``"out_of_submissions"``, ``"give_up"``, ``"step_limit"``);
+    - ``metrics``: :func:`~causal_gym.envs.causalab.scoring.hypothesis_metrics` of the final
+      hypothesis (the last valid one with an edge; None scores as an empty claim) and
+      ``final_hypothesis`` (its JSON, or None);
+    - ``trajectory``: the metrics after every step (:func:`~.scoring.trajectory`);
+    - ``imec_size``: size of the interventional MEC of the true DAG given the properties
+      intervened on in the agent's data (its own interventions and the Golden chain);
+    - ``budget_used_at_commit``: interventions used when the agent entered the reactor (or by the
+      end, if it never did); ``final_reproduces``: whether the final hypothesis reproduces every
+      record the agent collected (:func:`~.hypothesis.reproduces`; None without one);
+      ``n_invalid_hypotheses``, ``n_hypotheses`` (steps that stated a valid one);
+    - ``truth``: the episode with its hidden SCM (:meth:`Episode.to_dict`), for analysis.
+
+    Nothing derived from the truth appears before: observations, non-final infos, results and the
+    record hold only displayed readings (the hidden ``h`` included only as it moves the display).
+
+    ## Arguments
+
+    | Parameter            | Default        | Description |
+    |----------------------|----------------|-------------|
+    | ``setting``          | ``"4node"``    | a name in :data:`~.suites.SETTINGS` or a :class:`Setting` |
+    | ``n_prior_records``  | None           | override (the scaling grids ``XoYi``) |
+    | ``intervention_budget`` | None        | override |
+    | ``hidden``           | None           | override the hidden disturbance (see below) |
+    | ``decoys``           | None           | override the setting's decoy readings |
+    | ``step_limit``       | None           | steps per episode; None: ``2 * intervention_budget + 24`` |
+    | ``success_tol``      | 5.0            | Hz |
+    | ``success_rule``     | ``"strict"``   | or ``"original"`` (the released code's integer truncation) |
+    | ``weight_tol``       | 1e-6           | tolerance of the frequency-weight metric |
+    | ``max_submissions``  | 2              | |
+    | ``oracle_chains``    | False          | Oracle control: interventions also list the changed chains |
+    | ``reward``           | ``"success"``  | one of :data:`REWARDS` |
+    | ``render_mode``      | None           | ``"ansi"`` |
+    | ``text_max_length``  | 8000           | longest text argument and result shown |
+
+    ``hidden`` is a :class:`HiddenSpec` or a dict of its fields (``count``, ``values``,
+    ``freqnode``, ``edge_weight``). Overrides keep the setting's graphs: seeds depend only on the
+    node count and the FreqParent flag (:func:`causal_gym.envs.causalab.suites.episode_seed`).
+
+    ```python
+    >>> import gymnasium as gym, causal_gym
+    >>> env = gym.make("CausaLab-4node-v0")
+    >>> obs, info = env.reset(seed=0, options={"instance": 3})
+    >>> int(obs["record_mask"].sum()), env.unwrapped.budgets()["interventions"]
+    (3, 12.0)
+
+    ```
+
+    ## Vectorized environment
+
+    ``gym.make_vec("CausaLab-4node-v0", num_envs=4)``; episodes have different lengths and
+    autoreset.
+
+    ## Version History
+
+    * v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        setting: str | Setting = "4node",
+        *,
+        n_prior_records: int | None = None,
+        intervention_budget: int | None = None,
+        hidden: HiddenSpec | Mapping[str, Any] | None = None,
+        decoys: bool | None = None,
+        step_limit: int | None = None,
+        success_tol: float = 5.0,
+        success_rule: str = "strict",
+        weight_tol: float = 1e-6,
+        max_submissions: int = 2,
+        oracle_chains: bool = False,
+        reward: str = "success",
+        render_mode: str | None = None,
+        text_max_length: int = 8000,
+    ) -> None:
+        self.setting_name, base = _resolve_setting(setting)
+        changes: dict[str, Any] = {}
+        if n_prior_records is not None:
+            changes["n_prior_records"] = check_count(n_prior_records, "n_prior_records", 0)
+        if intervention_budget is not None:
+            changes["intervention_budget"] = check_count(intervention_budget, "intervention_budget", 0)
+        if hidden is not None:
+            changes["hidden"] = _hidden_spec(hidden)
+        if decoys is not None:
+            if not isinstance(decoys, (bool, np.bool_)):
+                raise ValueError(f"decoys must be True, False or None, got {decoys!r}")
+            changes["decoys"] = bool(decoys)
+        self.setting: Setting = dataclasses.replace(base, **changes) if changes else base
+        budget = int(self.setting.intervention_budget)  # type: ignore[arg-type]
+        self.step_limit = check_count(step_limit, "step_limit", 1) if step_limit is not None else 2 * budget + 24
+        self.success_tol = check_real(success_tol, "success_tol", 0.0, strict=True)
+        self.success_rule = check_choice(success_rule, SUCCESS_RULES, "success_rule")
+        self.weight_tol = check_real(weight_tol, "weight_tol", 0.0)
+        self.max_submissions = check_count(max_submissions, "max_submissions", 1)
+        if not isinstance(oracle_chains, (bool, np.bool_)):
+            raise ValueError(f"oracle_chains must be True or False, got {oracle_chains!r}")
+        self.oracle_chains = bool(oracle_chains)
+        self.reward = check_choice(reward, REWARDS, "reward")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        text_max_length = check_count(text_max_length, "text_max_length", 1)
+        self.toolbox = Toolbox(_TOOLS, _FIELDS, d=len(COLUMNS), text_max_length=text_max_length)
+        golden_cap = self.setting.golden_max_length if self.setting.golden else 0
+        self.max_records = self.setting.n_prior_records + golden_cap + 1 + budget
+        r, c = self.max_records, len(COLUMNS)
+        self.observation_space = spaces.Dict(
+            {
+                "records": spaces.Box(-np.inf, np.inf, (r, c), dtype=np.float64),
+                "record_mask": spaces.MultiBinary(r),
+                "record_source": spaces.MultiDiscrete(np.full(r, len(SOURCES))),
+                "record_target": spaces.MultiDiscrete(np.full(r, len(PROPERTIES) + 1)),
+                "in_graph": spaces.MultiBinary(c),
+                "manipulator": spaces.Box(-np.inf, np.inf, (c,), dtype=np.float64),
+                "reactor": spaces.Box(-np.inf, np.inf, (c,), dtype=np.float64),
+                "reactor_visible": spaces.Discrete(2),
+                "budgets_remaining": spaces.Box(0.0, 1.0, (len(BUDGET_NAMES),), dtype=np.float32),
+                "lab_phase": spaces.Discrete(3),
+                "phase": spaces.Discrete(3),
+                "last_result": spaces.Text(self.toolbox.text_max_length, min_length=0, charset=TEXT_CHARSET),
+                "last_ok": spaces.Discrete(2),
+            },
+            sort_keys=False,
+        )
+        self.action_space = self.toolbox.action_space()
+        self._episode: Episode | None = None
+
+    # -- the public interface ------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start an episode (see *Starting State* in the class docstring).
+
+        Raises
+        ------
+        ValueError
+            On an unknown option, split, or an instance outside the test suite.
+        """
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = sorted(set(options) - {"split", "instance"})
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid options are 'split' and 'instance'")
+        drawn = {"test": int(self.np_random.integers(SUITE_SIZE)), "train": int(self.np_random.integers(_TRAIN_DRAWS))}
+        split = check_choice(options.get("split", "test" if "instance" in options else "train"), SPLITS, "split")
+        index = check_count(options.get("instance", drawn[split]), "options['instance']", 0)
+        episode = make_episode(episode_seed(self.setting_name, index, split), self.setting)
+        self._episode = episode
+        self._where = {"setting": self.setting_name, "split": split, "index": index}
+        self._scm = episode.scm
+        self._manipulator: Manipulator = episode.manipulator(self.oracle_chains)
+        self._rows: list[tuple[dict[str, float], int, str | None]] = []
+        for record in episode.prior_records:
+            self._rows.append((dict(record.values), 0, None))
+        for record in episode.golden_chain:
+            self._rows.append((dict(record.values), 1, record.intervention[0] if record.intervention else None))
+        self._rows.append((self._manipulator.values, 2, None))
+        self._budgets = Budgets(dict(zip(BUDGET_NAMES, self.budgets().values())))
+        self._log = EpisodeLog()
+        self._steps: list[Hypothesis | HypothesisError | None] = []
+        self._lab_phase = MANIPULATOR_PHASE
+        self._targets: list[str] = [t for _, source, t in self._rows if source == 1 and t is not None]
+        self._submissions: list[float] = []
+        self._success = False
+        self._commit_used: float | None = None
+        self._step_count = 0
+        self._last_text = self._start_message()
+        self._last_ok = True
+        info = self._info()
+        info["episode"] = dict(self._where)
+        return self._observation(), info
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Play one action: a typed action (element of ``action_space``) or a ``ToolError``.
+
+        Raises
+        ------
+        RuntimeError
+            If called before ``reset`` or after the episode ended (loop errors, not agent input).
+        """
+        if self._episode is None:
+            raise RuntimeError("call reset() before step()")
+        if self._lab_phase == LAB_DONE:
+            raise RuntimeError("the episode has ended; call reset() to start a new one")
+        start = time.perf_counter()
+        self._step_count += 1
+        self._budgets.charge("steps", 1)
+        call = action if isinstance(action, ToolError) else self.toolbox.decode(action)
+        if isinstance(call, ToolError):
+            stated: Hypothesis | HypothesisError | None = None
+            outcome = _Outcome(False, _ERROR + call.message)
+            tool, arguments = call.tool, {"raw": call.raw}
+        else:
+            stated = self._read_hypothesis(call.arguments["hypothesis"])
+            outcome = getattr(self, f"_tool_{call.tool}")(call.arguments, stated)
+            tool, arguments = call.tool, call.to_dict()["arguments"]
+            self._annotate(call, stated, outcome)
+        self._steps.append(stated)
+        if outcome.end is None and "steps" in self._budgets.exhausted():
+            outcome.end = "step_limit"
+            outcome.text += f"\nThe step limit ({self.step_limit}) is reached; the episode is over."
+        self._log.append(
+            CallRecord(
+                step=self._step_count,
+                tool=tool,
+                arguments=arguments,
+                ok=outcome.ok,
+                result_text=outcome.text,
+                data=to_jsonable(outcome.data),
+                cost={"steps": 1.0, **{k: float(v) for k, v in outcome.cost.items()}},
+                wall_time=time.perf_counter() - start,
+            )
+        )
+        self._last_text, self._last_ok = outcome.text, outcome.ok
+        if outcome.end is None:
+            return self._observation(), 0.0, False, False, self._info(outcome.data)
+        return self._finish(outcome)
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """OpenAI function-calling schemas of every tool.
+
+        After ``reset`` the ``hypothesis`` argument is described by the episode's JSON schema
+        (:func:`~causal_gym.envs.causalab.hypothesis.hypothesis_schema`); :meth:`parse_tool_call`
+        accepts it as an object or as a JSON string.
+        """
+        schemas = self.toolbox.openai_schemas()
+        if self._episode is None:
+            return schemas
+        schema = hypothesis_schema(self._scm.properties, self._scm.kind)
+        for spec in schemas:
+            properties = spec["function"]["parameters"]["properties"]
+            if "hypothesis" in properties:
+                properties["hypothesis"] = {**schema, "description": _HYPOTHESIS_HELP}
+        return schemas
+
+    def parse_tool_call(self, name: Any, arguments: Any) -> dict[str, Any] | ToolError:
+        """Convert an LLM tool call to the typed action, or to the ``ToolError`` to step with.
+
+        A ``hypothesis`` given as a JSON object is carried as its JSON text.
+        """
+        if isinstance(arguments, str) and arguments.strip():
+            try:
+                loaded = json.loads(arguments)
+            except (ValueError, RecursionError):
+                loaded = None
+            if isinstance(loaded, dict):
+                arguments = loaded
+        if isinstance(arguments, Mapping) and isinstance(arguments.get("hypothesis"), (dict, list)):
+            try:
+                arguments = {**arguments, "hypothesis": json.dumps(arguments["hypothesis"])}
+            except (TypeError, ValueError, RecursionError):
+                pass  # the toolbox reports the argument as not a string
+        call = self.toolbox.parse_tool_call(name, arguments)
+        return call if isinstance(call, ToolError) else self.toolbox.encode(call)
+
+    def record(self) -> EpisodeLog:
+        """The call record of the current (or last) episode: tool, arguments, result, cost, wall time."""
+        self._require_episode()
+        return self._log
+
+    def budgets(self) -> dict[str, float]:
+        """Budget limits of the episode: interventions, steps, submissions."""
+        return {
+            "interventions": float(self.setting.intervention_budget),  # type: ignore[arg-type]
+            "steps": float(self.step_limit),
+            "submissions": float(self.max_submissions),
+        }
+
+    def task_description(self) -> str:
+        """The task statement for LLM agents: the lab, the properties, the budgets, the DSL and the rules."""
+        setting = self.setting
+        if self._episode is None:
+            listing = f"{setting.n_nodes - 1} crystal properties (named when an episode starts)"
+            x, other = "density", "ph"
+        else:
+            names = self._scm.controllable
+            listing = ", ".join(f"{p} ({PROPERTIES[p]})" for p in names)
+            x, other = names[0], names[-1]
+        if setting.kind == "quadratic":
+            equation = f"{FREQ} = base + c_{x}_2*{x}^2 + c_{x}_1*{x}"
+            coefficients = {"base": 120.5, f"c_{x}_2": 0.012, f"c_{x}_1": -1.2}
+            form = ("each causal influence is a quadratic term c2*p^2 + c1*p of the parent p added to the child; "
+                    "a property with parents also has its own crystal-specific base value")
+        else:
+            equation = f"{FREQ} = base + c_{x}*{x}"
+            coefficients = {"base": 20, f"c_{x}": 2}
+            form = ("each causal influence adds a constant multiple of the parent to the child; a property with "
+                    "parents also has its own crystal-specific base value")
+        edges = [{"from": other, "to": x}] if other != x else []
+        example = json.dumps({"edges": [*edges, {"from": x, "to": FREQ}], "freq_equation": equation,
+                              "coefficients": coefficients})
+        parts = [
+            "You work in a crystal laboratory. Every crystal has these properties: "
+            f"{listing}, and a resonance frequency resonanceFreq ({FREQ_LABEL}). One hidden causal mechanism, "
+            f"shared by every crystal, links the properties to each other and to the frequency: {form}. Crystals "
+            "differ only in those base values. Every reading is shown rounded to 2 decimals.",
+        ]
+        if setting.freq_parent:
+            parts.append(FREQ_PARENT_NOTE)
+        if setting.golden:
+            parts.append(
+                f"You get {setting.n_prior_records} prior records of observed crystals, then a chain of intervention "
+                "records: the first one starts from the state of prior record 1, and each record shows every reading "
+                "of that crystal after the named property was set to the given value, continuing from the record "
+                "before. You cannot intervene yourself."
+            )
+        else:
+            parts.append(
+                f"You get {setting.n_prior_records} prior records: observed crystals with every property and the "
+                "frequency."
+            )
+        parts.append(
+            "Manipulator phase: the property manipulator holds one crystal; its readings are shown for free. "
+            f"intervene sets one property to a value (budget: {setting.intervention_budget} interventions). The set "
+            "property shows that value and still moves with its own causes afterwards; everything it influences is "
+            "recomputed, and settings accumulate. Reactor phase: enter_reactor locks the manipulator for good and "
+            "shows the properties of the reactor crystal, whose frequency is hidden. Predict it with submit."
+        )
+        tol = f"{self.success_tol:g} Hz"
+        rule = (f"|prediction - true frequency| < {tol}" if self.success_rule == "strict" else
+                f"int(prediction) == int(true frequency) or |int(prediction) - true frequency| < {tol}")
+        parts.append(
+            f"Success: the reactor activates when {rule}. You have {self.max_submissions} submission(s) (predictions "
+            f"from 0 to {MAX_TARGET:g} Hz); the episode ends on success, after the last submission, on give_up, or "
+            f"after {self.step_limit} steps. Every tool call, also a rejected one, is a step."
+        )
+        parts.append(
+            "Hypotheses: every tool takes an optional 'hypothesis': your current claim about the mechanism, as JSON "
+            f"{example}. "
+            "Edges are directed (from cause to effect) over the properties and resonanceFreq; freq_equation has "
+            "'base' plus one term per parent of resonanceFreq in edges, joined by '+', and coefficients gives "
+            "'base' and every coefficient used (non-zero numbers; signs go into the values). Your hypotheses are "
+            "scored against the true mechanism. verify checks a hypothesis's frequency equation against every "
+            "record so far (prior records and all manipulator readings); hypothesize only states one."
+        )
+        return "\n\n".join(parts)
+
+    def render(self) -> str | None:
+        """A records table, the manipulator, the reactor and the phase, as text (``"ansi"``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            return None
+        self._require_episode()
+        names = (*self._scm.controllable, FREQ)
+        width = max(10, *(len(n) for n in names))
+        header = f"{'#':>3} {'source':<12} {'set':<14}" + "".join(f"{n:>{width + 1}}" for n in names)
+        lines = [header]
+        for k, (values, source, target) in enumerate(self._rows):
+            cells = "".join(f"{_fmt(values[n]):>{width + 1}}" for n in names)
+            lines.append(f"{k:>3} {SOURCES[source]:<12} {target or '':<14}{cells}")
+        manipulator = ", ".join(f"{n}={_fmt(v)}" for n, v in self._manipulator.values.items())
+        phase = ("manipulator", "reactor", "done")[self._lab_phase]
+        remaining = ", ".join(f"{k} {v:g}" for k, v in self._remaining().items())
+        reactor = "hidden"
+        if self._lab_phase != MANIPULATOR_PHASE:
+            reactor = ", ".join(f"{n}={_fmt(v)}" for n, v in self._reactor_readings().items())
+        return (f"{chr(10).join(lines)}\nmanipulator: {manipulator}\nreactor: {reactor}\n"
+                f"lab phase: {phase}; remaining: {remaining}\n")
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    def _tool_intervene(self, arguments: Mapping[str, Any], _: Any) -> _Outcome:
+        node, value = arguments["property"], float(arguments["value"])
+        if self._lab_phase != MANIPULATOR_PHASE:
+            return _Outcome(False, _ERROR + "the manipulator is locked: you are in the reactor phase")
+        if node not in self._scm.controllable:
+            return _Outcome(False, _ERROR + f"{node} is not a property of this crystal; the properties are "
+                            f"{', '.join(self._scm.controllable)} (no intervention was used)")
+        if not self._budgets.charge("interventions", 1):
+            return _Outcome(False, _ERROR + "no interventions left; enter the reactor when you are ready")
+        result = self._manipulator.intervene(node, value)
+        values = dict(result.values)
+        self._rows.append((values, 2, node))
+        self._targets.append(node)
+        left = self._remaining()["interventions"]
+        readings = ", ".join(f"{n}={_fmt(v)}" for n, v in values.items())
+        text = f"Set {node} to {_fmt(value)}. Manipulator readings: {readings}. Interventions left: {left:g}."
+        data: dict[str, Any] = {"property": node, "value": value, "values": values, "changed": list(result.changed),
+                                "interventions_left": left}
+        if result.chains is not None:
+            data["chains"] = [list(c) for c in result.chains]
+            shown = "; ".join(" -> ".join(c) for c in result.chains) or "none"
+            text += f" Changed causal chains to the frequency: {shown}."
+        return _Outcome(True, text, data, {"interventions": 1.0})
+
+    def _tool_enter_reactor(self, arguments: Mapping[str, Any], _: Any) -> _Outcome:
+        if self._lab_phase != MANIPULATOR_PHASE:
+            return _Outcome(False, _ERROR + "you are already in the reactor phase")
+        self._lab_phase = REACTOR_PHASE
+        self._commit_used = self._used("interventions")
+        readings = self._reactor_readings()
+        shown = ", ".join(f"{n}={_fmt(v)}" for n, v in readings.items())
+        return _Outcome(
+            True,
+            f"The manipulator is locked. Reactor crystal readings: {shown}. Its resonance frequency is unknown; "
+            f"submit your prediction ({self._remaining()['submissions']:g} submission(s)).",
+            {"reactor": readings},
+        )
+
+    def _tool_submit(self, arguments: Mapping[str, Any], _: Any) -> _Outcome:
+        if self._lab_phase != REACTOR_PHASE:
+            return _Outcome(False, _ERROR + "enter the reactor (enter_reactor) before submitting a prediction")
+        value = float(arguments["frequency"])
+        self._budgets.charge("submissions", 1)
+        self._submissions.append(value)
+        target = self._episode.target  # type: ignore[union-attr]
+        success = task_success(value, target, self.success_tol, self.success_rule)
+        left = self._remaining()["submissions"]
+        data = {"frequency": value, "activated": success, "submissions_left": left}
+        if success:
+            self._success = True
+            return _Outcome(True, f"Submitted {_fmt(value)} Hz: the reactor activated. Success.", data,
+                            {"submissions": 1.0}, end="success")
+        if left <= 0:
+            return _Outcome(False, f"Submitted {_fmt(value)} Hz: the reactor did not activate. No submissions left; "
+                            "the episode is over.", data, {"submissions": 1.0}, end="out_of_submissions")
+        return _Outcome(False, f"Submitted {_fmt(value)} Hz: the reactor did not activate. Submissions left: {left:g}.",
+                        data, {"submissions": 1.0})
+
+    def _tool_verify(self, arguments: Mapping[str, Any], stated: Hypothesis | HypothesisError | None) -> _Outcome:
+        if not isinstance(stated, Hypothesis):
+            return _Outcome(False, _ERROR + "nothing to verify: the hypothesis is invalid")
+        result = verify(stated, [values for values, _, _ in self._rows])
+        data = {"ok": result.ok, "n_records": result.n_records, "max_abs_error": result.max_abs_error,
+                "worst_record_index": result.worst_record_index}
+        return _Outcome(True, f"Verify: {result.message}.", {"verify": data})
+
+    def _tool_hypothesize(self, arguments: Mapping[str, Any], stated: Hypothesis | HypothesisError | None) -> _Outcome:
+        if not isinstance(stated, Hypothesis):
+            return _Outcome(False, _ERROR + "the hypothesis was not recorded")
+        return _Outcome(True, "Hypothesis noted.")
+
+    def _tool_give_up(self, arguments: Mapping[str, Any], _: Any) -> _Outcome:
+        return _Outcome(True, "You gave up; the episode is over.", end="give_up")
+
+    # -- hypotheses --------------------------------------------------------------------------------
+
+    def _read_hypothesis(self, text: str) -> Hypothesis | HypothesisError | None:
+        if not text.strip():
+            return None
+        return parse_hypothesis(text, self._scm.properties, self._scm.kind)
+
+    def _annotate(self, call: ToolCall, stated: Hypothesis | HypothesisError | None, outcome: _Outcome) -> None:
+        """Add the hypothesis's status to the result: the agent learns what to fix, the record its validity."""
+        status: dict[str, Any] = {"stated": stated is not None, "valid": None, "error": None}
+        if isinstance(stated, HypothesisError):
+            status.update(valid=False, error=stated.message)
+            outcome.text += f"\n[{stated.message}]"
+        elif stated is not None:
+            status["valid"] = True
+            if call.tool != "hypothesize":
+                outcome.text += f"\n[hypothesis recorded: {len(stated.edges)} edge(s)]"
+        outcome.data["hypothesis"] = status
+
+    # -- ending ------------------------------------------------------------------------------------
+
+    def _finish(self, outcome: _Outcome) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        episode, scm = self._episode, self._scm
+        assert episode is not None
+        self._lab_phase = LAB_DONE
+        if self._commit_used is None:
+            self._commit_used = self._used("interventions")
+        true_edges = set(scm.edges)
+        true_coefficients = {p: self._linear_coefficient(p) for p in scm.freq_parents()}
+        final = final_hypothesis(self._steps)
+        metrics = hypothesis_metrics(true_edges, true_coefficients, scm.properties, final, weight_tol=self.weight_tol)
+        curve = trajectory(self._steps, true_edges, true_coefficients, scm.properties, weight_tol=self.weight_tol)
+        index = {p: k for k, p in enumerate(scm.properties)}
+        prediction = self._submissions[-1] if self._submissions else None
+        records = [values for values, _, _ in self._rows]
+        info = self._info(outcome.data)
+        info.update(
+            success=self._success,
+            prediction=prediction,
+            submissions=list(self._submissions),
+            target=episode.target,
+            abs_error=None if prediction is None else abs(prediction - episode.target),
+            end_reason=outcome.end,
+            metrics=metrics,
+            final_hypothesis=None if final is None else final.to_dict(),
+            trajectory=curve,
+            imec_size=imec_size_for_targets(scm.adjacency(), [index[t] for t in self._targets]),
+            budget_used_at_commit=self._commit_used,
+            final_reproduces=None if final is None else reproduces(final, records),
+            n_hypotheses=sum(isinstance(s, Hypothesis) for s in self._steps),
+            n_invalid_hypotheses=sum(isinstance(s, HypothesisError) for s in self._steps),
+            record=self._log.summary(),
+            truth=episode.to_dict(),
+            episode=dict(self._where),
+        )
+        if self.reward == "success":
+            reward = float(self._success)
+        elif self.reward == "edge_f1":
+            reward = metrics["edge_f1"]
+        else:
+            reward = float(self._success) + metrics["edge_f1"]
+        truncated = outcome.end == "step_limit"
+        return self._observation(), reward, not truncated, truncated, info
+
+    def _linear_coefficient(self, parent: str) -> float:
+        c = self._scm.coefficient(parent, FREQ)
+        return float(c[1]) if isinstance(c, tuple) else float(c)
+
+    # -- observation and info ----------------------------------------------------------------------
+
+    def _require_episode(self) -> None:
+        if self._episode is None:
+            raise RuntimeError("no episode yet: call reset() first")
+
+    def _used(self, name: str) -> float:
+        return float(self._budgets.used()[name])
+
+    def _remaining(self) -> dict[str, float]:
+        remaining = self._budgets.remaining()
+        return {name: float(remaining[name]) for name in BUDGET_NAMES}
+
+    def _reactor_readings(self) -> dict[str, float]:
+        assert self._episode is not None
+        return {**self._episode.reactor.visible, **self._episode.decoys}
+
+    def _vector(self, values: Mapping[str, float]) -> np.ndarray:
+        return np.array([float(values.get(name, 0.0)) for name in COLUMNS], dtype=np.float64)
+
+    def _start_message(self) -> str:
+        names = (*self._scm.controllable, FREQ)
+        lines = [f"Properties: {', '.join(self._scm.controllable)}; target: {FREQ}."]
+        if self._rows[:-1]:
+            lines.append("Records (" + ", ".join(names) + "):")
+            for k, (values, source, target) in enumerate(self._rows[:-1]):
+                tag = f"set {target}" if source == 1 else "observed"
+                lines.append(f"  {k + 1}. {tag}: " + ", ".join(_fmt(values[n]) for n in names))
+        else:
+            lines.append("No prior records.")
+        readings = ", ".join(f"{n}={_fmt(v)}" for n, v in self._manipulator.values.items())
+        lines.append(f"Manipulator readings: {readings}.")
+        budgets = self._remaining()
+        lines.append(
+            f"Budgets: {budgets['interventions']:g} interventions, {budgets['steps']:g} steps, "
+            f"{budgets['submissions']:g} submissions."
+        )
+        return "\n".join(lines)
+
+    def _observation(self) -> dict[str, Any]:
+        r, c = self.max_records, len(COLUMNS)
+        records = np.zeros((r, c), dtype=np.float64)
+        mask = np.zeros(r, dtype=np.int8)
+        source = np.zeros(r, dtype=np.int64)
+        target = np.zeros(r, dtype=np.int64)
+        pool = list(PROPERTIES)
+        for k, (values, origin, node) in enumerate(self._rows):
+            records[k] = self._vector(values)
+            mask[k] = 1
+            source[k] = origin
+            target[k] = 0 if node is None else pool.index(node) + 1
+        visible = self._lab_phase != MANIPULATOR_PHASE
+        budgets = self._budgets.fractions()[: len(BUDGET_NAMES)]
+        return {
+            "records": records,
+            "record_mask": mask,
+            "record_source": source,
+            "record_target": target,
+            "in_graph": np.array([name in self._scm.properties for name in COLUMNS], dtype=np.int8),
+            "manipulator": self._vector(self._manipulator.values),
+            "reactor": self._vector(self._reactor_readings()) if visible else np.zeros(c, dtype=np.float64),
+            "reactor_visible": np.int64(visible),
+            "budgets_remaining": budgets.astype(np.float32),
+            "lab_phase": np.int64(self._lab_phase),
+            "phase": np.int64(DONE if self._lab_phase == LAB_DONE else RUNNING),
+            "last_result": display_text(self._last_text, self.toolbox.text_max_length),
+            "last_ok": np.int64(self._last_ok),
+        }
+
+    def _info(self, data: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        remaining = self._remaining()
+        tools = np.zeros(len(TOOLS), dtype=np.int8)
+        if self._lab_phase == MANIPULATOR_PHASE:
+            allowed = ["enter_reactor", "verify", "hypothesize", "give_up"]
+            if remaining["interventions"] > 0:
+                allowed.append("intervene")
+        elif self._lab_phase == REACTOR_PHASE:
+            allowed = ["submit", "verify", "hypothesize", "give_up"]
+        else:
+            allowed = []
+        for name in allowed:
+            tools[TOOLS.index(name)] = 1
+        properties = np.array([p in self._scm.controllable for p in PROPERTIES], dtype=np.int8)
+        masks = {"tool": tools, "property": properties}
+        info: dict[str, Any] = {
+            "phase": DONE if self._lab_phase == LAB_DONE else RUNNING,
+            "lab_phase": self._lab_phase,
+            "budgets_remaining": remaining,
+            "action_mask": {key: masks.get(key) for key in self.action_space.spaces},
+        }
+        if data is not None:
+            info["result"] = to_jsonable(data)
+        return info
