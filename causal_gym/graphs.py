@@ -66,6 +66,7 @@ __all__ = [
     "d_separated",
     "mec_dags",
     "imec_size",
+    "essential_graph",
     "to_networkx",
     "from_networkx",
     "to_causallearn",
@@ -559,6 +560,19 @@ def _interventional_essential(b: np.ndarray, targets: list[tuple[int, ...]]) -> 
         cut = inside[:, None] != inside[None, :]
         essential[cut & b.T] = False
     return _meek(essential, _MEEK_RULES)
+
+
+def essential_graph(dag: np.ndarray, targets: Iterable[Iterable[int]] = ()) -> np.ndarray:
+    """The (interventional) essential graph of ``dag`` for a family of targets; the CPDAG when empty.
+
+    The observational regime is always included; see :func:`imec_size` for the construction.
+    CausalArena scores CPDAG-aware metrics against it (the class GIES estimates).
+    """
+    b = _require_dag(check_adjacency(dag, "dag"), "dag")
+    if isinstance(targets, (str, bytes)) or not isinstance(targets, Iterable):
+        raise ValueError(f"targets must be an iterable of node sets, got {targets!r}")
+    family = [check_node_set(t, b.shape[0], f"targets[{k}]") for k, t in enumerate(targets)]
+    return _interventional_essential(b, family).astype(np.int8)
 
 
 def imec_size(dag: np.ndarray, targets: Iterable[Iterable[int]] = ()) -> int:

@@ -611,3 +611,23 @@ def test_from_causallearn_rejects_pag_marks():
         pag.add_edge(Edge(nodes[0], nodes[1], *ends))
         with pytest.raises(ValueError, match="marks"):
             g.from_causallearn(pag)
+
+
+def test_essential_graph_spans_cpdag_to_dag_and_counts_the_imec():
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        d = int(rng.integers(3, 8))
+        dag = random_dag(rng, d, float(rng.uniform(0.2, 0.8)))
+        assert np.array_equal(g.essential_graph(dag), g.dag_to_cpdag(dag))
+        assert np.array_equal(g.essential_graph(dag, [(k,) for k in range(d - 1)]), dag)
+        targets = [(int(rng.integers(d)),)]
+        essential = g.essential_graph(dag, targets)
+        undirected = essential & essential.T
+        # every undirected edge of the I-essential graph is reversible within the class
+        members = [m for m in g.mec_dags(dag) if g.imec_size(m, targets) == g.imec_size(dag, targets)
+                   and np.array_equal(g.essential_graph(m, targets), essential)]
+        assert len(members) == g.imec_size(dag, targets)
+        for a, b in np.argwhere(np.triu(undirected)):
+            assert {bool(m[a, b]) for m in members} == {True, False}
+    with pytest.raises(ValueError, match="not a DAG|DAG"):
+        g.essential_graph(np.ones((3, 3), dtype=np.int8) - np.eye(3, dtype=np.int8))

@@ -12,7 +12,17 @@ name               method
 ``direct_lingam``  lingam's DirectLiNGAM; nonzero weights are edges
 ``anm``            RESIT with kernel ridge residuals (nonlinear additive noise); a DAG
 ``notears``        linear NOTEARS (our implementation); thresholded weights are edges
+``gies``           the ``gies`` package's GIES; uses an intervention ``mask`` when given; returns
+                   the interventional essential graph (a CPDAG without interventions)
+``dagma``          linear DAGMA (``dagma`` package); thresholded weights are edges
+``random_regress`` RandomRegress: random order, adaptive-Lasso regression on predecessors
 =================  ==============================================================================
+
+Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
+mask (``mask[i, j]`` True when node ``j`` is a target in row ``i``) to the methods in
+:data:`INTERVENTIONAL_METHODS`; giving a mask to any other method is a ``ValueError``, never a
+silently ignored argument. Third-party packages (causal-learn, lingam, gies, dagma,
+scikit-learn) are imported inside the methods, so importing this module stays cheap.
 
 Every method returns a graph in the causal_gym encoding (``A[i, j] = 1, A[j, i] = 0`` for
 ``i -> j``, both 1 for ``i -- j``). Options are keyword arguments with documented defaults (see
@@ -42,10 +52,18 @@ from collections.abc import Callable
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import anm, direct_lingam, fci, ges, notears, pc
+from causal_gym.discovery import anm, dagma, direct_lingam, fci, ges, gies, notears, pc, random_regress
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
 
-__all__ = ["run", "methods", "method_options", "DiscoveryResult", "DeletionRecord"]
+__all__ = [
+    "run",
+    "methods",
+    "method_options",
+    "supports_interventions",
+    "INTERVENTIONAL_METHODS",
+    "DiscoveryResult",
+    "DeletionRecord",
+]
 
 _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "pc": pc.pc,
@@ -54,7 +72,13 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "direct_lingam": direct_lingam.direct_lingam,
     "anm": anm.anm,
     "notears": notears.notears,
+    "gies": gies.gies,
+    "dagma": dagma.dagma,
+    "random_regress": random_regress.random_regress,
 }
+
+INTERVENTIONAL_METHODS = ("gies",)
+"""Methods that take an intervention mask (their second positional parameter)."""
 
 
 def methods() -> tuple[str, ...]:
@@ -72,12 +96,27 @@ def method_options(name: str) -> dict[str, object]:
     return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
+def supports_interventions(name: str) -> bool:
+    """Whether method ``name`` uses an intervention mask (see :data:`INTERVENTIONAL_METHODS`)."""
+    return check_choice(name, methods(), "method") in INTERVENTIONAL_METHODS
+
+
+def _check_mask(mask: object, shape: tuple[int, int]) -> np.ndarray:
+    """Validate an intervention mask: boolean (or 0/1 integer) of the data's shape."""
+    m = np.asarray(mask)
+    if m.shape != shape:
+        raise ValueError(f"mask must have the data's shape {shape}, got {m.shape}")
+    if m.dtype != bool and not (m.dtype.kind in "iu" and np.isin(m, (0, 1)).all()):
+        raise ValueError(f"mask must be boolean (or 0/1 integers), got dtype {m.dtype}")
+    return m.astype(bool)
+
+
 def _forwards_extra_options(name: str) -> bool:
     params = inspect.signature(_METHODS[name]).parameters.values()
     return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
-def run(name: str, data: np.ndarray, **options: object) -> DiscoveryResult:
+def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: object) -> DiscoveryResult:
     """Run discovery method ``name`` on ``data``.
 
     Parameters
@@ -86,6 +125,8 @@ def run(name: str, data: np.ndarray, **options: object) -> DiscoveryResult:
         One of :func:`methods`.
     data : array of shape (n_samples, n_variables)
         Real-valued data without NaN/inf or constant columns.
+    mask : array of shape (n_samples, n_variables), optional
+        Intervention mask, for the methods in :data:`INTERVENTIONAL_METHODS` only.
     **options
         Method options (:func:`method_options` lists them with their defaults).
 
@@ -98,7 +139,7 @@ def run(name: str, data: np.ndarray, **options: object) -> DiscoveryResult:
     ------
     ValueError
         Unknown method, unknown option or invalid option value (the message names the valid
-        ones), or invalid data.
+        ones), invalid data, or a mask for a method that does not use one.
     """
     name = check_choice(name, methods(), "method")
     defaults = method_options(name)
@@ -108,8 +149,13 @@ def run(name: str, data: np.ndarray, **options: object) -> DiscoveryResult:
             f"unknown option(s) {unknown} for method {name!r}; valid options: {', '.join(defaults) or 'none'}"
         )
     x = check_data(data)
+    if mask is not None and name not in INTERVENTIONAL_METHODS:
+        raise ValueError(
+            f"method {name!r} does not use intervention masks; methods that do: {', '.join(INTERVENTIONAL_METHODS)}"
+        )
+    arguments = (x,) if mask is None else (x, _check_mask(mask, x.shape))
     start = time.perf_counter()
-    out = _METHODS[name](x, **options)
+    out = _METHODS[name](*arguments, **options)
     runtime = time.perf_counter() - start
     return DiscoveryResult(
         method=name,

@@ -1,0 +1,245 @@
+"""CausalArena analyses over scored rows (Sections 5-6): slices, interactions, win rates, runtime.
+
+Inputs are lists of plain dict rows, as :func:`causal_gym.envs.arena.scoring.evaluate` and
+:func:`~causal_gym.envs.arena.scoring.average_replicates` produce them; outputs are lists of
+dict rows too (``pandas.DataFrame(rows)`` turns either into a table). Analyses that compare
+units expect one row per unit and method, i.e. replicate-averaged rows, as in the paper.
+
+- :func:`slice_scores`: mean and spread of a metric per method and factor category (Eq. 6).
+- :func:`interaction_scores`: the double-centred score of Eq. (7),
+  ``I[m, c] = F[m, c] - F[m, .] - F[., c] + F[., .]``, where ``F[m, c]`` is method ``m``'s mean on
+  category ``c`` and the dotted terms are unweighted means of that method x category table over
+  categories, over methods, and over both. Rows and columns of ``I`` sum to zero.
+- :func:`win_rates`: pairwise win rates (Figures 1 and 19). On every unit both methods scored,
+  the pair is compared on F1 (higher wins) and on SHD (lower wins) separately; a tie scores 0.5
+  for each. Values within ``tie_tolerance`` of each other tie (default 0: exact equality, which
+  is what identical replicate-averaged scores give). The pooled rate is the wins of both metrics
+  over the number of comparisons of both metrics. A unit where either method has no score for a
+  metric (failed, unsupported) is left out of that metric's comparisons and counted in
+  ``n_skipped``.
+- :func:`overall_win_rates`: each method's wins pooled over all opponents.
+- :func:`runtime_summary`: runtime per graph over successful runs, with status counts.
+
+A row whose metric is None (a failed or unsupported run) is never silently used as a score: it
+is left out of means and counted as missing.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from causal_gym._validation import check_real
+
+__all__ = ["slice_scores", "interaction_scores", "win_rates", "overall_win_rates", "runtime_summary"]
+
+Row = Mapping[str, Any]
+
+
+def _sort_key(value: object) -> tuple[str, Any]:
+    """Orders mixed category labels deterministically (numbers numerically, strings alphabetically)."""
+    return (type(value).__name__, value)
+
+
+def _column(rows: Sequence[Row], key: str) -> list[Any]:
+    missing = [i for i, row in enumerate(rows) if key not in row]
+    if missing:
+        raise ValueError(f"rows {missing[:5]} lack the column {key!r}")
+    return [row[key] for row in rows]
+
+
+def slice_scores(
+    rows: Iterable[Row], factor: str, metric: str = "f1", *, method_key: str = "method"
+) -> list[dict[str, Any]]:
+    """Mean, standard deviation (ddof 1; None for one value) and counts of ``metric`` per method and category.
+
+    Returns
+    -------
+    list of dict
+        ``{"method", "factor", "category", "mean", "std", "n", "n_missing"}``, sorted by method
+        then category; ``mean`` is None when every row of the cell is missing.
+    """
+    rows = list(rows)
+    cells: dict[tuple[Any, Any], list[Any]] = {}
+    for method, category, value in zip(_column(rows, method_key), _column(rows, factor), _column(rows, metric)):
+        cells.setdefault((method, category), []).append(value)
+    out = []
+    for (method, category), values in sorted(cells.items(), key=lambda item: tuple(map(_sort_key, item[0]))):
+        present = np.array([v for v in values if v is not None], dtype=float)
+        out.append({
+            "method": method,
+            "factor": factor,
+            "category": category,
+            "mean": float(present.mean()) if present.size else None,
+            "std": float(present.std(ddof=1)) if present.size > 1 else None,
+            "n": int(present.size),
+            "n_missing": len(values) - int(present.size),
+        })
+    return out
+
+
+def interaction_scores(
+    rows: Iterable[Row], factor: str, metric: str = "f1", *, method_key: str = "method"
+) -> list[dict[str, Any]]:
+    """Double-centred interaction ``I[m, c]`` of every method and category (Eq. 7).
+
+    Returns
+    -------
+    list of dict
+        ``{"method", "category", "score", "interaction"}`` where ``score`` is ``F[m, c]``.
+
+    Raises
+    ------
+    ValueError
+        If some (method, category) cell has no score: double-centring needs a complete table.
+    """
+    cells = slice_scores(rows, factor, metric, method_key=method_key)
+    methods = sorted({c["method"] for c in cells}, key=_sort_key)
+    categories = sorted({c["category"] for c in cells}, key=_sort_key)
+    table = np.full((len(methods), len(categories)), np.nan)
+    for cell in cells:
+        if cell["mean"] is not None:
+            table[methods.index(cell["method"]), categories.index(cell["category"])] = cell["mean"]
+    empty = [(methods[i], categories[j]) for i, j in np.argwhere(np.isnan(table)).tolist()]
+    if empty:
+        raise ValueError(f"no {metric!r} score for (method, {factor}) cells {empty[:5]}; interactions need every cell")
+    interaction = table - table.mean(axis=1, keepdims=True) - table.mean(axis=0, keepdims=True) + table.mean()
+    return [
+        {"method": m, "category": c, "score": float(table[i, j]), "interaction": float(interaction[i, j])}
+        for (i, m), (j, c) in itertools.product(enumerate(methods), enumerate(categories))
+    ]
+
+
+def _unit_scores(rows: Sequence[Row], unit_keys: Sequence[str], method_key: str) -> dict[Any, dict[Any, Row]]:
+    by_unit: dict[Any, dict[Any, Row]] = {}
+    for row in rows:
+        missing = [k for k in (*unit_keys, method_key) if k not in row]
+        if missing:
+            raise ValueError(f"row lacks {missing}: {dict(row)!r}")
+        unit = tuple(row[k] for k in unit_keys)
+        methods = by_unit.setdefault(unit, {})
+        if row[method_key] in methods:
+            raise ValueError(
+                f"two rows for method {row[method_key]!r} on unit {unit}; average replicates first "
+                "(scoring.average_replicates)"
+            )
+        methods[row[method_key]] = row
+    return by_unit
+
+
+def win_rates(
+    rows: Iterable[Row],
+    *,
+    unit_keys: Sequence[str] = ("unit", "protocol"),
+    method_key: str = "method",
+    tie_tolerance: float = 0.0,
+) -> list[dict[str, Any]]:
+    """Pairwise win rates of every ordered method pair on F1 and SHD (rules in the module docstring).
+
+    Parameters
+    ----------
+    rows : iterable of dict
+        One row per unit and method with ``"f1"`` and ``"shd"`` (None when missing).
+    unit_keys : sequence of str
+        Columns that identify a unit (an SCM or dataset under one split).
+    method_key : str
+        Column naming the method.
+    tie_tolerance : float
+        Differences up to this size are ties.
+
+    Returns
+    -------
+    list of dict
+        ``{"method", "opponent", "f1_wins", "f1_comparisons", "shd_wins", "shd_comparisons",
+        "wins", "comparisons", "win_rate", "win_rate_f1", "win_rate_shd", "n_skipped"}``; rates
+        are None without comparisons. ``method`` vs ``opponent`` and the reverse sum to 1.
+    """
+    tolerance = check_real(tie_tolerance, "tie_tolerance", 0.0)
+    by_unit = _unit_scores(list(rows), unit_keys, method_key)
+    methods = sorted({m for unit in by_unit.values() for m in unit}, key=_sort_key)
+    out = []
+    for a, b in itertools.permutations(methods, 2):
+        tally = {"f1": [0.0, 0], "shd": [0.0, 0]}
+        skipped = 0
+        for unit in by_unit.values():
+            if a not in unit or b not in unit:
+                continue
+            for metric, sign in (("f1", 1.0), ("shd", -1.0)):
+                x, y = unit[a].get(metric), unit[b].get(metric)
+                if x is None or y is None:
+                    skipped += 1
+                    continue
+                diff = sign * (x - y)
+                tally[metric][0] += 0.5 if abs(diff) <= tolerance else float(diff > 0)
+                tally[metric][1] += 1
+        wins = tally["f1"][0] + tally["shd"][0]
+        comparisons = tally["f1"][1] + tally["shd"][1]
+        out.append({
+            "method": a,
+            "opponent": b,
+            "f1_wins": tally["f1"][0],
+            "f1_comparisons": tally["f1"][1],
+            "shd_wins": tally["shd"][0],
+            "shd_comparisons": tally["shd"][1],
+            "wins": wins,
+            "comparisons": comparisons,
+            "win_rate": wins / comparisons if comparisons else None,
+            "win_rate_f1": tally["f1"][0] / tally["f1"][1] if tally["f1"][1] else None,
+            "win_rate_shd": tally["shd"][0] / tally["shd"][1] if tally["shd"][1] else None,
+            "n_skipped": skipped,
+        })
+    return out
+
+
+def overall_win_rates(pairwise: Iterable[Row]) -> list[dict[str, Any]]:
+    """Each method's wins over all opponents divided by its comparisons (the bars of Figure 1).
+
+    Takes :func:`win_rates` output; returns ``{"method", "wins", "comparisons", "win_rate"}``
+    sorted by decreasing win rate (methods without comparisons last).
+    """
+    totals: dict[Any, list[float]] = {}
+    for row in pairwise:
+        total = totals.setdefault(row["method"], [0.0, 0])
+        total[0] += row["wins"]
+        total[1] += row["comparisons"]
+    out = [
+        {"method": m, "wins": w, "comparisons": c, "win_rate": w / c if c else None} for m, (w, c) in totals.items()
+    ]
+    return sorted(out, key=lambda r: (r["win_rate"] is None, -(r["win_rate"] or 0.0), _sort_key(r["method"])))
+
+
+def runtime_summary(rows: Iterable[Row], by: Sequence[str] = ("method",)) -> list[dict[str, Any]]:
+    """Runtime per graph (seconds) over successful runs, grouped by ``by`` (e.g. method and d).
+
+    Returns
+    -------
+    list of dict
+        ``{*by, "n_runs", "n_ok", "statuses", "mean", "median", "std", "min", "max", "total"}``
+        (statistics None when no run succeeded; ``std`` with ddof 1, None for one run).
+    """
+    groups: dict[tuple, list[Row]] = {}
+    for row in rows:
+        missing = [k for k in (*by, "status", "runtime") if k not in row]
+        if missing:
+            raise ValueError(f"row lacks {missing}: {dict(row)!r}")
+        groups.setdefault(tuple(row[k] for k in by), []).append(row)
+    out = []
+    for key in sorted(groups, key=lambda k: tuple(_sort_key(v) for v in k)):
+        group = groups[key]
+        times = np.array([r["runtime"] for r in group if r["status"] == "ok" and r["runtime"] is not None], dtype=float)
+        statuses: dict[str, int] = {}
+        for r in group:
+            statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+        stats = {
+            "mean": float(times.mean()) if times.size else None,
+            "median": float(np.median(times)) if times.size else None,
+            "std": float(times.std(ddof=1)) if times.size > 1 else None,
+            "min": float(times.min()) if times.size else None,
+            "max": float(times.max()) if times.size else None,
+            "total": float(times.sum()) if times.size else None,
+        }
+        out.append({**dict(zip(by, key)), "n_runs": len(group), "n_ok": int(times.size), "statuses": statuses, **stats})
+    return out
