@@ -1,0 +1,15 @@
+"""CausalArena: executable SCMs under one observational/interventional protocol.
+
+Reads bottom-up: :mod:`.graph_families`, :mod:`.families` (mechanism, root and noise families
+registered into :mod:`causal_gym.scm`), :mod:`.synthetic` (factor configs -> ``ArenaSCM``),
+:mod:`.audits`, :mod:`.pool` (the 1,000-configuration pool); :mod:`.expressions`,
+:mod:`.grounded` and :mod:`.scenarios` (formula-grounded and semantic cards); :mod:`.real`
+(Sachs and Bayesian-network structures read from pip wheels); :mod:`.protocol` (splits and
+suites), :mod:`.scoring` and :mod:`.analysis`.
+
+Importing this package registers the ``expression`` and ``arena_*`` families, so a serialised
+arena SCM can be read back with :meth:`causal_gym.scm.SCM.from_json` after ``import
+causal_gym.envs.arena``.
+"""
+
+from causal_gym.envs.arena import expressions, families  # noqa: F401  (register the families)
