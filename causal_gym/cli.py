@@ -1,9 +1,11 @@
-"""The ``causal-gym`` command: list the environments, run an agent on them, reproduce the papers' tables.
+"""The ``causal-gym`` command: list the environments, run an agent on them, report runs, reproduce the papers' tables.
 
     causal-gym list
     causal-gym run --env ID[,ID...] --agent NAME --episodes N --out DIR [--split test] [--repeats R]
                    [--backend local|ray] [--workers W] [--model M --base-url URL] [--agent-kwargs JSON]
+    causal-gym report DIR [DIR...] [--out OUTDIR] [--dev N] [--full-menu] [--workers W]
     causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
+    causal-gym reproduce causalab [--quick] [--settings 4node,...] [--instances N] [--out DIR]
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a handler that
 runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly.
@@ -20,7 +22,7 @@ from typing import Any
 
 __all__ = ["main"]
 
-REPRODUCIBLE = ("heuresis",)
+REPRODUCIBLE = ("heuresis", "causalab")
 
 
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
@@ -37,6 +39,11 @@ def _reproduce(args: argparse.Namespace, rest: Sequence[str]) -> int:
         from causal_gym.envs.heuresis.reproduce import main as reproduce_heuresis
 
         reproduce_heuresis(list(rest), prog="causal-gym reproduce heuresis")
+        return 0
+    if args.benchmark == "causalab":
+        from causal_gym.envs.causalab.reproduce import main as reproduce_causalab
+
+        reproduce_causalab(list(rest), prog="causal-gym reproduce causalab")
         return 0
     raise AssertionError(args.benchmark)  # argparse restricts the choices
 
@@ -104,6 +111,28 @@ def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from pathlib import Path
+
+    from causal_gym.eval.report import format_table, load_runs, report_tables, write_tables
+
+    frame = load_runs(*args.dirs)
+    labels = None
+    if args.full_menu:
+        from causal_gym.envs.heuresis.references import MENU
+
+        labels = tuple(MENU)
+    tables = report_tables(frame, dev=args.dev, labels=labels, workers=args.workers, progress=not args.quiet)
+    if not tables:
+        print("no played episodes in " + ", ".join(args.dirs))
+    for table in tables:
+        print(f"\n{table.title}\n{format_table(table.frame)}")
+    out = Path(args.out) if args.out is not None else Path(args.dirs[0]) / "report"
+    written = write_tables(tables, out, frame)
+    print(f"\nwrote {len(written)} files to {out} (report.md, CSV tables, PNG figures)")
+    return 0
+
+
 def _add_list(commands: argparse._SubParsersAction) -> None:
     commands.add_parser("list", help="registered environment ids with one-line descriptions").set_defaults(handler=_list)
 
@@ -147,6 +176,25 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_run)
 
 
+def _add_report(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="rebuild the papers' tables and figures from run stores (prints them; writes CSV, Markdown, PNG)",
+        description="Read the run stores, print every table their episodes support (Heuresis Tables 3, 4, 6, 8, "
+        "11, 13; CausaLab Table 7 and trajectories; tool calls) and write them with the figures to --out. Heuresis "
+        "references (best chosen algorithms on --dev development instances per family, oracle, floors) are "
+        "computed once and cached on disk.",
+    )
+    parser.add_argument("dirs", nargs="+", metavar="DIR", help="run store directories (causal-gym run --out)")
+    parser.add_argument("--out", help="output directory (default: DIR/report of the first DIR)")
+    parser.add_argument("--dev", type=int, default=100,
+                        help="Heuresis dev instances per family for choosing BCA_g and BCA_phi (default 100)")
+    parser.add_argument("--full-menu", action="store_true", help="choose the BCA from the full menu (with RESIT)")
+    parser.add_argument("--workers", type=int, default=1, help="processes for the Heuresis references (default 1)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.set_defaults(handler=_report)
+
+
 def _add_reproduce(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "reproduce",
@@ -157,7 +205,7 @@ def _add_reproduce(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_reproduce, passes_rest=True)
 
 
-SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (_add_list, _add_run, _add_reproduce)
+SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (_add_list, _add_run, _add_report, _add_reproduce)
 """Each adds one subcommand and sets its ``handler(args, rest) -> exit status``."""
 
 
@@ -173,9 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args, rest)
     except (ValueError, ModuleNotFoundError) as exc:
-        if args.command != "run":
+        if args.command not in ("run", "report"):
             raise
-        parser.exit(2, f"causal-gym run: error: {exc}\n")
+        parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
 
 
 if __name__ == "__main__":

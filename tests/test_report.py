@@ -1,0 +1,406 @@
+"""Reports from run stores: every table checked against values computed independently from the raw JSONL lines."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from causal_gym import discovery  # noqa: E402
+from causal_gym._cache import CACHE_ENV  # noqa: E402
+from causal_gym.agents.base import typed_action  # noqa: E402
+from causal_gym.cli import main  # noqa: E402
+from causal_gym.envs.heuresis.families import FAMILIES  # noqa: E402
+from causal_gym.envs.heuresis.instances import make_instance  # noqa: E402
+from causal_gym.envs.heuresis.references import MENU  # noqa: E402
+from causal_gym.eval import report  # noqa: E402
+from causal_gym.eval.runner import RunConfig, run  # noqa: E402
+from causal_gym.eval.store import RunStore  # noqa: E402
+from causal_gym.graphs import meek  # noqa: E402
+from causal_gym.metrics import adjacency_scores  # noqa: E402
+
+KW = {"d": 4, "n": 100, "budgets": {"turns": 5}}
+LABELS = ("pc_kci", "ges", "direct_lingam")  # menu order; on these instances BCA_g (ges) differs from BCA_phi(lg)
+EVEN_AGENT = f"{__name__}:SubmitOnEvenInstances"
+COMPLETE_AGENT = f"{__name__}:SubmitComplete"
+
+
+class SubmitOnEvenInstances:
+    """Submits the start at once on even instances (finished); on odd ones summarises until the last turn, then
+    submits (a limit was reached but the agent submitted: status truncated)."""
+
+    def reset(self, task):
+        self.task, self.index = task, None
+
+    def act(self, observation, info):
+        if self.index is None:
+            self.index = info["instance"]["index"]
+        if self.index % 2 == 0 or int(observation["phase"]) == 1:
+            return typed_action(self.task, "submit")
+        return typed_action(self.task, "summarize")
+
+
+class SubmitComplete:
+    """Submits the complete graph as an edge list: in the guided condition it restores every deletion of PC-KCI."""
+
+    def reset(self, task):
+        self.task = task
+
+    def act(self, observation, info):
+        d = observation["working_graph"].shape[0]
+        edges = ", ".join(f"X{i} -- X{j}" for i in range(d) for j in range(i + 1, d))
+        return typed_action(self.task, "submit", edges=edges)
+
+
+RUNS = {
+    "random": RunConfig(("Heuresis-lg-v0",), "random", instances=(0, 1), env_kwargs=KW),
+    "algorithm": RunConfig(("Heuresis-lg-v0",), "algorithm", {"algorithm": "B"}, instances=(0, 1), env_kwargs=KW),
+    "even": RunConfig(("Heuresis-lg-v0",), EVEN_AGENT, instances=(0, 1), env_kwargs=KW),
+    "pc_kci_guided": RunConfig(("Heuresis-lg-guided-v0",), "pc-kci", instances=(0, 1), env_kwargs=KW),
+    "random_guided": RunConfig(("Heuresis-lg-guided-v0",), "random", instances=(0, 1), env_kwargs=KW),
+    "complete_guided": RunConfig(("Heuresis-lg-guided-v0",), COMPLETE_AGENT, instances=(0, 1), env_kwargs=KW),
+    "systematic": RunConfig(("CausaLab-4node-v0",), "causalab-systematic", instances=(0, 1, 2)),
+    "observe": RunConfig(("CausaLab-4node-v0",), "causalab-observe", instances=(0, 1, 2)),
+    "causalab_random": RunConfig(("CausaLab-4node-v0",), "random", instances=(0, 1, 2)),
+}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def stores(cache, tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    for name, config in RUNS.items():
+        run(config, root / name, progress=False)
+    return {name: root / name for name in RUNS}
+
+
+@pytest.fixture(scope="module")
+def frame(stores):
+    return report.load_runs(*stores.values())
+
+
+@pytest.fixture(scope="module")
+def refs(frame):
+    return report.heuresis_references(frame, dev=1, labels=LABELS)
+
+
+def lines(store):
+    return [json.loads(text) for text in Path(store, "episodes.jsonl").read_text().splitlines()]
+
+
+def truth(index, split="test", family="lg"):
+    return make_instance(family, split, index, d=KW["d"], n=KW["n"]).hidden.dag
+
+
+def f1_of(graph, dag):
+    return adjacency_scores(dag, meek(np.asarray(graph, dtype=np.int8))).f1
+
+
+def menu_f1(label, index, split="test", family="lg"):
+    """Adjacency F1 of a menu algorithm run directly through discovery (not the references' cache)."""
+    instance = make_instance(family, split, index, d=KW["d"], n=KW["n"])
+    method, options = MENU[label]
+    return f1_of(discovery.run(method, instance.data, **options).graph, instance.hidden.dag)
+
+
+def row(table, **where):
+    mask = np.ones(len(table), dtype=bool)
+    for key, value in where.items():
+        mask &= (table[key] == value).to_numpy()
+    assert mask.sum() == 1, (where, table)
+    return table[mask].iloc[0]
+
+
+def test_load_runs_has_one_row_per_episode_line(stores, frame):
+    assert len(frame) == sum(len(lines(s)) for s in stores.values())
+    for name, store in stores.items():
+        for line in lines(store):
+            got = row(frame, run=str(store), instance=line["instance"])
+            assert got["status"] == line["status"]
+            assert got["finished"] == (line["status"] == "finished")
+            if line["env_id"].startswith("Heuresis"):
+                assert got["score.adjacency_f1"] == line["scores"]["adjacency_f1"]
+                assert got["setting"] == "lg" and got["d"] == KW["d"]
+            else:
+                assert got["score.success"] == float(line["record"]["final_info"]["success"])
+                assert got["setting"] == "4node"
+    assert set(frame.loc[frame["run"] == str(stores["algorithm"]), "agent"]) == {"algorithm(algorithm=B)"}
+    assert set(frame.loc[frame["run"] == str(stores["random"]), "agent"]) == {"random"}  # the seed is not a label
+
+
+def test_best_chosen_algorithms_match_a_direct_choice_on_dev(refs):
+    # Independent: every label run on dev instance 0 of each family through discovery, scored by metrics.
+    means = {label: {family: menu_f1(label, 0, "dev", family) for family in FAMILIES} for label in LABELS}
+    bca_g = max(LABELS, key=lambda label: np.mean(list(means[label].values())))
+    bca_lg = max(LABELS, key=lambda label: means[label]["lg"])
+    assert {u["bca_g"] for u in refs.units.values()} == {bca_g}
+    assert {u["bca_phi"] for u in refs.units.values()} == {bca_lg}
+    assert bca_g != bca_lg  # so that the tables below can tell Delta^s from Delta^r
+
+
+def test_agent_table_matches_hand_computed_f1_and_paired_difference(stores, frame, refs):
+    table = report.heuresis_agent_table(frame, refs)
+    bca = row(table, agent="random", condition="unguided")["bca_phi"]
+    reference = np.array([menu_f1(bca, k) for k in (0, 1)])
+    for name, agent, condition in [("random", "random", "unguided"), ("algorithm", "algorithm(algorithm=B)", "unguided"),
+                                   ("pc_kci_guided", "pc-kci", "guided")]:
+        by_instance = {line["instance"]: line for line in lines(stores[name])}
+        agent_f1 = np.array([f1_of(by_instance[k]["record"]["final_info"]["submitted_graph"], truth(k)) for k in (0, 1)])
+        got = row(table, agent=agent, condition=condition, family="lg")
+        assert got["f1"] == pytest.approx(agent_f1.mean())
+        assert got["delta_r"] == pytest.approx(np.mean(agent_f1 - reference))
+        assert got["delta_r_low"] <= got["delta_r"] <= got["delta_r_high"]
+        finished = [line["status"] == "finished" for line in by_instance.values()]
+        assert got["finished"] == sum(finished)
+        assert got["truncation_rate"] == pytest.approx(1 - np.mean(finished))
+
+
+def test_finished_only_view_excludes_truncated_episodes(stores, frame, refs):
+    by_instance = {line["instance"]: line for line in lines(stores["even"])}
+    assert by_instance[0]["status"] == "finished" and by_instance[1]["status"] == "truncated"
+    got = row(report.heuresis_agent_table(frame, refs), agent=EVEN_AGENT)
+    f1_even = f1_of(by_instance[0]["record"]["final_info"]["submitted_graph"], truth(0))
+    bca = got["bca_phi"]
+    assert got["finished"] == 1 and got["truncation_rate"] == 0.5
+    assert got["f1_finished"] == pytest.approx(f1_even)
+    assert got["delta_r_finished"] == pytest.approx(f1_even - menu_f1(bca, 0))
+    assert math.isnan(got["delta_r_finished_low"])  # one instance: no interval
+    random = row(report.heuresis_agent_table(frame, refs), agent="random", condition="unguided")
+    assert random["finished"] == 0 and math.isnan(random["f1_finished"])
+
+
+def test_repeat_table_counts_limits_and_submissions(stores, frame, refs):
+    table = report.heuresis_repeat_table(frame, refs)
+    even = row(table, agent=EVEN_AGENT)
+    assert (even["last_turn"], even["reached_limit"], even["submitted_after_limit"]) == ("retry", 1, 1)
+    random = row(table, agent="random", condition="unguided")
+    walls = [(line["record"]["final_info"]["truncated_reason"] or "").startswith("budget_exhausted")
+             for line in lines(stores["random"])]
+    assert random["reached_limit"] == sum(walls) and random["submitted_after_limit"] == 0
+
+
+def test_headroom_table_gains_over_both_references(stores, frame, refs):
+    table = report.heuresis_headroom_table(frame, refs)
+    got = row(table, agent="algorithm(algorithm=B)")
+    agent_f1 = np.array([line["scores"]["adjacency_f1"] for line in sorted(lines(stores["algorithm"]),
+                                                                          key=lambda line: line["instance"])])
+    g = np.array([menu_f1(got["bca_g"], k) for k in (0, 1)])
+    phi = np.array([menu_f1(got["bca_phi"], k) for k in (0, 1)])
+    assert got["delta_s"] == pytest.approx(np.mean(agent_f1 - g))
+    assert got["delta_r"] == pytest.approx(np.mean(agent_f1 - phi))
+    assert got["h_s"] == pytest.approx(np.mean(phi - g))
+    assert got["h_r"] == pytest.approx(got["f1_oracle"] - got["f1_bca_phi"])
+
+
+def pc_kci_truth(index):
+    """PC-KCI's graph, deleted pairs and wrongly deleted pairs on a test instance, computed directly."""
+    instance = make_instance("lg", "test", index, d=KW["d"], n=KW["n"])
+    result = discovery.run("pc", instance.data, test="kci")
+    dag = instance.hidden.dag
+    deleted = {(r.x, r.y) for r in result.deletion_log}
+    wrong = {(x, y) for x, y in deleted if dag[x, y] or dag[y, x]}
+    return result.graph, deleted, wrong, dag
+
+
+@pytest.mark.parametrize("name, agent", [("random_guided", "random"), ("complete_guided", COMPLETE_AGENT)])
+def test_guided_table_restoration_precision_recall_by_hand(stores, frame, name, agent):
+    table = report.heuresis_guided_table(frame)
+    precision, recall, gain, guided_f1 = [], [], [], {}
+    for line in lines(stores[name]):
+        pc, deleted, wrong, dag = pc_kci_truth(line["instance"])
+        graph = np.asarray(line["record"]["final_info"]["completed_graph"])
+        restored = {(x, y) for x, y in deleted if graph[x, y] or graph[y, x]}
+        hits = len(restored & wrong)
+        precision.append(hits / len(restored) if restored else float(not wrong))
+        recall.append(hits / len(wrong) if wrong else float(not restored))
+        guided_f1[line["instance"]] = f1_of(graph, dag)
+        gain.append(guided_f1[line["instance"]] - f1_of(pc, dag))
+    got = row(table, agent=agent)
+    assert got["precision"] == pytest.approx(np.mean(precision))
+    assert got["recall"] == pytest.approx(np.mean(recall))
+    assert got["gain_over_pc"] == pytest.approx(np.mean(gain))
+    if agent == "random":
+        unguided = {line["instance"]: line["scores"]["adjacency_f1"] for line in lines(stores["random"])}
+        assert got["paired_unguided"] == 2
+        assert got["guided_minus_unguided"] == pytest.approx(np.mean([guided_f1[k] - unguided[k] for k in (0, 1)]))
+    pc_agent = row(table, agent="pc-kci")
+    assert (pc_agent["gain_over_pc"], pc_agent["recovered"], pc_agent["harmful"]) == (0.0, 0.0, 0.0)
+    assert pc_agent["paired_unguided"] == 0 and math.isnan(pc_agent["guided_minus_unguided"])
+
+
+def test_floor_table_by_hand(frame, refs):
+    got = row(report.heuresis_floor_table(frame, refs), family="lg")
+    pc_f1, oracle_f1, complete_f1 = [], [], []
+    for k in (0, 1):
+        pc, deleted, wrong, dag = pc_kci_truth(k)
+        pc_f1.append(f1_of(pc, dag))
+        restore = np.array(pc)
+        for x, y in wrong:
+            restore[x, y] = restore[y, x] = 1
+        oracle_f1.append(f1_of(restore, dag))
+        everything = np.array(pc)
+        for x, y in deleted:
+            everything[x, y] = everything[y, x] = 1
+        complete_f1.append(f1_of(everything, dag))
+    assert got["instances"] == 2 and got["empty"] == 0.0
+    assert got["pc_kci"] == pytest.approx(np.mean(pc_f1))
+    assert got["oracle"] == pytest.approx(np.mean(oracle_f1))
+    assert got["complete"] == pytest.approx(np.mean(complete_f1))
+    # the agent that restores every deletion scores the complete floor (the env's scorer, not the references')
+    assert row(report.heuresis_agent_table(frame, refs), agent=COMPLETE_AGENT)["f1"] == pytest.approx(got["complete"])
+
+
+def test_behaviour_table_against_the_traces(stores, frame):
+    table = report.heuresis_behaviour_table(frame)
+    algorithm = lines(stores["algorithm"])
+    got = row(table, agent="algorithm(algorithm=B)")
+    slots = [line["scores"]["algorithm_slots"]["B"] for line in algorithm]
+    assert got["calls"] == np.mean([len(line["record"]["env_record"]["calls"]) for line in algorithm])
+    assert got["distinct_algorithms"] == 1.0
+    # The agent submits B's output verbatim: a shortcut exactly when B is a PC variant.
+    assert got["shortcut_rate"] == np.mean([slot in ("pc_fisherz", "pc_kci") for slot in slots])
+    pc = row(table, agent="pc-kci")
+    pc_lines = lines(stores["pc_kci_guided"])
+    # No algorithm called: merge* is PC-KCI's own output, and nothing is restored.
+    assert pc["merge_f1"] == pytest.approx(np.mean([line["scores"]["pc_kci_f1"] for line in pc_lines]))
+    assert (pc["calls"], pc["distinct_algorithms"], pc["restored_true"], pc["shortcut_rate"]) == (1.0, 0.0, 0, 0.0)
+
+
+def test_causalab_table_by_hand(stores, frame):
+    table = report.causalab_agent_table(frame)
+    systematic = row(table, agent="causalab-systematic", setting="4node")
+    assert systematic["accuracy"] == 1.0 and systematic["episodes"] == 3
+    for name, agent in [("systematic", "causalab-systematic"), ("observe", "causalab-observe"),
+                        ("causalab_random", "random")]:
+        f1, shd, success, consistent, commit = [], [], [], [], []
+        for line in lines(stores[name]):
+            info = line["record"]["final_info"]
+            true = {tuple(e) for e in info["truth"]["scm"]["edges"]}
+            pred = {(e["from"], e["to"]) for e in (info["final_hypothesis"] or {"edges": []})["edges"]}
+            hits = len(pred & true)
+            p, r = (hits / len(pred) if pred else 0.0), hits / len(true)  # true graphs have edges
+            f1.append(2 * p * r / (p + r) if p + r else 0.0)
+            pairs = {tuple(sorted(e)) for e in pred | true}
+            shd.append(sum(((a, b) in pred, (b, a) in pred) != ((a, b) in true, (b, a) in true) for a, b in pairs))
+            success.append(info["success"])
+            consistent.append(info["final_reproduces"] is True)
+            commit.append(info["budget_used_at_commit"])
+        got = row(table, agent=agent)
+        assert got["edge_f1"] == pytest.approx(np.mean(f1))
+        assert got["shd"] == pytest.approx(np.mean(shd))
+        assert got["accuracy"] == pytest.approx(np.mean(success))
+        assert got["consistent"] == pytest.approx(np.mean(consistent))
+        assert got["budget_used_at_commit"] == pytest.approx(np.mean(commit))
+        assert got["commit_share"] == pytest.approx(np.mean(commit) / 12)  # 4 nodes: 4 (n - 1) interventions
+
+
+def test_trajectories_end_at_the_final_hypothesis_scores(stores, frame):
+    curves = report.causalab_trajectories(frame)
+    for name, agent in [("systematic", "causalab-systematic"), ("observe", "causalab-observe")]:
+        infos = [line["record"]["final_info"] for line in lines(stores[name])]
+        mine = curves[curves["agent"] == agent].sort_values("step")
+        assert list(mine["step"]) == list(range(1, max(len(i["trajectory"]) for i in infos) + 1))
+        assert mine["edge_f1"].iloc[-1] == pytest.approx(np.mean([i["metrics"]["edge_f1"] for i in infos]))
+        assert mine["running"].iloc[0] == 1.0
+        first = np.mean([i["trajectory"][0]["freq_weight_f1"] for i in infos])
+        assert mine["freq_weight_f1"].iloc[0] == pytest.approx(first)
+
+
+def test_trajectories_carry_an_ended_episode_forward(frame):
+    episodes = frame[frame["agent"] == "causalab-systematic"].copy()
+    first = episodes.index[0]
+    episodes.at[first, "trajectory"] = episodes.at[first, "trajectory"][:-1]  # as if it had ended a step earlier
+    curves = report.causalab_trajectories(episodes).sort_values("step")
+    trajectories = list(episodes["trajectory"])
+    last = curves.iloc[-1]
+    assert last["step"] == max(len(t) for t in trajectories)
+    assert last["edge_f1"] == pytest.approx(np.mean([t[-1]["edge_f1"] for t in trajectories]))
+    assert last["running"] == pytest.approx(np.mean([len(t) == last["step"] for t in trajectories]))
+
+
+def test_every_interval_contains_its_estimate(frame, refs):
+    for table in report.report_tables(frame, dev=1, labels=LABELS):
+        for column in table.frame.columns:
+            if f"{column}_low" in table.frame and f"{column}_high" in table.frame:
+                est, low, high = (table.frame[c].to_numpy(float) for c in (column, f"{column}_low", f"{column}_high"))
+                ok = np.isnan(low) | ((low - 1e-12 <= est) & (est <= high + 1e-12))
+                assert ok.all(), (table.name, column)
+
+
+def test_write_tables_writes_csv_markdown_and_pngs(frame, tmp_path):
+    tables = report.report_tables(frame, dev=1, labels=LABELS)
+    written = report.write_tables(tables, tmp_path, frame)
+    names = {p.name for p in written}
+    assert {"heuresis_agents.csv", "causalab_agents.csv", "episodes.csv", "report.md",
+            "heuresis_residual_gain.png", "causalab_trajectories_4node.png"} <= names
+    for path in written:
+        assert path.exists() and path.stat().st_size > 0
+        if path.suffix == ".png":
+            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
+    agents = pd.read_csv(tmp_path / "heuresis_agents.csv")
+    expected = next(t.frame for t in tables if t.name == "heuresis_agents")
+    np.testing.assert_allclose(agents["f1"], expected["f1"])
+    markdown = (tmp_path / "report.md").read_text()
+    assert all(t.title in markdown for t in tables)
+    assert len(pd.read_csv(tmp_path / "episodes.csv")) == len(frame)
+
+
+def test_format_table_folds_intervals_and_marks_missing_values():
+    table = pd.DataFrame({"agent": ["a", "b"], "gain": [-0.25, math.nan], "gain_low": [-0.5, math.nan],
+                          "gain_high": [-0.125, math.nan], "n": [3, 4]})
+    lines_ = report.format_table(table).splitlines()
+    assert lines_[0].split() == ["agent", "gain", "n"]
+    assert lines_[1].split() == ["a", "-0.250", "[-0.500,", "-0.125]", "3"]
+    assert lines_[2].split() == ["b", "-", "4"]
+    assert "| a | -0.250 [-0.500, -0.125] | 3 |" in report.markdown_table(table)
+
+
+def test_missing_pandas_names_the_report_extra(monkeypatch, stores):
+    monkeypatch.setitem(__import__("sys").modules, "pandas", None)
+    with pytest.raises(ModuleNotFoundError, match=r"causal-gym\[report\]"):
+        report.load_runs(stores["random"])
+
+
+def test_load_runs_rejects_a_directory_without_a_run(tmp_path):
+    with pytest.raises(ValueError, match="not a run store"):
+        report.load_runs(tmp_path)
+    with pytest.raises(ValueError, match="at least one"):
+        report.load_runs()
+
+
+def test_cli_report_prints_the_tables(stores, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["report", str(stores["algorithm"]), str(stores["systematic"]), "--out", str(out), "--dev", "1",
+                 "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "Heuresis (Table 6)" in printed and "CausaLab (Table 7)" in printed
+    line = next(text.split() for text in printed.splitlines() if text.startswith("algorithm(algorithm=B)"))
+    assert float(line[6]) == pytest.approx(np.mean([x["scores"]["adjacency_f1"] for x in lines(stores["algorithm"])]),
+                                           abs=5e-4)
+    assert (out / "report.md").exists() and (out / "heuresis_residual_gain.png").exists()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(tmp_path / "nothing")])
+    assert exit_info.value.code == 2 and "not a run store" in capsys.readouterr().err
+
+
+def test_reproduce_causalab_quick_accuracy_is_the_success_mean(tmp_path, capsys):
+    out = tmp_path / "stores"
+    assert main(["reproduce", "causalab", "--quick", "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    rows = [text.split() for text in printed.splitlines() if text.split()[:1] and text.split()[0] in
+            ("3node", "4node", "4node-freqparent") and text.split()[1].startswith("causalab-")]
+    assert len(rows) == 9
+    for setting, agent, episodes, accuracy, *_ in rows:
+        success = [x["record"]["final_info"]["success"] for x in lines(out / agent / setting)]
+        assert int(episodes) == len(success) == 10
+        assert float(accuracy) == pytest.approx(np.mean(success), abs=5e-4)
+    assert RunStore(out / "causalab-systematic" / "4node").read_config()["config"]["env_ids"] == ["CausaLab-4node-v0"]
