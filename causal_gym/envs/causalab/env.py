@@ -291,6 +291,8 @@ class CausaLabEnv(gym.Env):
     calls) ran out first. There are no other limits: a run of errors only uses steps. The final
     info holds
 
+    - ``scores``: the flat numeric summary the run store keeps (success as 0/1, abs_error, the
+      final hypothesis's metrics, imec_size, budget_used_at_commit);
     - ``success``, ``prediction`` (last submitted, or None), ``target``, ``abs_error``,
       ``submissions`` (every submitted value), ``end_reason`` (``"success"``,
       ``"out_of_submissions"``, ``"give_up"``, ``"step_limit"``);
@@ -768,17 +770,21 @@ class CausaLabEnv(gym.Env):
         prediction = self._submissions[-1] if self._submissions else None
         records = [values for values, _, _ in self._rows]
         info = self._info(outcome.data)
+        imec = imec_size_for_targets(scm.adjacency(), [index[t] for t in self._targets])
+        error = None if prediction is None else abs(prediction - episode.target)
         info.update(
+            scores={"success": float(self._success), "abs_error": error, **metrics, "imec_size": imec,
+                    "budget_used_at_commit": self._commit_used},
             success=self._success,
             prediction=prediction,
             submissions=list(self._submissions),
             target=episode.target,
-            abs_error=None if prediction is None else abs(prediction - episode.target),
+            abs_error=error,
             end_reason=outcome.end,
             metrics=metrics,
             final_hypothesis=None if final is None else final.to_dict(),
             trajectory=curve,
-            imec_size=imec_size_for_targets(scm.adjacency(), [index[t] for t in self._targets]),
+            imec_size=imec,
             budget_used_at_commit=self._commit_used,
             final_reproduces=None if final is None else reproduces(final, records),
             n_hypotheses=sum(isinstance(s, Hypothesis) for s in self._steps),
