@@ -59,6 +59,11 @@ AGENTS = MappingProxyType({
         "LLM over an OpenAI-compatible endpoint (model=..., base_url=...)",
         extra="llm",
     ),
+    "sb3": AgentEntry(
+        "causal_gym.agents.rl:load_sb3_agent",
+        "a trained Stable-Baselines3 model (path=..., env_id=..., algorithm=a key of causal_gym.agents.rl.ALGORITHMS)",
+        extra="rl",
+    ),
 })
 """Registered agent names -> :class:`AgentEntry`."""
 

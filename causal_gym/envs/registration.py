@@ -25,6 +25,15 @@ setting; ``hidden={"count": 2, "values": (-50, 0, 50), "freqnode": True}`` or
 :class:`~causal_gym.envs.causalab.env.CausaLabEnv` can be passed to ``gym.make`` (``setting`` for
 any published setting, e.g. the scaling grid ``"4node-3o12i"``). No ``max_episode_steps``: the
 env's own step limit truncates and still writes the final info.
+
+CausaLab planner ids
+--------------------
+``CausaLab-planner-{3,4,5}node-v0``: the intervention-planner RL task
+(:class:`~causal_gym.envs.causalab.planner.CausaLabPlannerEnv`) over the linear ``{n}node``
+settings; a policy spends the intervention budget (default ``n - 1``, one per property), a fixed
+estimator infers the graph. Every keyword of the planner env can be passed to ``gym.make``
+(``intervention_budget``, ``value_grid``, ``reward``, ``shaping``, ...). Episodes last exactly the
+intervention budget.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from types import MappingProxyType
 
 import gymnasium as gym
 
-__all__ = ["HEURESIS_FAMILIES", "CAUSALAB_SETTINGS", "ENV_DESCRIPTIONS", "register_envs"]
+__all__ = ["HEURESIS_FAMILIES", "CAUSALAB_SETTINGS", "CAUSALAB_PLANNER_SETTINGS", "ENV_DESCRIPTIONS", "register_envs"]
 
 HEURESIS_FAMILIES = ("lg", "anm", "hetero", "wild", "mixed", "gauntlet")
 """The Heuresis families, as :data:`causal_gym.envs.heuresis.families.FAMILIES` (kept literal here
@@ -42,6 +51,7 @@ so registering imports nothing heavy; a test checks the two agree)."""
 
 _HEURESIS_ENTRY_POINT = "causal_gym.envs.heuresis.env:HeuresisEnv"
 _CAUSALAB_ENTRY_POINT = "causal_gym.envs.causalab.env:CausaLabEnv"
+_CAUSALAB_PLANNER_ENTRY_POINT = "causal_gym.envs.causalab.planner:CausaLabPlannerEnv"
 
 CAUSALAB_SETTINGS: Mapping[str, str] = MappingProxyType({
     **{f"CausaLab-{n}node-v0": f"{n}node" for n in range(3, 8)},
@@ -51,6 +61,11 @@ CAUSALAB_SETTINGS: Mapping[str, str] = MappingProxyType({
 })
 """CausaLab id -> its default setting (a key of :data:`causal_gym.envs.causalab.suites.SETTINGS`,
 kept literal here so registering imports nothing; a test checks they exist)."""
+
+CAUSALAB_PLANNER_SETTINGS: Mapping[str, str] = MappingProxyType(
+    {f"CausaLab-planner-{n}node-v0": f"{n}node" for n in (3, 4, 5)}
+)
+"""CausaLab planner id -> its default setting (a key of :data:`causal_gym.envs.causalab.suites.SETTINGS`)."""
 
 _CAUSALAB_TEXT = {
     **{f"{n}node": f"{n} nodes, linear equations, shift interventions on a manipulator crystal" for n in range(3, 8)},
@@ -86,6 +101,10 @@ ENV_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({
 } | {
     env_id: f"CausaLab -- {_CAUSALAB_TEXT[setting]}"
     for env_id, setting in CAUSALAB_SETTINGS.items()
+} | {
+    env_id: f"CausaLab planner (RL) -- {setting[0]} nodes: choose the shift interventions; a fixed "
+    "least-squares estimator infers the graph; reward: its all-edge F1"
+    for env_id, setting in CAUSALAB_PLANNER_SETTINGS.items()
 })
 """Registered id -> one-line description (what ``causal-gym list`` prints)."""
 
@@ -108,3 +127,8 @@ def register_envs() -> None:
     for env_id, setting in CAUSALAB_SETTINGS.items():
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=_CAUSALAB_ENTRY_POINT, kwargs={"setting": setting}, max_episode_steps=None)
+    for env_id, setting in CAUSALAB_PLANNER_SETTINGS.items():
+        if env_id not in gym.registry:
+            gym.register(
+                env_id, entry_point=_CAUSALAB_PLANNER_ENTRY_POINT, kwargs={"setting": setting}, max_episode_steps=None
+            )

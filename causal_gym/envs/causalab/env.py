@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 import json
 import time
@@ -293,12 +295,13 @@ class CausaLabEnv(gym.Env):
 
     - ``scores``: the flat numeric summary the run store keeps (success as 0/1, abs_error, the
       final hypothesis's metrics, imec_size, budget_used_at_commit);
-    - ``success``, ``prediction`` (last submitted, or None), ``target``, ``abs_error``,
+    - ``success``, ``prediction`` (last submitted, or NaN), ``target``, ``abs_error`` (NaN without a
+      prediction),
       ``submissions`` (every submitted value), ``end_reason`` (``"success"``,
       ``"out_of_submissions"``, ``"give_up"``, ``"step_limit"``);
     - ``metrics``: :func:`~causal_gym.envs.causalab.scoring.hypothesis_metrics` of the final
       hypothesis (the last valid one with an edge; None scores as an empty claim) and
-      ``final_hypothesis`` (its JSON, or None);
+      ``final_hypothesis`` (its JSON, or ``{}``);
     - ``trajectory``: the metrics after every step (:func:`~.scoring.trajectory`);
     - ``imec_size``: size of the interventional MEC of the true DAG given the properties
       intervened on in the agent's data (its own interventions and the Golden chain);
@@ -771,18 +774,20 @@ class CausaLabEnv(gym.Env):
         records = [values for values, _, _ in self._rows]
         info = self._info(outcome.data)
         imec = imec_size_for_targets(scm.adjacency(), [index[t] for t in self._targets])
-        error = None if prediction is None else abs(prediction - episode.target)
+        # NaN / {} rather than None when nothing was submitted or hypothesised: a vector env stacks final
+        # infos into typed arrays and cannot mix None with floats or dicts (the record stores NaN as null).
+        error = math.nan if prediction is None else abs(prediction - episode.target)
         info.update(
             scores={"success": float(self._success), "abs_error": error, **metrics, "imec_size": imec,
                     "budget_used_at_commit": self._commit_used},
             success=self._success,
-            prediction=prediction,
+            prediction=math.nan if prediction is None else prediction,
             submissions=list(self._submissions),
             target=episode.target,
             abs_error=error,
             end_reason=outcome.end,
             metrics=metrics,
-            final_hypothesis=None if final is None else final.to_dict(),
+            final_hypothesis={} if final is None else final.to_dict(),
             trajectory=curve,
             imec_size=imec,
             budget_used_at_commit=self._commit_used,
