@@ -138,7 +138,7 @@ def test_spaces_and_the_start_observation():
     assert obs["reactor_visible"] == 0 and obs["lab_phase"] == 0 and obs["phase"] == 0
     np.testing.assert_array_equal(obs["budgets_remaining"], [1, 1, 1])
     assert info["budgets_remaining"] == {"interventions": 16.0, "steps": 56.0, "submissions": 2.0}
-    assert info["episode"] == {"setting": "5node", "split": "test", "index": 7}
+    assert info["instance"] == {"setting": "5node", "split": "test", "index": 7}
     np.testing.assert_array_equal(info["action_mask"]["tool"], [1, 1, 0, 1, 1, 1])
     np.testing.assert_array_equal(info["action_mask"]["property"], [p in ep.scm.properties for p in POOL])
     assert env.budgets() == {"interventions": 16.0, "steps": 56.0, "submissions": 2.0}
@@ -259,7 +259,7 @@ def test_reset_options_pick_the_suite_and_the_train_stream():
     _, info = env.reset(seed=123)
     again = CausaLabEnv("6node-freqparent")
     _, info2 = again.reset(seed=123)
-    assert info["episode"]["split"] == "train" and info["episode"] == info2["episode"] and env._scm == again._scm
+    assert info["instance"]["split"] == "train" and info["instance"] == info2["instance"] and env._scm == again._scm
     with pytest.raises(ValueError, match="unknown reset option"):
         env.reset(seed=0, options={"index": 1})
     with pytest.raises(ValueError, match="out of range"):

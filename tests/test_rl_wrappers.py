@@ -251,7 +251,7 @@ def test_planner_reward_is_the_edge_f1_of_its_estimate():
 def test_planner_step_infos_hold_no_truth():
     env = gym.make("CausaLab-planner-4node-v0")
     _, info = env.reset(seed=0)
-    assert set(info) == {"episode", "slots"}
+    assert set(info) == {"instance", "slots"}
     _, _, terminated, _, info = env.step(0)
     assert not terminated and set(info) == {"slot", "property", "value", "moved"}
 

@@ -26,6 +26,13 @@ setting; ``hidden={"count": 2, "values": (-50, 0, 50), "freqnode": True}`` or
 any published setting, e.g. the scaling grid ``"4node-3o12i"``). No ``max_episode_steps``: the
 env's own step limit truncates and still writes the final info.
 
+Heuresis repair ids
+-------------------
+``HeuresisRepair-{family}-v0``: the repair-policy RL task
+(:class:`~causal_gym.envs.heuresis.repair.HeuresisRepairEnv`) over the guided env: flat
+MultiDiscrete actions (decision, deleted pair, test, conditioning set) with ``action_masks()``;
+reward = adjacency-F1 gain over PC-KCI at submission.
+
 CausaLab planner ids
 --------------------
 ``CausaLab-planner-{3,4,5}node-v0``: the intervention-planner RL task
@@ -52,6 +59,7 @@ so registering imports nothing heavy; a test checks the two agree)."""
 _HEURESIS_ENTRY_POINT = "causal_gym.envs.heuresis.env:HeuresisEnv"
 _CAUSALAB_ENTRY_POINT = "causal_gym.envs.causalab.env:CausaLabEnv"
 _CAUSALAB_PLANNER_ENTRY_POINT = "causal_gym.envs.causalab.planner:CausaLabPlannerEnv"
+_HEURESIS_REPAIR_ENTRY_POINT = "causal_gym.envs.heuresis.repair:HeuresisRepairEnv"
 
 CAUSALAB_SETTINGS: Mapping[str, str] = MappingProxyType({
     **{f"CausaLab-{n}node-v0": f"{n}node" for n in range(3, 8)},
@@ -102,6 +110,10 @@ ENV_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({
     env_id: f"CausaLab -- {_CAUSALAB_TEXT[setting]}"
     for env_id, setting in CAUSALAB_SETTINGS.items()
 } | {
+    f"HeuresisRepair-{family}-v0": f"Heuresis repair policy (RL) -- {family}: choose which of PC-KCI's deletions to "
+    "re-test and restore; reward: adjacency-F1 gain over PC-KCI"
+    for family in HEURESIS_FAMILIES
+} | {
     env_id: f"CausaLab planner (RL) -- {setting[0]} nodes: choose the shift interventions; a fixed "
     "least-squares estimator infers the graph; reward: its all-edge F1"
     for env_id, setting in CAUSALAB_PLANNER_SETTINGS.items()
@@ -127,6 +139,10 @@ def register_envs() -> None:
     for env_id, setting in CAUSALAB_SETTINGS.items():
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=_CAUSALAB_ENTRY_POINT, kwargs={"setting": setting}, max_episode_steps=None)
+    for family in HEURESIS_FAMILIES:
+        env_id = f"HeuresisRepair-{family}-v0"
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point=_HEURESIS_REPAIR_ENTRY_POINT, kwargs={"family": family}, max_episode_steps=None)
     for env_id, setting in CAUSALAB_PLANNER_SETTINGS.items():
         if env_id not in gym.registry:
             gym.register(

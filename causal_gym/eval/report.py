@@ -271,7 +271,7 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
         row.update(setting=values["family"], condition="guided" if values["guided"] else "unguided",
                    d=int(values["d"]), n=int(values["n"]), expected_degree=float(values["expected_degree"]))
     elif benchmark == "causalab":
-        row["setting"] = (info.get("episode") or {}).get("setting", params.get("setting"))
+        row["setting"] = (info.get("instance") or {}).get("setting", params.get("setting"))
         scores = _causalab_scores(info) if info else {}
     identity = [row["setting"], row["split"], row["instance"], row["d"], row["n"], row["expected_degree"]]
     row["unit"] = "|".join(str(part) for part in identity if part is not None)

@@ -261,7 +261,7 @@ class CausaLabEnv(gym.Env):
     ``"action_mask"`` (a ``Dict.sample`` mask: the tools valid in this phase with the budgets
     left, and the properties of this episode) and, after a step, ``"result"`` (the structured
     result, with ``"hypothesis"``: whether the step stated one and whether it was valid). The info
-    of ``reset`` adds ``"episode"`` (setting, split, index).
+    of ``reset`` adds ``"instance"`` (setting, split, index; not ``"episode"``, which RL libraries use for episode statistics).
 
     ## Rewards
 
@@ -471,7 +471,7 @@ class CausaLabEnv(gym.Env):
         self._last_text = self._start_message()
         self._last_ok = True
         info = self._info()
-        info["episode"] = dict(self._where)
+        info["instance"] = dict(self._where)
         return self._observation(), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -796,7 +796,7 @@ class CausaLabEnv(gym.Env):
             n_invalid_hypotheses=sum(isinstance(s, HypothesisError) for s in self._steps),
             record=self._log.summary(),
             truth=episode.to_dict(),
-            episode=dict(self._where),
+            instance=dict(self._where),
         )
         if self.reward == "success":
             reward = float(self._success)

@@ -396,7 +396,7 @@ class CausaLabPlannerEnv(gym.Env):
         self._effects = np.zeros((self.n_slots, self.n_slots + 1))
         self._shifted = np.zeros(self.n_slots, dtype=np.int8)
         self._used = 0
-        return self._observation(), {"episode": lab_info["episode"], "slots": list(self.slots)}
+        return self._observation(), {"instance": lab_info["instance"], "slots": list(self.slots)}
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Play one intervention; after the last one, estimate, predict and score.
