@@ -11,7 +11,8 @@ References are chosen on development instances and reported on test instances (p
 ``--quick`` also leaves the slowest menu entry (RESIT, ``anm``: about 4.5 s per d=10 instance,
 twice PC-KCI) out of the menu unless ``--full-menu`` is given; it is never the best chosen
 algorithm in the paper. The full run (6 families x 132 instances, full menu) takes about 53 min
-on 2 cores on a cold cache (measured on 12 instances: 4.0 s per instance). Every run is cached
+on 2 quiet cores on a cold cache (measured on 12 instances: 4.0 s per instance; the whole run took
+102 min on a machine shared with other jobs). Every run is cached
 on disk (``CAUSAL_GYM_CACHE``, default ``~/.cache/causal_gym``), so a second run or an
 interrupted one is fast.
 """
