@@ -6,6 +6,7 @@
     causal-gym report DIR [DIR...] [--out OUTDIR] [--dev N] [--full-menu] [--workers W]
     causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
     causal-gym reproduce causalab [--quick] [--settings 4node,...] [--instances N] [--out DIR]
+    causal-gym reproduce arena [--quick] [--json FILE]
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a handler that
 runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly.
@@ -22,7 +23,7 @@ from typing import Any
 
 __all__ = ["main"]
 
-REPRODUCIBLE = ("heuresis", "causalab")
+REPRODUCIBLE = ("heuresis", "causalab", "arena")
 
 
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
@@ -39,6 +40,11 @@ def _reproduce(args: argparse.Namespace, rest: Sequence[str]) -> int:
         from causal_gym.envs.heuresis.reproduce import main as reproduce_heuresis
 
         reproduce_heuresis(list(rest), prog="causal-gym reproduce heuresis")
+        return 0
+    if args.benchmark == "arena":
+        from causal_gym.envs.arena.reproduce import main as reproduce_arena
+
+        reproduce_arena(list(rest), prog="causal-gym reproduce arena")
         return 0
     if args.benchmark == "causalab":
         from causal_gym.envs.causalab.reproduce import main as reproduce_causalab

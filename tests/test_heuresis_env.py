@@ -20,6 +20,7 @@ from causal_gym import _cache
 from causal_gym.agents.router import RouterAgent
 from causal_gym.discovery import run
 from causal_gym.envs.heuresis import env as env_module
+from causal_gym.envs.heuresis import tools as tools_module
 from causal_gym.envs.heuresis import tools
 from causal_gym.envs.heuresis.env import DEFAULT_BUDGETS, HeuresisEnv
 from causal_gym.envs.heuresis.families import FAMILIES
@@ -460,7 +461,7 @@ def _fast_run_code(code, data, limits=None):
 
 
 def test_random_and_malformed_actions_never_raise_and_always_end_scored(monkeypatch):
-    monkeypatch.setattr(env_module, "run_code", _fast_run_code)
+    monkeypatch.setattr(tools_module, "run_code", _fast_run_code)
     rng = np.random.default_rng(8)
     steps = 0
     for family in FAMILIES:
@@ -523,7 +524,7 @@ def _play_until_the_end(env: HeuresisEnv, seed: int, actions: list) -> tuple[lis
 def test_nothing_before_the_end_depends_on_the_truth(monkeypatch):
     """Counterfactual check: with the hidden DAG swapped (same data), everything an agent sees before
     the final step is identical; only the final scores change. Texts never quote p-values."""
-    monkeypatch.setattr(env_module, "run_code", _fast_run_code)
+    monkeypatch.setattr(tools_module, "run_code", _fast_run_code)
     real = env_module.load_instance
 
     def swapped(*key):

@@ -26,6 +26,14 @@ setting; ``hidden={"count": 2, "values": (-50, 0, 50), "freqnode": True}`` or
 any published setting, e.g. the scaling grid ``"4node-3o12i"``). No ``max_episode_steps``: the
 env's own step limit truncates and still writes the final info.
 
+CausalArena ids
+---------------
+``CausalArena-{synthetic,formula,semantic,real}-v0``: the entry point
+:func:`causal_gym.envs.arena.env.make_arena_env` builds the submit-mode env (one step: a directed
+adjacency answer) or, with ``mode="tools"``, the working-graph tool env; every keyword of
+:class:`~causal_gym.envs.arena.env.CausalArenaEnv` / ``CausalArenaToolEnv`` can be passed
+(``d``, ``split``, ``factors``, ``replicate``, ``n_obs``, ``n_int``, ``mode``, ...).
+
 Heuresis repair ids
 -------------------
 ``HeuresisRepair-{family}-v0``: the repair-policy RL task
@@ -50,7 +58,14 @@ from types import MappingProxyType
 
 import gymnasium as gym
 
-__all__ = ["HEURESIS_FAMILIES", "CAUSALAB_SETTINGS", "CAUSALAB_PLANNER_SETTINGS", "ENV_DESCRIPTIONS", "register_envs"]
+__all__ = [
+    "HEURESIS_FAMILIES",
+    "CAUSALAB_SETTINGS",
+    "CAUSALAB_PLANNER_SETTINGS",
+    "ARENA_SOURCES",
+    "ENV_DESCRIPTIONS",
+    "register_envs",
+]
 
 HEURESIS_FAMILIES = ("lg", "anm", "hetero", "wild", "mixed", "gauntlet")
 """The Heuresis families, as :data:`causal_gym.envs.heuresis.families.FAMILIES` (kept literal here
@@ -60,6 +75,19 @@ _HEURESIS_ENTRY_POINT = "causal_gym.envs.heuresis.env:HeuresisEnv"
 _CAUSALAB_ENTRY_POINT = "causal_gym.envs.causalab.env:CausaLabEnv"
 _CAUSALAB_PLANNER_ENTRY_POINT = "causal_gym.envs.causalab.planner:CausaLabPlannerEnv"
 _HEURESIS_REPAIR_ENTRY_POINT = "causal_gym.envs.heuresis.repair:HeuresisRepairEnv"
+_ARENA_ENTRY_POINT = "causal_gym.envs.arena.env:make_arena_env"
+
+ARENA_SOURCES = ("synthetic", "formula", "semantic", "real")
+"""As :data:`causal_gym.envs.arena.env.SOURCES` (kept literal so registering imports nothing; a test
+checks the two agree)."""
+
+_ARENA_TEXT = {
+    "synthetic": "synthetic factor-grid SCMs (1,000-config pool; d=10 by default, kwargs d, factors, split obs/obs+int, "
+    "mode submit/tools)",
+    "formula": "14 formula-grounded scientific scenarios (12-17 variables, padded to 17)",
+    "semantic": "6 semantic operational scenarios (18 named process variables)",
+    "real": "the Sachs table (obs only) and semi-synthetic SCMs on 5 bnlearn structures (8-37 variables, padded to 37)",
+}
 
 CAUSALAB_SETTINGS: Mapping[str, str] = MappingProxyType({
     **{f"CausaLab-{n}node-v0": f"{n}node" for n in range(3, 8)},
@@ -117,6 +145,8 @@ ENV_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({
     env_id: f"CausaLab planner (RL) -- {setting[0]} nodes: choose the shift interventions; a fixed "
     "least-squares estimator infers the graph; reward: its all-edge F1"
     for env_id, setting in CAUSALAB_PLANNER_SETTINGS.items()
+} | {
+    f"CausalArena-{source}-v0": f"CausalArena -- {_ARENA_TEXT[source]}" for source in ARENA_SOURCES
 })
 """Registered id -> one-line description (what ``causal-gym list`` prints)."""
 
@@ -139,6 +169,10 @@ def register_envs() -> None:
     for env_id, setting in CAUSALAB_SETTINGS.items():
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=_CAUSALAB_ENTRY_POINT, kwargs={"setting": setting}, max_episode_steps=None)
+    for source in ARENA_SOURCES:
+        env_id = f"CausalArena-{source}-v0"
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point=_ARENA_ENTRY_POINT, kwargs={"source": source}, max_episode_steps=None)
     for family in HEURESIS_FAMILIES:
         env_id = f"HeuresisRepair-{family}-v0"
         if env_id not in gym.registry:

@@ -77,6 +77,10 @@ regime and concatenated before the shuffle. ``meta["regimes"][k]`` records regim
 observational): its targets, interventions (``to_dict`` form), row count and spawn key, so that
 ``scm.sample(n_rows, SeedSequence(seed, spawn_key=key))`` replays its observational counterpart
 with the same noise (the causal_gym SCM draws all noise before intervention values).
+``meta["row_order"]`` is the shuffle itself: shipped row ``i`` is row ``row_order[i]`` of the
+concatenation (observational rows, then the regimes in order), so :func:`counterfactual_rows`
+aligns every replayed row with the row it shipped as -- what
+:func:`~causal_gym.envs.arena.audits.audit_interventional` compares against.
 """
 
 from __future__ import annotations
@@ -110,6 +114,7 @@ __all__ = [
     "sample_replicates",
     "intervention_suite",
     "sample_size_split",
+    "counterfactual_rows",
 ]
 
 N_REPLICATES = 5
@@ -636,6 +641,7 @@ def sample_split(
     else:
         order = np.arange(n_total)
     base_meta["regimes"] = regimes
+    base_meta["row_order"] = order.tolist()
     extra = dict(meta or {})
     clash = sorted(set(extra) & set(base_meta))
     if clash:
@@ -698,3 +704,39 @@ def sample_size_split(
     """An observational split of ``n`` rows for the sample-size suite (protocol name ``obs-n{n}``)."""
     n = check_count(n, "n")
     return sample_split(scm, ArenaProtocol(f"obs-n{n}", n_obs=n), seed=seed, replicate=replicate, meta=meta)
+
+
+def counterfactual_rows(scm: SamplesFromSCM, dataset: ArenaDataset) -> np.ndarray:
+    """Every shipped row replayed without its interventions, in the shipped row order.
+
+    Observational rows are their own counterpart; the rows of interventional regime ``g`` are
+    ``scm.sample(n_rows, SeedSequence(seed, spawn_key=key))`` with the regime's recorded key and no
+    intervention, put back where :func:`sample_split`'s shuffle (``meta["row_order"]``) sent them.
+    ``scm`` must be the SCM the split was sampled from.
+
+    Raises
+    ------
+    ValueError
+        If the dataset's metadata lacks the protocol seed, the regimes or the row order (a split
+        written by another tool), or disagrees with the dataset's shape or regime labels.
+    """
+    scm = _check_scm(scm)
+    missing = sorted({"seed", "regimes", "row_order"} - set(dataset.meta))
+    if missing:
+        raise ValueError(f"the dataset's meta lacks {missing}; it was not written by sample_split")
+    regimes = dataset.meta["regimes"]
+    order = np.asarray(dataset.meta["row_order"], dtype=np.int64)
+    sizes = np.array([record["n_rows"] for record in regimes], dtype=np.int64)
+    if order.shape != (dataset.n,) or sizes.sum() != dataset.n or scm.d != dataset.d:
+        raise ValueError("the dataset's row order, regime sizes or width do not match its data or the SCM")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    origin_regime = np.searchsorted(starts, order, side="right") - 1
+    if not np.array_equal(origin_regime, dataset.regime):
+        raise ValueError("the dataset's regime labels do not match its row order")
+    replayed = np.array(dataset.data, dtype=np.float64)
+    for g, record in enumerate(regimes[1:], start=1):
+        rows = np.flatnonzero(dataset.regime == g)
+        seed = np.random.SeedSequence(dataset.meta["seed"], spawn_key=tuple(record["spawn_key"]))
+        block = scm.sample(int(record["n_rows"]), rng=seed)
+        replayed[rows] = block[order[rows] - starts[g]]
+    return replayed

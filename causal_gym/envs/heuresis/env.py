@@ -16,13 +16,15 @@ from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_refere
 from causal_gym.envs.heuresis.tools import (
     ALGORITHM_SLOTS,
     ALPHA,
+    ci_test,
+    code_output,
     deletion_log_text,
     fit_parents,
     graph_text,
     heuresis_fields,
     heuresis_tools,
     probe_direction,
-    set_text,
+    stability,
     summarize,
 )
 from causal_gym.harness import (
@@ -32,9 +34,7 @@ from causal_gym.harness import (
     ToolEnv,
     ToolResult,
     format_edge_list,
-    run_code,
 )
-from causal_gym.harness.working_graph import variable_name
 from causal_gym.metrics import adjacency_scores, nshd
 
 __all__ = ["DEFAULT_BUDGETS", "REWARDS", "GUIDED_START", "HeuresisEnv", "load_instance"]
@@ -389,35 +389,18 @@ class HeuresisEnv(ToolEnv):
         )
 
     def _tool_ci_test(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
-        from causal_gym.stats import strength_grade, verdict
-
         cost = {"tests": 1}
         if not self._affordable(cost):
             return ToolResult("", cost=cost)
-        pvalue = self._tester(test).pvalue(x, y, cond)
-        outcome, grade = verdict(pvalue, ALPHA), strength_grade(pvalue, ALPHA)
-        return ToolResult(
-            f"{variable_name(x)} and {variable_name(y)} given {set_text(cond)} ({test} test): {outcome} ({grade})",
-            {"x": variable_name(x), "y": variable_name(y), "cond": [variable_name(v) for v in cond], "test": test,
-             "verdict": outcome, "grade": grade},
-            cost,
-        )
+        return ToolResult(*ci_test(self._tester(test), x, y, cond), cost)
 
     def _tool_stability(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
-        from causal_gym.stats import verdict_stability
-
         cost = {"tests": self.n_resamples}
         if not self._affordable(cost):
             return ToolResult("", cost=cost)
-        share = verdict_stability(
-            self._data, x, y, cond, test=test, alpha=ALPHA, n_resamples=self.n_resamples,
-            fraction=self.subsample, seed=int(self._resample_rng.integers(2**63 - 1)),
-        )
+        seed = int(self._resample_rng.integers(2**63 - 1))
         return ToolResult(
-            f"{variable_name(x)} and {variable_name(y)} given {set_text(cond)} ({test} test): 'independent' in "
-            f"{share:.0%} of {self.n_resamples} subsamples of {self.subsample:.0%} of the rows",
-            {"x": variable_name(x), "y": variable_name(y), "cond": [variable_name(v) for v in cond], "test": test,
-             "independent_share": round(float(share), 4), "n_resamples": self.n_resamples},
+            *stability(self._data, x, y, cond, test, n_resamples=self.n_resamples, subsample=self.subsample, seed=seed),
             cost,
         )
 
@@ -433,10 +416,8 @@ class HeuresisEnv(ToolEnv):
         return ToolResult(*probe_direction(self._data, x, y))
 
     def _tool_run_code(self, code: str) -> ToolResult:
-        result = run_code(code, self._data, self.sandbox_limits)
-        text = result.output if result.ok else f"{result.output}\n[error: {result.error}]".lstrip("\n")
-        data = {"ok": result.ok, "error": result.error, "output_truncated": result.output_truncated}
-        return ToolResult(text or "(no output)", data, ok=result.ok)
+        text, data, ok = code_output(code, self._data, self.sandbox_limits)
+        return ToolResult(text, data, ok=ok)
 
     # -- scoring -------------------------------------------------------------------------------
 

@@ -12,8 +12,10 @@ when an algorithm or a test applies. Test results carry a verdict and a coarse s
 (:func:`causal_gym.stats.strength_grade`), never a raw p-value; the diagnostics of the mechanism
 tools report effect sizes (R^2, kurtosis) and graded test outcomes.
 
-The functions here are pure (data in, ``(text, data)`` out); the environment
-(:mod:`causal_gym.envs.heuresis.env`) charges budgets and keeps the per-episode state.
+The functions here are pure (data in, ``(text, data)`` out); an environment charges budgets and
+keeps the per-episode state (the CI testers, the resampling stream). Heuresis
+(:mod:`causal_gym.envs.heuresis.env`) and CausalArena's tool mode (:mod:`causal_gym.envs.arena.env`)
+share them, so one tool reads the same in both benchmarks.
 
 Choices the paper leaves open
 -----------------------------
@@ -44,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.harness import ActionField, Tool, format_edge_list
+from causal_gym.harness import ActionField, SandboxLimits, Tool, format_edge_list, run_code
 from causal_gym.harness.working_graph import variable_name
 
 __all__ = [
@@ -58,9 +60,12 @@ __all__ = [
     "graph_text",
     "set_text",
     "deletion_log_text",
+    "ci_test",
+    "stability",
     "summarize",
     "fit_parents",
     "probe_direction",
+    "code_output",
 ]
 
 ALGORITHM_SLOTS = ("A", "B", "C", "D", "E", "F", "G")
@@ -210,6 +215,74 @@ def _null_grade(pvalue: float, hypothesis: str) -> str:
     words = dict(zip(GRADES, ("strong evidence against", "evidence against", "weak evidence against",
                               "weakly consistent with", "consistent with")))
     return f"{words[strength_grade(pvalue, ALPHA)]} {hypothesis}"
+
+
+# ---------------------------------------------------------------------------------------------
+# ci_test, stability, run_code
+# ---------------------------------------------------------------------------------------------
+
+
+def ci_test(tester: Any, x: int, y: int, cond: Sequence[int]) -> tuple[str, dict[str, Any]]:
+    """One CI test at level :data:`ALPHA`: the verdict and its strength grade, never the p-value.
+
+    ``tester`` is a :class:`causal_gym.stats.CITester` over the episode's data; keeping one per
+    test and episode lets repeated calls share its kernels and residuals.
+
+    Returns
+    -------
+    (str, dict)
+        The text for the agent and the same verdict and grade for the record.
+    """
+    from causal_gym.stats import strength_grade, verdict
+
+    pvalue = tester.pvalue(x, y, cond)
+    outcome, grade = verdict(pvalue, ALPHA), strength_grade(pvalue, ALPHA)
+    text = f"{variable_name(x)} and {variable_name(y)} given {set_text(cond)} ({tester.test} test): {outcome} ({grade})"
+    data = {"x": variable_name(x), "y": variable_name(y), "cond": [variable_name(v) for v in cond],
+            "test": tester.test, "verdict": outcome, "grade": grade}
+    return text, data
+
+
+def stability(
+    data: np.ndarray, x: int, y: int, cond: Sequence[int], test: str, *, n_resamples: int, subsample: float, seed: int
+) -> tuple[str, dict[str, Any]]:
+    """Share of "independent" verdicts of one CI test over ``n_resamples`` random row subsamples.
+
+    Each subsample holds ``subsample`` of the rows, drawn without replacement from ``seed``
+    (:func:`causal_gym.stats.verdict_stability`).
+
+    Returns
+    -------
+    (str, dict)
+        The text for the agent and the share for the record.
+    """
+    from causal_gym.stats import verdict_stability
+
+    share = verdict_stability(
+        data, x, y, cond, test=test, alpha=ALPHA, n_resamples=n_resamples, fraction=subsample, seed=seed
+    )
+    text = (
+        f"{variable_name(x)} and {variable_name(y)} given {set_text(cond)} ({test} test): 'independent' in "
+        f"{share:.0%} of {n_resamples} subsamples of {subsample:.0%} of the rows"
+    )
+    result = {"x": variable_name(x), "y": variable_name(y), "cond": [variable_name(v) for v in cond], "test": test,
+              "independent_share": round(float(share), 4), "n_resamples": n_resamples}
+    return text, result
+
+
+def code_output(code: str, data: np.ndarray, limits: SandboxLimits | None) -> tuple[str, dict[str, Any], bool]:
+    """Run an agent's program on ``data`` in the sandbox (:func:`causal_gym.harness.run_code`).
+
+    Returns
+    -------
+    (str, dict, bool)
+        What the program printed (with the error appended when it failed), the outcome for the
+        record, and whether it succeeded.
+    """
+    result = run_code(code, data, limits)
+    text = result.output if result.ok else f"{result.output}\n[error: {result.error}]".lstrip("\n")
+    record = {"ok": result.ok, "error": result.error, "output_truncated": result.output_truncated}
+    return text or "(no output)", record, result.ok
 
 
 # ---------------------------------------------------------------------------------------------

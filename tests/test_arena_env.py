@@ -1,0 +1,494 @@
+"""CausalArena environments: registration and the Gymnasium contract in both modes, instance lists
+and views against the SCMs they come from, submit-mode scores against independent metric calls,
+malformed actions, a scripted tool episode, the truth rule, the interventional audit at reset, the
+shared Heuresis tool functions, and ``reproduce arena --quick`` on two families."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from scipy import stats
+
+from causal_gym import _cache
+from causal_gym.discovery import run
+from causal_gym.envs.arena import env as env_module
+from causal_gym.envs.arena import reproduce
+from causal_gym.envs.arena.audits import audit_graph
+from causal_gym.envs.arena.env import (
+    REAL_NETWORKS,
+    SOURCES,
+    ArenaTask,
+    CausalArenaEnv,
+    CausalArenaToolEnv,
+    audit_split,
+    instance_list,
+    load_task,
+    make_arena_env,
+)
+from causal_gym.envs.arena.pool import pool_config, pool_slot
+from causal_gym.envs.arena.protocol import ArenaDataset
+from causal_gym.envs.registration import ARENA_SOURCES, ENV_DESCRIPTIONS, register_envs
+from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
+from causal_gym.envs.arena.scenarios.semantic import SEMANTIC_SCENARIOS
+from causal_gym.envs.heuresis import tools as heuresis_tools
+from causal_gym.graphs import meek
+from causal_gym.harness import ToolError
+from causal_gym.metrics import directed_edge_scores, shd
+from causal_gym.stats import CITester
+
+SMALL = {"n_obs": 80}
+SMALL_INT = {"split": "obs+int", "n_obs": 80, "n_int": 40}
+FAST_MENU = ("pc", "ges", "gies", "fci", "random_regress", "direct_lingam", "dagma")
+TRUTH_KEYS = {"true_adjacency", "scores", "factors", "oriented_graph", "columns", "interventional_audit_details",
+              "algorithm_slots", "orient_seed"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
+    register_envs()
+    yield
+    mp.undo()
+
+
+def act(env: CausalArenaToolEnv, name: str, **arguments):
+    action = env.parse_tool_call(name, arguments)
+    assert not isinstance(action, ToolError), action
+    return action
+
+
+def oriented_by_rule(graph: np.ndarray, seed: int) -> np.ndarray:
+    """The documented rule, written independently: undirected edges point along a seeded node order."""
+    d = graph.shape[0]
+    rank = np.argsort(np.random.default_rng(seed).permutation(d))
+    out = graph.copy()
+    for i in range(d):
+        for j in range(d):
+            if graph[i, j] and graph[j, i] and rank[i] > rank[j]:
+                out[i, j] = 0
+    return out
+
+
+def leaks(value, truth: np.ndarray) -> bool:
+    """Whether ``value`` holds a truth key or a copy of the true matrix anywhere inside."""
+    if isinstance(value, dict):
+        return bool(TRUTH_KEYS & set(value)) or any(leaks(v, truth) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(leaks(v, truth) for v in value)
+    if isinstance(value, np.ndarray) and value.shape == truth.shape and truth.any():
+        return bool(np.array_equal(value, truth))
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# registration and the Gymnasium contract
+# ---------------------------------------------------------------------------------------------
+
+
+ARENA_IDS = tuple(f"CausalArena-{s}-v0" for s in ARENA_SOURCES)
+
+
+def test_registration_ids_cover_every_source():
+    assert ARENA_SOURCES == SOURCES
+    assert {i for i in ENV_DESCRIPTIONS if i.startswith("CausalArena-")} == set(ARENA_IDS)
+    register_envs()  # idempotent
+    for env_id, source in zip(ARENA_IDS, ARENA_SOURCES):
+        spec = gym.spec(env_id)
+        assert spec.entry_point == "causal_gym.envs.arena.env:make_arena_env" and spec.max_episode_steps is None
+        assert spec.kwargs == {"source": source}
+
+
+@pytest.mark.parametrize("mode", ["submit", "tools"])
+@pytest.mark.parametrize("env_id", sorted(ARENA_IDS))
+def test_check_env_passes_for_every_id_in_both_modes(env_id, mode):
+    if env_id == "CausalArena-real-v0":
+        from causal_gym.envs.arena.real import available_real_datasets
+
+        if not available_real_datasets()["tables"] or not available_real_datasets()["networks"]:
+            pytest.skip("cdt and pgmpy (extra 'real') are not installed")
+    split = {"split": "obs+int", "n_int": 30} if env_id.endswith("semantic-v0") else {}
+    env = gym.make(env_id, mode=mode, render_mode="ansi", **SMALL, **split)
+    cls = CausalArenaEnv if mode == "submit" else CausalArenaToolEnv
+    assert isinstance(env.unwrapped, cls)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Box observation space (minimum|maximum) value is.*infinity")
+        check_env(env.unwrapped)
+    env.close()
+
+
+def test_make_vec_plays_one_step_episodes():
+    envs = gym.make_vec("CausalArena-synthetic-v0", num_envs=2, n_obs=50)
+    obs, _ = envs.reset(seed=0)
+    assert obs["data"].shape == (2, 50, 10)
+    envs.action_space.seed(0)
+    _, reward, terminated, truncated, _ = envs.step(envs.action_space.sample())
+    assert terminated.all() and not truncated.any() and reward.shape == (2,)
+    envs.close()
+
+
+def test_arguments_and_options_are_validated():
+    with pytest.raises(ValueError, match="source"):
+        make_arena_env(source="nope")
+    with pytest.raises(ValueError, match="mode"):
+        make_arena_env(mode="chat")
+    with pytest.raises(ValueError, match="synthetic d"):
+        CausalArenaEnv(d=12)
+    with pytest.raises(ValueError, match="unknown factor"):
+        CausalArenaEnv(factors={"colour": "red"})
+    with pytest.raises(ValueError, match="graph_family"):
+        CausalArenaEnv(factors={"graph_family": "hypercube"})
+    with pytest.raises(ValueError, match="synthetic pool only"):
+        CausalArenaEnv(source="formula", factors={"graph_family": "chain"})
+    with pytest.raises(ValueError, match="n_int"):
+        CausalArenaEnv(split="obs", n_int=10)
+    with pytest.raises(ValueError, match="no formula instance"):
+        CausalArenaEnv(source="formula", d=5)
+    with pytest.raises(ValueError, match="menu"):
+        CausalArenaToolEnv(menu=("pc", "ges"))
+    env = CausalArenaEnv(**SMALL)
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(seed=0, options={"instnace": 1})
+    with pytest.raises(ValueError, match="must be < 200"):
+        env.reset(seed=0, options={"instance": 200})
+    with pytest.raises(ValueError, match="train"):
+        CausalArenaEnv(source="semantic", **SMALL).reset(seed=0, options={"split": "train"})
+    with pytest.raises(RuntimeError, match="reset"):
+        CausalArenaEnv(**SMALL).step(np.zeros((10, 10), dtype=np.int8))
+
+
+# ---------------------------------------------------------------------------------------------
+# instance lists and the view
+# ---------------------------------------------------------------------------------------------
+
+
+def test_instance_lists_follow_the_pool_schedule_and_the_cards():
+    chain = instance_list("synthetic", 20, "obs", {"graph_family": "chain"})
+    assert len(chain) == 20
+    assert all(pool_slot(u.key).graph_family == "chain" and pool_slot(u.key).d == 20 for u in chain)
+    paired = instance_list("synthetic", 10, "obs", {"difficulty": "paired", "stressor": ["outliers", "missingness"]})
+    assert paired and all(pool_slot(u.key).difficulty == "paired"
+                          and {"outliers", "missingness"} & set(pool_slot(u.key).stressors) for u in paired)
+    tagged = instance_list("synthetic", 10, "obs", {"graph_family": "tree", "mechanism": "tree_based"})
+    assert 0 < len(tagged) < 20
+    assert all("tree_based" in pool_config(u.key).tags["active_mechanisms"] for u in tagged)
+    assert [u.key for u in instance_list("formula", None, "obs")] == list(FORMULA_SCENARIOS)
+    sizes = [len(card["variables"]) for card in SEMANTIC_SCENARIOS.values()]
+    assert [u.size for u in instance_list("semantic", None, "obs")] == sizes
+    assert [u.key for u in instance_list("formula", 13, "obs")] == [
+        name for name, card in FORMULA_SCENARIOS.items() if len(card["variables"]) <= 13]
+    real_obs, real_int = instance_list("real", None, "obs"), instance_list("real", None, "obs+int")
+    assert [u.kind for u in real_obs] == ["table"] + ["network"] * 5
+    assert [u.key for u in real_int] == list(REAL_NETWORKS)
+
+
+def test_network_sizes_match_the_bif_files():
+    from causal_gym.envs.arena.real import available_real_datasets, bn_structure
+
+    if not set(REAL_NETWORKS) <= set(available_real_datasets()["networks"]):
+        pytest.skip("pgmpy (extra 'real') is not installed")
+
+    assert {name: bn_structure(name)[0].shape[0] for name in REAL_NETWORKS} == dict(REAL_NETWORKS)
+
+
+def test_the_view_is_the_split_of_the_scm_with_permuted_columns():
+    env = CausalArenaEnv(**SMALL_INT)
+    obs, info = env.reset(seed=0, options={"instance": 7})
+    unit = instance_list("synthetic", 10, "obs")[7]
+    assert info["instance"]["unit"] == unit.unit == f"synthetic/pool-{unit.key:04d}"
+    _, _, _, _, final = env.step(np.zeros((10, 10), dtype=np.int8))
+    columns = final["columns"]
+    assert sorted(columns) == list(range(10)) and columns != list(range(10))
+    graph = pool_config(unit.key).graph
+    assert np.array_equal(final["true_adjacency"], graph[np.ix_(columns, columns)])
+    dataset = load_task(unit, "obs+int", 0, 80, 40).dataset
+    assert np.array_equal(obs["data"], dataset.data[:, columns])
+    assert np.array_equal(obs["mask"], dataset.mask[:, columns]) and obs["mask"].any(axis=1).sum() == 40
+    assert final["factors"]["graph_family"] == pool_slot(unit.key).graph_family
+
+
+def test_grounded_instances_are_padded_and_named():
+    env = CausalArenaEnv(source="semantic", describe_variables=True, **SMALL)
+    obs, info = env.reset(seed=0, options={"instance": 2})
+    card = list(SEMANTIC_SCENARIOS.values())[2]
+    assert obs["variables"].all() and {v["name"] for v in info["variables"]} == {v["name"] for v in card["variables"]}
+    env = CausalArenaEnv(source="formula", **SMALL)
+    index = next(i for i, u in enumerate(instance_list("formula", None, "obs")) if u.size < 17)
+    obs, info = env.reset(seed=0, options={"instance": index})
+    k = info["instance"]["n_variables"]
+    assert obs["variables"].tolist() == [1] * k + [0] * (17 - k) and not obs["data"][:, k:].any()
+    action = np.zeros((17, 17), dtype=np.int8)
+    action[0, 16] = 1  # an edge to a padding slot: a false positive
+    _, reward, _, _, final = env.step(action)
+    truth = final["true_adjacency"]
+    assert not truth[k:].any() and not truth[:, k:].any()
+    assert final["scores"]["precision"] == 0.0 and reward == 0.0
+    assert final["scores"]["nshd"] == pytest.approx(shd(truth, action) / (k * (k - 1)))
+
+
+def test_real_source_serves_the_sachs_table_and_networks():
+    from causal_gym.envs.arena.real import SACHS_CONSENSUS_EDGES, SACHS_NAMES, available_real_datasets, load_sachs
+
+    if "sachs" not in available_real_datasets()["tables"]:
+        pytest.skip("cdt (extra 'real') is not installed")
+
+    env = CausalArenaEnv(source="real", **SMALL)
+    obs, info = env.reset(seed=0, options={"instance": 0})
+    assert info["instance"]["unit"] == "real/sachs-table" and not obs["mask"].any()
+    table = load_sachs()[0]
+    rows = obs["data"][:, :11]
+    _, _, _, _, final = env.step(np.zeros((37, 37), dtype=np.int8))
+    original = np.empty_like(rows)
+    original[:, final["columns"]] = rows
+    table_rows = {tuple(r) for r in table.tolist()}
+    assert all(tuple(r) in table_rows for r in original.tolist()) and len({tuple(r) for r in original.tolist()}) == 80
+    assert int(final["true_adjacency"].sum()) == len(SACHS_CONSENSUS_EDGES) and len(SACHS_NAMES) == 11
+    _, info = CausalArenaEnv(source="real", **SMALL_INT).reset(seed=0, options={"instance": 0})
+    assert info["instance"]["unit"] == "real/network-asia" and info["interventional_audit"]["passed"]
+
+
+def test_train_split_streams_fresh_audited_synthetic_scms():
+    env = CausalArenaEnv(factors={"graph_family": "layered"}, **SMALL)
+    obs, info = env.reset(seed=0, options={"split": "train", "instance": 5})
+    assert info["instance"]["split"] == "train" and info["instance"]["unit"] == "synthetic/train-0000000005"
+    again, _ = CausalArenaEnv(factors={"graph_family": "layered"}, **SMALL).reset(seed=9, options={"split": "train",
+                                                                                                    "instance": 5})
+    assert np.array_equal(obs["data"], again["data"])
+    _, _, _, _, final = env.step(np.zeros((10, 10), dtype=np.int8))
+    assert final["factors"]["graph_family"] == "layered"
+    assert audit_graph(final["true_adjacency"], family="layered").passed
+    tests = {env.reset(seed=0, options={"instance": k})[0]["data"].tobytes() for k in range(20)}
+    assert obs["data"].tobytes() not in tests
+
+
+# ---------------------------------------------------------------------------------------------
+# determinism, scores, malformed actions
+# ---------------------------------------------------------------------------------------------
+
+
+def test_same_seed_same_episode_and_instance_fixes_the_data():
+    first = [CausalArenaEnv(source="formula", **SMALL).reset(seed=s) for s in (3, 3, 4)]
+    assert np.array_equal(first[0][0]["data"], first[1][0]["data"]) and first[0][1] == first[1][1]
+    picked = {CausalArenaEnv(**SMALL).reset(seed=s)[1]["instance"]["index"] for s in range(8)}
+    assert len(picked) > 3
+    a, _ = CausalArenaEnv(**SMALL_INT).reset(seed=1, options={"instance": 11})
+    b, _ = CausalArenaEnv(**SMALL_INT).reset(seed=2, options={"instance": 11})
+    assert all(np.array_equal(a[key], b[key]) for key in a)
+
+    def episode(seed):
+        env = CausalArenaToolEnv(menu=FAST_MENU, **SMALL)
+        obs, info = env.reset(seed=seed)
+        steps = [env.step(act(env, name, **args)) for name, args in (
+            ("run_algorithm", {"algorithm": "B"}), ("stability", {"x": "X0", "y": "X2", "test": "fisherz"}),
+            ("submit", {}))]
+        return obs, info, steps, env.record().deterministic_view()
+
+    one, two = episode(5), episode(5)
+    assert one[0]["last_result"] == two[0]["last_result"] and one[1]["instance"] == two[1]["instance"]
+    assert [s[0]["last_result"] for s in one[2]] == [s[0]["last_result"] for s in two[2]]
+    assert one[3] == two[3] and one[2][-1][1] == two[2][-1][1]
+
+
+@pytest.mark.parametrize("instance", [0, 45, 133])
+def test_submit_reward_is_the_directed_f1_of_the_oriented_answer(instance):
+    rng = np.random.default_rng(instance)
+    for trial in range(4):
+        env = CausalArenaEnv(**SMALL)
+        env.reset(seed=0, options={"instance": instance})
+        upper = np.triu(rng.random((10, 10)) < 0.25, 1).astype(np.int8)
+        order = rng.permutation(10)
+        action = upper[np.ix_(order, order)]
+        undirected = np.triu(rng.random((10, 10)) < 0.1 * trial, 1)
+        action = np.where(undirected | undirected.T, 1, action).astype(np.int8)
+        np.fill_diagonal(action, 0)
+        _, reward, terminated, truncated, info = env.step(action)
+        assert terminated and not truncated and info["status"] == "ok"
+        truth = info["true_adjacency"]
+        expected = directed_edge_scores(truth, oriented_by_rule(action, info["orient_seed"]))
+        assert reward == pytest.approx(expected.f1) and info["scores"]["f1"] == pytest.approx(expected.f1)
+        assert info["scores"]["precision"] == pytest.approx(expected.precision)
+        assert np.array_equal(info["oriented_graph"], oriented_by_rule(action, info["orient_seed"]))
+        assert set(info["scores"]) >= {"shd", "nshd", "sid", "cpdag_shd", "arrow_f1", "adjacency_f1"}
+    env.reset(seed=0, options={"instance": instance})
+    truth = env._view.truth
+    assert env.step(truth)[1] == 1.0
+
+
+@pytest.mark.parametrize("action", [
+    np.zeros((9, 9), dtype=np.int8), np.full((10, 10), 2), -np.eye(10)[::-1], np.full((10, 10), 0.5),
+    np.full((10, 10), np.nan), np.eye(10, dtype=np.int8), "X0 -> X1", None, [[0, 1], [0]], {"edges": 1},
+])
+def test_malformed_actions_end_the_episode_with_reward_zero_and_an_error(action):
+    env = CausalArenaEnv(**SMALL)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert reward == 0.0 and terminated and not truncated and obs in env.observation_space
+    assert info["status"] == "invalid" and info["error"] and all(v is None for v in info["scores"].values())
+    with pytest.raises(RuntimeError, match="ended"):
+        env.step(np.zeros((10, 10), dtype=np.int8))
+
+
+# ---------------------------------------------------------------------------------------------
+# tools mode and the truth rule
+# ---------------------------------------------------------------------------------------------
+
+
+def fisher_z_pvalue(x: np.ndarray, y: np.ndarray) -> float:
+    r = stats.pearsonr(x, y).statistic
+    z = np.sqrt(len(x) - 3) * np.arctanh(r)
+    return float(2 * stats.norm.sf(abs(z)))
+
+
+def test_tools_mode_scripted_episode_is_scored_and_keeps_the_truth_inside():
+    env = CausalArenaToolEnv(menu=FAST_MENU, **SMALL_INT)
+    obs, info = env.reset(seed=2, options={"instance": 3})
+    assert "rows 0-79: observational" in obs["last_result"] and "intervention on X" in obs["last_result"]
+    assert obs["intervention_mask"][:80].sum() == 0 and obs["intervention_mask"][80:].any(axis=1).all()
+    infos = [info]
+    obs, _, _, _, info = env.step(act(env, "run_algorithm", algorithm="C"))
+    infos.append(info)
+    algorithm_text = obs["last_result"]
+    obs, _, _, _, info = env.step(act(env, "ci_test", x="X0", y="X1", test="fisherz"))
+    infos.append(info)
+    ci_verdict = info["result"]["verdict"]
+    obs, _, _, _, info = env.step(act(env, "set_edge", x="X0", y="X1", relation="forward"))
+    infos.append(info)
+    obs, reward, terminated, truncated, final = env.step(act(env, "submit"))
+    assert terminated and not truncated
+    truth = final["true_adjacency"]
+    assert not any(leaks(i, truth) for i in infos)
+    assert infos[0]["interventional_audit"]["passed"] and "items" not in json.dumps(infos[0]["interventional_audit"])
+
+    completed = meek(final["submitted_graph"])
+    expected = directed_edge_scores(truth, oriented_by_rule(completed, final["orient_seed"]))
+    assert reward == pytest.approx(expected.f1) and final["scores"]["f1"] == pytest.approx(expected.f1)
+
+    unit = instance_list("synthetic", 10, "obs+int")[3]
+    dataset = load_task(unit, "obs+int", 0, 80, 40).dataset
+    columns = final["columns"]
+    p = fisher_z_pvalue(dataset.data[:, columns[0]], dataset.data[:, columns[1]])
+    assert ci_verdict == ("independent" if p > 0.05 else "dependent")
+    method = final["algorithm_slots"]["C"]
+    mask = dataset.mask if method == "gies" else None
+    found = run(method, dataset.data, mask).graph[np.ix_(columns, columns)]
+    assert algorithm_text == f"Algorithm C returned {heuresis_tools.graph_text(found)}"
+
+
+def test_tools_refuse_padding_slots():
+    env = CausalArenaToolEnv(source="formula", menu=FAST_MENU, **SMALL)
+    index = next(i for i, u in enumerate(instance_list("formula", None, "obs")) if u.size < 17)
+    obs, info = env.reset(seed=0, options={"instance": index})
+    k = info["instance"]["n_variables"]
+    assert "padding" in obs["last_result"]
+    obs, *_ = env.step(act(env, "ci_test", x="X0", y="X16", test="fisherz"))
+    assert obs["last_ok"] == 0 and "X16 is a padding slot" in obs["last_result"]
+    obs, *_ = env.step(act(env, "fit_parents", x="X0", cond=[f"X{k}"]))
+    assert obs["last_ok"] == 0
+    obs, *_ = env.step(act(env, "run_code", code="print(X.shape)"))
+    assert obs["last_result"].strip() == f"(80, {k})"
+
+
+def test_heuresis_tool_functions_give_the_heuresis_env_texts():
+    from causal_gym.envs.heuresis.env import HeuresisEnv
+
+    env = HeuresisEnv(family="lg", d=4, n=60)
+    env.reset(seed=0, options={"instance": 0})
+    obs, *_ = env.step(env.parse_tool_call("ci_test", {"x": "X0", "y": "X2", "cond": ["X1"], "test": "fisherz"}))
+    assert obs["last_result"] == heuresis_tools.ci_test(CITester(env._data, test="fisherz"), 0, 2, (1,))[0]
+    state = env._resample_rng.bit_generator.state
+    obs, *_ = env.step(env.parse_tool_call("stability", {"x": "X0", "y": "X3", "test": "fisherz"}))
+    replay = np.random.default_rng()
+    replay.bit_generator.state = state
+    text, _ = heuresis_tools.stability(env._data, 0, 3, (), "fisherz", n_resamples=env.n_resamples,
+                                       subsample=env.subsample, seed=int(replay.integers(2**63 - 1)))
+    assert obs["last_result"] == text
+
+
+# ---------------------------------------------------------------------------------------------
+# the interventional audit
+# ---------------------------------------------------------------------------------------------
+
+
+def test_interventional_audit_passes_at_reset_on_pool_configs():
+    env = CausalArenaEnv(**SMALL_INT)
+    for k in (0, 57, 181):
+        _, info = env.reset(seed=0, options={"instance": k})
+        assert info["interventional_audit"] == {"passed": True, "n_failures": 0, "checks": {}}
+    assert not env.audit_failures
+    _, info = CausalArenaEnv(**SMALL).reset(seed=0)
+    assert info["interventional_audit"] is None
+
+
+def corrupted(task: ArenaTask) -> ArenaDataset:
+    """The split with one target's child reset to its counterfactual on the target's rows."""
+    from causal_gym.envs.arena.protocol import counterfactual_rows
+
+    dataset, graph = task.dataset, task.scm.graph
+    target = next(t for t in dataset.meta["target_pool"] if graph[t].any())
+    child = int(np.flatnonzero(graph[target])[0])
+    data = np.array(dataset.data)
+    rows = dataset.mask[:, target] & ~dataset.mask[:, child]
+    data[rows, child] = counterfactual_rows(task.scm, dataset)[rows, child]
+    return ArenaDataset(data, dataset.mask, dataset.targets, dataset.regime, dataset.true_adjacency, dataset.meta)
+
+
+def test_interventional_audit_fails_on_a_corrupted_split_and_the_env_counts_it(monkeypatch):
+    tasks = (load_task(unit, "obs+int", 0, 80, 40) for unit in instance_list("synthetic", 10, "obs+int"))
+    task = next(t for t in tasks if any(t.scm.graph[p].any() for p in t.dataset.meta["target_pool"]))
+    assert audit_split(task.scm, task.dataset).passed
+    broken = corrupted(task)
+    audit = audit_split(task.scm, broken)
+    assert audit.reasons == ("descendants_regenerated",)
+    mask = np.array(task.dataset.mask)
+    mask[0, next(j for j in range(10) if j not in task.dataset.meta["target_pool"])] = True
+    relabelled = ArenaDataset(task.dataset.data, mask, tuple(tuple(np.flatnonzero(r).tolist()) for r in mask),
+                              task.dataset.regime, task.dataset.true_adjacency, task.dataset.meta)
+    assert "mask_consistent" in audit_split(task.scm, relabelled).reasons
+
+    bad_task = ArenaTask(task.instance, broken, task.scm, task.variables, task.factors, audit)
+    monkeypatch.setattr(env_module, "load_task", lambda *args: bad_task)
+    env = CausalArenaEnv(**SMALL_INT)
+    _, info = env.reset(seed=0, options={"instance": 0})
+    summary = info["interventional_audit"]
+    assert not summary["passed"] and summary["n_failures"] == 1 and summary["checks"]["descendants_regenerated"] >= 1
+    env.reset(seed=0, options={"instance": 0})
+    assert env.audit_failures["descendants_regenerated"] == 2 * summary["checks"]["descendants_regenerated"]
+    _, _, _, _, final = env.step(np.zeros((10, 10), dtype=np.int8))
+    assert not final["interventional_audit_details"]["passed"] and final["interventional_audit_details"]["failures"]
+
+
+# ---------------------------------------------------------------------------------------------
+# reproduce arena --quick
+# ---------------------------------------------------------------------------------------------
+
+
+def test_reproduce_quick_on_two_families(tmp_path, capsys):
+    path = tmp_path / "arena.json"
+    argv = ["--quick", "--families", "chain,layered", "--methods", "pc,gies,random_regress", "--n-obs", "150",
+            "--n-int", "50", "--scenarios", "cobb_douglas_firm", "--quiet", "--json", str(path)]
+    output = reproduce.main(argv, prog="causal-gym reproduce arena")
+    printed = capsys.readouterr().out
+    assert "paper Table 9" in printed and "Pairwise win rates" in printed and "Grounded scenarios" in printed
+    rows = json.loads(path.read_text())["rows"]
+    assert len(rows) == (2 * 2 + 1) * 3 == len(output["rows"])
+    assert {(r["method"], r["protocol"], r["status"]) for r in rows if r["source"] == "synthetic"} == {
+        ("pc", "obs", "ok"), ("gies", "obs", "ok"), ("random_regress", "obs", "ok"),
+        ("pc", "obs+int", "unsupported"), ("gies", "obs+int", "ok"), ("random_regress", "obs+int", "unsupported")}
+    assert {r["graph_family"] for r in rows if r["source"] == "synthetic"} == {"chain", "layered"}
+    assert all(audit["passed"] for audit in output["audits"].values()) and len(output["audits"]) == 2
+
+    unit = reproduce.synthetic_units(["chain"], [10], 1)[0]
+    dataset = load_task(unit, "obs", 0, 150, 0).dataset
+    row = next(r for r in rows if r["unit"] == unit.unit and r["method"] == "pc" and r["protocol"] == "obs")
+    graph = run("pc", dataset.data).graph
+    assert row["f1"] == pytest.approx(directed_edge_scores(
+        dataset.true_adjacency, oriented_by_rule(graph, dataset.file_seed)).f1)
+    scored = [r["f1"] for r in rows if r["source"] == "synthetic" and r["method"] == "pc" and r["protocol"] == "obs"]
+    assert output["by_d"]["pc/obs"]["10"]["f1"] == pytest.approx(np.mean(scored))
+    again = reproduce.main(argv, prog="causal-gym reproduce arena")  # every row from the cache
+    assert again["rows"] == output["rows"]
