@@ -54,6 +54,10 @@ AGENTS = MappingProxyType({
         "causal_gym.envs.causalab.baselines:SystematicExperimenter",
         "CausaLab: shift every property once, solve for the direct effects, verify, predict",
     ),
+    "arena-method": AgentEntry(
+        "causal_gym.envs.arena.baselines:MethodAgent",
+        "CausalArena submit mode: a discovery-menu method answers (method='pc'|'ges'|'gies'|...)",
+    ),
     "llm": AgentEntry(
         "causal_gym.agents.llm:LLMAgent",
         "LLM over an OpenAI-compatible endpoint (model=..., base_url=...)",
