@@ -98,17 +98,10 @@ from causal_gym.envs.arena.scoring import METRICS, orient_randomly, score_graph
 from causal_gym.envs.arena.synthetic import ROOT_DEPENDENCIES, STRESSORS, ArenaConfig, GenerationError, generate
 from causal_gym.envs.heuresis.tools import (
     ALGORITHM_SLOTS,
-    ci_test,
-    code_output,
-    fit_parents,
+    DataTools,
     graph_text,
-    heuresis_fields,
-    heuresis_tools,
-    probe_direction,
-    stability,
-    summarize,
 )
-from causal_gym.harness import ActionField, SandboxLimits, Tool, ToolEnv, ToolResult, format_edge_list, render_rgb
+from causal_gym.harness import SandboxLimits, ToolEnv, ToolResult, format_edge_list, render_rgb
 from causal_gym.harness.working_graph import render_ansi, variable_name
 
 __all__ = [
@@ -378,8 +371,8 @@ class ArenaTask:
     scm : object or None
         The SCM it was sampled from (None for a real table).
     variables : tuple of dict
-        ``{"name", "unit", "definition"}`` per variable (anonymous ``X{j}`` for synthetic and
-        network instances).
+        ``{"name", "unit", "definition"}`` per variable (empty strings for the nameless variables
+        of synthetic and network instances).
     factors : dict
         Labels for slicing and the final info (graph family, domain, network, ...).
     audit : AuditResult or None
@@ -405,7 +398,8 @@ def audit_split(scm: object, dataset: ArenaDataset) -> AuditResult:
 
 
 def _anonymous(d: int) -> tuple[dict[str, str], ...]:
-    return tuple({"name": variable_name(j), "unit": "", "definition": ""} for j in range(d))
+    """Descriptions of nameless variables (:meth:`ArenaSource.describe` names them by their slot)."""
+    return tuple({"name": "", "unit": "", "definition": ""} for _ in range(d))
 
 
 def _synthetic_factors(arena: Any, pool_index: int | None) -> dict[str, Any]:
@@ -676,6 +670,8 @@ class ArenaSource:
     def describe(self, view: ArenaView) -> list[dict[str, str]]:
         """Name, unit and definition of every variable slot (padding slots say so)."""
         out = [dict(view.task.variables[c], slot=variable_name(j)) for j, c in enumerate(view.columns.tolist())]
+        for entry in out:
+            entry["name"] = entry["name"] or entry["slot"]
         out += [{"slot": variable_name(j), "name": "padding", "unit": "", "definition": "not a variable"}
                 for j in range(view.size, view.width)]
         return out
@@ -942,7 +938,7 @@ def menu_graph(dataset: ArenaDataset, method: str) -> np.ndarray:
     return np.asarray(_cache.cached(key, compute)["graph"], dtype=np.int8)
 
 
-class CausalArenaToolEnv(ToolEnv):
+class CausalArenaToolEnv(DataTools, ToolEnv):
     """CausalArena, tools mode: find the graph of one exported split with the Heuresis evidence tools.
 
     ## Description
@@ -1069,12 +1065,6 @@ class CausalArenaToolEnv(ToolEnv):
 
     # -- ToolEnv hooks -------------------------------------------------------------------------
 
-    def _tools(self) -> tuple[Tool, ...]:
-        return heuresis_tools(self.n_resamples)
-
-    def _fields(self) -> tuple[ActionField, ...]:
-        return heuresis_fields()
-
     def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
         permutation = rng.permutation(len(self.menu))
         resample_seed = int(rng.integers(2**63 - 1))
@@ -1166,24 +1156,13 @@ class CausalArenaToolEnv(ToolEnv):
 
     # -- tools ---------------------------------------------------------------------------------
 
-    def _affordable(self, cost: Mapping[str, float]) -> bool:
-        remaining = self._budgets.remaining()
-        return all(amount <= remaining[name] for name, amount in cost.items())
-
-    def _padding(self, *nodes: int) -> ToolResult | None:
+    def _refusal(self, *nodes: int) -> ToolResult | None:
         """An error result when a node is a padding slot, else None."""
         bad = [variable_name(v) for v in nodes if v >= self._view.size]
         if not bad:
             return None
         return ToolResult(f"error: {', '.join(bad)} {'is a padding slot' if len(bad) == 1 else 'are padding slots'}; "
                           f"the variables are X0..X{self._view.size - 1}", {"padding": bad}, ok=False)
-
-    def _tester(self, test: str) -> Any:
-        from causal_gym.stats import CITester
-
-        if test not in self._testers:
-            self._testers[test] = CITester(self._data, test=test)
-        return self._testers[test]
 
     def _tool_run_algorithm(self, algorithm: str) -> ToolResult:
         cost = {"algorithm_calls": 1}
@@ -1196,36 +1175,6 @@ class CausalArenaToolEnv(ToolEnv):
         return ToolResult(f"Algorithm {algorithm} returned {graph_text(graph)}",
                           {"algorithm": algorithm, "edges": format_edge_list(graph)}, cost)
 
-    def _tool_ci_test(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
-        cost = {"tests": 1}
-        refused = self._padding(x, y, *cond)
-        if refused is not None or not self._affordable(cost):
-            return refused or ToolResult("", cost=cost)
-        return ToolResult(*ci_test(self._tester(test), x, y, cond), cost)
-
-    def _tool_stability(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
-        cost = {"tests": self.n_resamples}
-        refused = self._padding(x, y, *cond)
-        if refused is not None or not self._affordable(cost):
-            return refused or ToolResult("", cost=cost)
-        text, data = stability(self._data, x, y, cond, test, n_resamples=self.n_resamples, subsample=self.subsample,
-                               seed=int(self._resample_rng.integers(2**63 - 1)))
-        return ToolResult(text, data, cost)
-
-    def _tool_summarize(self) -> ToolResult:
-        if self._summary is None:
-            self._summary = summarize(self._data)
-        return ToolResult(*self._summary)
-
-    def _tool_fit_parents(self, x: int, cond: tuple[int, ...]) -> ToolResult:
-        return self._padding(x, *cond) or ToolResult(*fit_parents(self._data, x, cond))
-
-    def _tool_probe_direction(self, x: int, y: int) -> ToolResult:
-        return self._padding(x, y) or ToolResult(*probe_direction(self._data, x, y))
-
-    def _tool_run_code(self, code: str) -> ToolResult:
-        text, data, ok = code_output(code, self._data, self.sandbox_limits)
-        return ToolResult(text, data, ok=ok)
 
 
 CausalArenaToolEnv.__doc__ = CausalArenaToolEnv.__doc__.replace("{arguments}", _ARGUMENTS_DOC.rstrip("\n") + "\n")

@@ -220,9 +220,10 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         counts per method, split and d, plus ``"all"``), ``by_family`` (synthetic obs F1 per
         method and graph family, :func:`~.analysis.slice_scores`), ``grounded`` (per method,
         source and split), ``win_rates`` (pairwise, obs synthetic units) and ``overall_win_rates``,
-        ``statuses`` (per method and split).
+        ``statuses`` (per method and split) and ``runtime`` (:func:`~.analysis.runtime_summary` per
+        method and split).
     """
-    from causal_gym.envs.arena.analysis import overall_win_rates, slice_scores, win_rates
+    from causal_gym.envs.arena.analysis import overall_win_rates, runtime_summary, slice_scores, win_rates
     from causal_gym.envs.arena.scoring import average_replicates
 
     averaged = average_replicates(rows, keys=("method", "unit", "protocol"))
@@ -264,6 +265,7 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         "win_rates": pairwise,
         "overall_win_rates": overall_win_rates(pairwise),
         "statuses": statuses,
+        "runtime": runtime_summary(rows, by=("method", "protocol")),
     }
 
 
@@ -278,10 +280,13 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
     by_d = summary["by_d"]
     if by_d:
         dims = sorted({int(k) for cells in by_d.values() for k in cells if k != "all"})
-        print("\nSynthetic: directed F1 by method and d, ours (paper Table 9); 'all' F1 / SHD vs Table 2")
+        print("\nSynthetic: directed F1 by method and d, ours (paper Table 9); 'all' F1 / SHD vs Table 2, whose "
+              "cells span d = 10..100 (compare only the full grid); splits without a scored run are left out")
         print(f"{'method':14} {'split':8} " + " ".join(f"{'d=' + str(d):>12}" for d in dims)
               + f" {'all F1':>12} {'all SHD':>15} {'scored':>7}")
         for key, cells in by_d.items():
+            if not cells["all"]["n_scored"]:
+                continue
             method, split = key.split("/", 1)
             paper_d = PAPER_TABLE9.get(method, {})
             paper_all = PAPER_TABLE2.get(method, {}).get(f"synthetic/{split}", (None, None))
@@ -334,9 +339,12 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                     f1, shd = (cell["f1"], cell["shd"]) if cell else (None, None)
                     line += f" {_cell(f1, paper[0]):>14} {_cell(shd, paper[1], 1):>16}"
                 print(line)
-    print("\nRun statuses (failed / timed-out / unsupported runs are kept, never dropped)")
+    print("\nRun statuses (failed / timed-out / unsupported runs are kept, never dropped) and seconds per run")
+    runtimes = {(r["method"], r["protocol"]): r for r in summary["runtime"]}
     for key, counts in summary["statuses"].items():
-        print(f"  {key:24} " + ", ".join(f"{status} {count}" for status, count in sorted(counts.items())))
+        timing = runtimes[tuple(key.split("/", 1))]
+        seconds = "" if timing["mean"] is None else f"; {timing['mean']:.1f} s mean, {timing['max']:.1f} s max"
+        print(f"  {key:24} " + ", ".join(f"{status} {count}" for status, count in sorted(counts.items())) + seconds)
     if audits:
         failed = {unit: audit for unit, audit in audits.items() if not audit["passed"]}
         print(f"\nInterventional audits of obs+int splits: {len(audits) - len(failed)} of {len(audits)} passed"

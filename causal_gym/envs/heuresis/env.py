@@ -16,21 +16,12 @@ from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_refere
 from causal_gym.envs.heuresis.tools import (
     ALGORITHM_SLOTS,
     ALPHA,
-    ci_test,
-    code_output,
+    DataTools,
     deletion_log_text,
-    fit_parents,
     graph_text,
-    heuresis_fields,
-    heuresis_tools,
-    probe_direction,
-    stability,
-    summarize,
 )
 from causal_gym.harness import (
-    ActionField,
     SandboxLimits,
-    Tool,
     ToolEnv,
     ToolResult,
     format_edge_list,
@@ -89,7 +80,7 @@ def _count_pairs(mask: np.ndarray) -> int:
     return int(np.count_nonzero(np.triu(mask, 1)))
 
 
-class HeuresisEnv(ToolEnv):
+class HeuresisEnv(DataTools, ToolEnv):
     """Heuresis: repair a causal graph over anonymous variables with evidence at three granularities.
 
     ## Description
@@ -292,12 +283,6 @@ class HeuresisEnv(ToolEnv):
 
     # -- ToolEnv hooks -------------------------------------------------------------------------
 
-    def _tools(self) -> tuple[Tool, ...]:
-        return heuresis_tools(self.n_resamples)
-
-    def _fields(self) -> tuple[ActionField, ...]:
-        return heuresis_fields()
-
     def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
         unknown = sorted(set(options) - {"split", "instance"})
         if unknown:
@@ -365,17 +350,6 @@ class HeuresisEnv(ToolEnv):
 
     # -- tools ---------------------------------------------------------------------------------
 
-    def _affordable(self, cost: Mapping[str, float]) -> bool:
-        remaining = self._budgets.remaining()
-        return all(amount <= remaining[name] for name, amount in cost.items())
-
-    def _tester(self, test: str) -> Any:
-        from causal_gym.stats import CITester
-
-        if test not in self._testers:
-            self._testers[test] = CITester(self._data, test=test)
-        return self._testers[test]
-
     def _tool_run_algorithm(self, algorithm: str) -> ToolResult:
         cost = {"algorithm_calls": 1}
         if not self._affordable(cost):
@@ -387,37 +361,6 @@ class HeuresisEnv(ToolEnv):
             {"algorithm": algorithm, "edges": format_edge_list(graph)},
             cost,
         )
-
-    def _tool_ci_test(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
-        cost = {"tests": 1}
-        if not self._affordable(cost):
-            return ToolResult("", cost=cost)
-        return ToolResult(*ci_test(self._tester(test), x, y, cond), cost)
-
-    def _tool_stability(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
-        cost = {"tests": self.n_resamples}
-        if not self._affordable(cost):
-            return ToolResult("", cost=cost)
-        seed = int(self._resample_rng.integers(2**63 - 1))
-        return ToolResult(
-            *stability(self._data, x, y, cond, test, n_resamples=self.n_resamples, subsample=self.subsample, seed=seed),
-            cost,
-        )
-
-    def _tool_summarize(self) -> ToolResult:
-        if self._summary is None:
-            self._summary = summarize(self._data)
-        return ToolResult(*self._summary)
-
-    def _tool_fit_parents(self, x: int, cond: tuple[int, ...]) -> ToolResult:
-        return ToolResult(*fit_parents(self._data, x, cond))
-
-    def _tool_probe_direction(self, x: int, y: int) -> ToolResult:
-        return ToolResult(*probe_direction(self._data, x, y))
-
-    def _tool_run_code(self, code: str) -> ToolResult:
-        text, data, ok = code_output(code, self._data, self.sandbox_limits)
-        return ToolResult(text, data, ok=ok)
 
     # -- scoring -------------------------------------------------------------------------------
 

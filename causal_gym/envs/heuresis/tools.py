@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.harness import ActionField, SandboxLimits, Tool, format_edge_list, run_code
+from causal_gym.harness import ActionField, SandboxLimits, Tool, ToolResult, format_edge_list, run_code
 from causal_gym.harness.working_graph import variable_name
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "fit_parents",
     "probe_direction",
     "code_output",
+    "DataTools",
 ]
 
 ALGORITHM_SLOTS = ("A", "B", "C", "D", "E", "F", "G")
@@ -513,3 +514,73 @@ def probe_direction(data: np.ndarray, x: int, y: int) -> tuple[str, dict[str, An
         "backward": {"verdict": backward[0], "grade": backward[1]},
     }
     return text, data_out
+
+
+# ---------------------------------------------------------------------------------------------
+# the tool methods shared by the environments that offer this toolbox
+# ---------------------------------------------------------------------------------------------
+
+
+class DataTools:
+    """Mixin for a :class:`~causal_gym.harness.ToolEnv` that offers this toolbox over one data table.
+
+    Heuresis and CausalArena's tool mode inherit it (before ``ToolEnv``) and provide
+    ``_tool_run_algorithm``; the env keeps ``_data``, ``_budgets``, ``_testers`` (a dict),
+    ``_summary`` (None until the first ``summarize``), ``_resample_rng``, ``n_resamples``,
+    ``subsample`` and ``sandbox_limits``. ``_refusal`` lets an env reject nodes before any
+    budget is charged (CausalArena's padding slots).
+    """
+
+    def _tools(self) -> tuple[Tool, ...]:
+        return heuresis_tools(self.n_resamples)
+
+    def _fields(self) -> tuple[ActionField, ...]:
+        return heuresis_fields()
+
+    def _refusal(self, *nodes: int) -> ToolResult | None:
+        """An error ``ToolResult`` for nodes the env does not offer, else None (all are offered)."""
+        return None
+
+    def _affordable(self, cost: dict[str, float]) -> bool:
+        remaining = self._budgets.remaining()
+        return all(amount <= remaining[name] for name, amount in cost.items())
+
+    def _tester(self, test: str) -> Any:
+        from causal_gym.stats import CITester
+
+        if test not in self._testers:
+            self._testers[test] = CITester(self._data, test=test)
+        return self._testers[test]
+
+    def _tool_ci_test(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
+        cost = {"tests": 1}
+        refused = self._refusal(x, y, *cond)
+        if refused is not None or not self._affordable(cost):
+            return refused or ToolResult("", cost=cost)
+        return ToolResult(*ci_test(self._tester(test), x, y, cond), cost)
+
+    def _tool_stability(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
+        cost = {"tests": self.n_resamples}
+        refused = self._refusal(x, y, *cond)
+        if refused is not None or not self._affordable(cost):
+            return refused or ToolResult("", cost=cost)
+        seed = int(self._resample_rng.integers(2**63 - 1))
+        return ToolResult(
+            *stability(self._data, x, y, cond, test, n_resamples=self.n_resamples, subsample=self.subsample, seed=seed),
+            cost,
+        )
+
+    def _tool_summarize(self) -> ToolResult:
+        if self._summary is None:
+            self._summary = summarize(self._data)
+        return ToolResult(*self._summary)
+
+    def _tool_fit_parents(self, x: int, cond: tuple[int, ...]) -> ToolResult:
+        return self._refusal(x, *cond) or ToolResult(*fit_parents(self._data, x, cond))
+
+    def _tool_probe_direction(self, x: int, y: int) -> ToolResult:
+        return self._refusal(x, y) or ToolResult(*probe_direction(self._data, x, y))
+
+    def _tool_run_code(self, code: str) -> ToolResult:
+        text, data, ok = code_output(code, self._data, self.sandbox_limits)
+        return ToolResult(text, data, ok=ok)
