@@ -404,3 +404,26 @@ def test_reproduce_causalab_quick_accuracy_is_the_success_mean(tmp_path, capsys)
         assert int(episodes) == len(success) == 10
         assert float(accuracy) == pytest.approx(np.mean(success), abs=5e-4)
     assert RunStore(out / "causalab-systematic" / "4node").read_config()["config"]["env_ids"] == ["CausaLab-4node-v0"]
+
+
+def test_arena_tables_match_the_raw_lines(tmp_path):
+    from causal_gym.eval import RunConfig, run
+    from causal_gym.eval.report import arena_agent_table, arena_slice_table, load_runs
+
+    out = tmp_path / "arena"
+    config = RunConfig(env_ids=("CausalArena-synthetic-v0",), agent="arena-method", agent_kwargs={"method": "pc"},
+                       instances=(0, 20, 100), env_kwargs={"n_obs": 80})
+    assert run(config, out, progress=False).complete
+    lines = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    f1 = [line["scores"]["f1"] for line in lines]
+    table = arena_agent_table(load_runs(out))
+    (row,) = table.to_dict("records")
+    assert row["source"] == "synthetic" and row["split"] == "obs" and row["d"] == 10 and row["episodes"] == 3
+    assert row["f1"] == pytest.approx(np.mean(f1)) and row["f1_low"] <= row["f1"] <= row["f1_high"]
+    assert row["shd"] == pytest.approx(np.mean([line["scores"]["shd"] for line in lines]))
+    by_family: dict[str, list[float]] = {}
+    for line in lines:
+        family = line["record"]["final_info"]["factors"]["graph_family"]
+        by_family.setdefault(family, []).append(line["scores"]["f1"])
+    slices = {r["graph_family"]: r["f1"] for r in arena_slice_table(load_runs(out)).to_dict("records")}
+    assert slices == pytest.approx({k: float(np.mean(v)) for k, v in by_family.items()})

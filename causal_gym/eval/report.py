@@ -23,6 +23,8 @@ Heuresis (paper Tables 3, 4, 6, 8, 11, 13 and Figure 6):
   episodes that reached a budget limit and how many of those the agent still submitted;
 - :func:`heuresis_behaviour_table` (§4.3 and Table 4): tool calls, shortcut rate, distinct
   algorithms, merge* and unsupported restorations, tool-choice mutual information;
+- :func:`arena_agent_table`, :func:`arena_slice_table`: CausalArena scores by source, split, d and
+  agent, and slices by a factor (graph family, difficulty, ...).
 - :func:`tool_call_table`: mean calls per tool for every benchmark.
 
 CausaLab (paper Table 7, Figure 10 and Figure 14): :func:`causalab_agent_table` and
@@ -90,6 +92,8 @@ __all__ = [
     "heuresis_repeat_table",
     "heuresis_behaviour_table",
     "tool_call_table",
+    "arena_agent_table",
+    "arena_slice_table",
     "causalab_agent_table",
     "causalab_trajectories",
     "plot_residual_gain",
@@ -114,7 +118,7 @@ TRAJECTORY_METRICS = ("edge_f1", "freq_edge_f1", "root_f1", "freq_weight_f1", "s
 F1 = "score.adjacency_f1"
 _SEED = 0
 _BENCHMARKS = {"Heuresis-": "heuresis", "CausaLab-": "causalab", "CausalArena-": "arena"}
-_OBJECT_COLUMNS = ("tool_counts", "calls", "final_info", "trajectory")
+_OBJECT_COLUMNS = ("tool_counts", "calls", "final_info", "trajectory", "factors")
 _CAUSALAB_SCORES = (
     "success", "prediction", "target", "abs_error", "imec_size", "budget_used_at_commit",
     "n_hypotheses", "n_invalid_hypotheses",
@@ -273,6 +277,10 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
     elif benchmark == "causalab":
         row["setting"] = (info.get("instance") or {}).get("setting", params.get("setting"))
         scores = _causalab_scores(info) if info else {}
+    elif benchmark == "arena":
+        source = params.get("source", "synthetic")
+        row.update(setting=source, condition=params.get("split", "obs"),
+                   d=int(params.get("d", 10)) if source == "synthetic" else None)
     identity = [row["setting"], row["split"], row["instance"], row["d"], row["n"], row["expected_degree"]]
     row["unit"] = "|".join(str(part) for part in identity if part is not None)
     row.update(_flatten(scores, "score"))
@@ -280,6 +288,7 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
     row["calls"] = env_record.get("calls") if isinstance(env_record, Mapping) else None
     row["final_info"] = info or None
     row["trajectory"] = info.get("trajectory")
+    row["factors"] = info.get("factors")
     return row
 
 
@@ -803,6 +812,45 @@ _TABLE7 = ("root_f1", "edge_precision", "edge_recall", "edge_f1", "shd", "freq_e
            "budget_used_at_commit")
 
 
+def _arena(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty or "benchmark" not in frame:
+        return frame.iloc[0:0]
+    return frame[(frame["benchmark"] == "arena") & (frame["status"] != "failed")]
+
+
+_ARENA_METRICS = ("precision", "recall", "shd", "nshd", "sid", "cpdag_shd", "adjacency_f1")
+
+
+def arena_agent_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """CausalArena: per source, split, d and agent, directed F1 (95% bootstrap over instances) and the
+    other submit-mode metrics (means); the paper's F1-vs-d comparison reads off the ``d`` column."""
+    episodes = _arena(frame)
+    rows: list[dict[str, Any]] = []
+    keys = ["setting", "condition", "d", "agent"]
+    for (source, split, d, agent), group in episodes.groupby(keys, dropna=False, sort=True):
+        rows.append({
+            "source": source, "split": split, "d": d, "agent": agent, "episodes": len(group),
+            **_cells("f1", _interval(_per_unit(group, ["score.f1"])["score.f1"])),
+            **{name: _mean(_column(group, f"score.{name}")) for name in _ARENA_METRICS},
+        })
+    return _table(rows)
+
+
+def arena_slice_table(frame: pd.DataFrame, factor: str = "graph_family") -> pd.DataFrame:
+    """CausalArena slices: mean directed F1 per agent and value of ``factor`` (a key of the final
+    info's ``factors``, e.g. ``graph_family``, ``difficulty``, ``root_dependency``), over the
+    episodes that carry it."""
+    episodes = _arena(frame)
+    rows: list[dict[str, Any]] = []
+    if episodes.empty:
+        return _table(rows)
+    values = [(f or {}).get(factor) for f in episodes["factors"]]
+    tagged = episodes.assign(slice=[v if isinstance(v, str) else None for v in values]).dropna(subset=["slice"])
+    for (agent, value), group in tagged.groupby(["agent", "slice"], sort=True):
+        rows.append({"agent": agent, factor: value, "episodes": len(group), "f1": _mean(_column(group, "score.f1"))})
+    return _table(rows)
+
+
 def causalab_agent_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Table 7: per setting and agent, task accuracy and the final hypothesis's recovery metrics.
 
@@ -998,6 +1046,13 @@ def report_tables(
              "IMEC size and early-commitment diagnostics", causalab_agent_table(frame)),
             ("causalab_trajectories", "CausaLab (Figure 10) -- mean metric of the hypothesis in force after each step",
              causalab_trajectories(frame)),
+        ]
+    if not _arena(frame).empty:
+        tables += [
+            ("arena_agents", "CausalArena -- directed F1 (95% bootstrap over instances), precision, recall, SHD, "
+             "nSHD, SID by source, split, d and agent", arena_agent_table(frame)),
+            ("arena_graph_families", "CausalArena -- mean directed F1 by graph family (synthetic)",
+             arena_slice_table(frame, "graph_family")),
         ]
     tables.append(("tool_calls", "Tool calls per episode (means)", tool_call_table(frame)))
     return [ReportTable(name, title, table) for name, title, table in tables if not table.empty]
