@@ -318,3 +318,19 @@ def test_runtime_summary_uses_successful_runs():
     assert a["statuses"] == {"ok": 2, "timeout": 1}
     assert b["mean"] is None and b["n_ok"] == 0
 
+
+
+def test_dagma_never_returns_self_loops(monkeypatch):
+    linear = pytest.importorskip("dagma.linear")
+
+    def fit_with_self_weights(self, X, **kwargs):  # what the solver can return on badly scaled data
+        weights = np.zeros((X.shape[1], X.shape[1]))
+        weights[0, 1] = 1.5
+        np.fill_diagonal(weights, 0.8)
+        return weights
+
+    monkeypatch.setattr(linear.DagmaLinear, "fit", fit_with_self_weights)
+    out = run("dagma", np.random.default_rng(0).normal(size=(50, 3)))
+    expected = np.zeros((3, 3), dtype=np.int8)
+    expected[0, 1] = 1
+    assert np.array_equal(out.graph, expected) and np.all(np.diag(out.extras["edge_scores"]) == 0)

@@ -62,6 +62,10 @@ def dagma(data: np.ndarray, *, lambda1: float = 0.03, w_threshold: float = 0.3, 
     # scores; the threshold is applied here, exactly as the package would.
     with contextlib.redirect_stderr(io.StringIO()):
         raw = DagmaLinear(loss_type="l2").fit(data.copy(), lambda1=lambda1, w_threshold=0.0, T=iterations)
+    # the acyclicity penalty keeps self-weights near zero but not at zero: a DAG has none (seen on 5 of
+    # the 20 grounded scenarios, whose unstandardised scales leave diagonal weights above the threshold)
+    raw = np.array(raw, dtype=float)
+    np.fill_diagonal(raw, 0.0)
     weights = np.where(np.abs(raw) < w_threshold, 0.0, raw)
     graph = (weights != 0).astype(np.int8)
     return MethodOutput(graph=graph, extras={"weights": weights, "edge_scores": np.abs(raw), "is_dag": is_dag(graph)})

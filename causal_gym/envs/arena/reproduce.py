@@ -24,14 +24,28 @@ are audited when loaded (:func:`causal_gym.envs.arena.env.audit_split`); failure
 GES is not among the paper's methods (its columns show "-"). DirectLiNGAM is the paper's LiNGAM.
 Our DAGMA is the linear arm of the paper's wrapper (see :mod:`causal_gym.discovery.dagma`).
 
-Runtime. ``--quick`` (10 synthetic units x 2 splits + 20 grounded units, 7 methods) takes about
-6 minutes on one free core on a cold cache, most of it NOTEARS and DirectLiNGAM (measured per-run
-means at d = 10, n = 1,000: NOTEARS 5.6 s, DirectLiNGAM 4.8 s, DAGMA 2.4 s, RandomRegress 0.9 s,
-GES 0.4 s, GIES 0.4 s, PC 0.1 s). The full grid is 1,000 configurations x 5 replicates x (7 obs
-runs + 1 obs+int GIES run) = 40,000 runs plus 200 grounded units; NOTEARS' cost grows about as
-d^3 per iteration and DirectLiNGAM's as d^2 n, so the d = 50 and d = 100 blocks dominate: we
-estimate 500-1,500 CPU hours (of the order of weeks on 2 cores; the paper ran on a cluster with a
-one-hour budget per run). It is not run in the tests.
+Runtime. ``--quick`` (10 synthetic units x 2 splits + 20 grounded units, 7 methods: 280 rows, 220
+actual runs) took 52 minutes on a cold cache on the shared 2-core machine (load 4-7), and 2 s
+from the cache. NOTEARS is 80% of it: on the raw (unstandardised) formula scenarios it needs up
+to 572 s (mean 147 s); the other methods take 0.1-9 s per run at d <= 18. Single-run times
+measured on one Erdos-Renyi configuration with one BLAS thread (seconds):
+
+======  ====  =======  ======  ========  =====  =============  =======
+d       PC    GES      GIES    LiNGAM    DAGMA  RandomRegress  NOTEARS
+======  ====  =======  ======  ========  =====  =============  =======
+10      0.1   0.4      0.4     4.8       2.4    0.9            5.6
+30      0.3   45       237     4.4       2.0    3.4            43
+50      2.8   > 1000   --      19        4.4    4.0            146
+100     6.2   --       --      74        19     1.7            56
+======  ====  =======  ======  ========  =====  =============  =======
+
+The full grid is 1,000 configurations x 5 replicates x (7 obs runs + 1 obs+int GIES run) =
+40,000 runs plus 200 grounded units. GES and GIES (the ``gies`` package's greedy search) grow
+fastest and reach the one-hour budget from d = 50 on, so the d = 50 and d = 100 blocks dominate:
+about 15 CPU hours for d = 10, 40 for d = 20, 160 for d = 30 and up to 2,000-3,000 each for
+d = 50 and d = 100, i.e. of the order of 5,000 CPU hours (3-4 months on 2 cores, about a week on
+32 cores with ``--workers 32``), most of it GES/GIES timeouts. Without ges and gies
+(``--methods``) the grid needs about 120 CPU hours. It is not run in the tests.
 """
 
 from __future__ import annotations
