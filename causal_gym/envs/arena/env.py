@@ -90,12 +90,12 @@ from gymnasium import spaces
 
 from causal_gym import _cache
 from causal_gym._validation import check_adjacency, check_choice, check_count, check_real
-from causal_gym.envs.arena.audits import AuditResult, audit_data, audit_graph, audit_interventional
+from causal_gym.envs.arena.audits import AuditResult, audit_interventional
 from causal_gym.envs.arena.families import MECHANISM_TAGS, NOISE_TAGS, ROOT_FAMILIES
 from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 from causal_gym.envs.arena.protocol import ArenaDataset, ArenaProtocol, counterfactual_rows, sample_split
 from causal_gym.envs.arena.scoring import METRICS, orient_randomly, score_graph
-from causal_gym.envs.arena.synthetic import ROOT_DEPENDENCIES, STRESSORS, ArenaConfig, GenerationError, generate
+from causal_gym.envs.arena.synthetic import ROOT_DEPENDENCIES, STRESSORS, ArenaConfig, GenerationError
 from causal_gym.envs.heuresis.tools import (
     ALGORITHM_SLOTS,
     DataTools,
@@ -417,7 +417,7 @@ def _synthetic_factors(arena: Any, pool_index: int | None) -> dict[str, Any]:
 
 
 def _train_scm(instance: ArenaInstance) -> Any:
-    from causal_gym.envs.arena.pool import AUDIT_ROWS, MAX_ATTEMPTS, pool_slot
+    from causal_gym.envs.arena.pool import MAX_ATTEMPTS, audited_candidate, pool_slot
 
     slot = pool_slot(instance.template)
     filters = {key: frozenset(values) for key, values in instance.requirements}
@@ -425,12 +425,10 @@ def _train_scm(instance: ArenaInstance) -> Any:
         config = ArenaConfig(slot.graph_family, slot.d, (TRAIN_SEED, int(instance.key), attempt),
                              root_dependency=slot.root_dependency, stressors=slot.stressors)
         try:
-            arena = generate(config)
+            arena, audit = audited_candidate(config, (TRAIN_SEED, int(instance.key), attempt, 1))
         except GenerationError:
             continue
-        sample = arena.sample(AUDIT_ROWS, np.random.SeedSequence([TRAIN_SEED, int(instance.key), attempt, 1]))
-        passed = (audit_graph(arena.graph, family=slot.graph_family) + audit_data(sample)).passed
-        if passed and _tags_match(arena.tags, filters):
+        if audit.passed and _tags_match(arena.tags, filters):
             return arena
     raise GenerationError(f"train instance {instance.key}: no candidate passed the audits and filters "
                           f"in {MAX_ATTEMPTS} tries")

@@ -34,7 +34,7 @@ import functools
 import itertools
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Sequence, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,7 @@ __all__ = [
     "PER_BLOCK",
     "POOL_SIZE",
     "MAX_ATTEMPTS",
+    "audited_candidate",
     "PoolSlot",
     "pool_slot",
     "pool_indices",
@@ -149,19 +150,28 @@ def pool_indices(family: str | None = None, d: int | None = None) -> tuple[int, 
     )
 
 
+def audited_candidate(config: ArenaConfig, audit_seed: Sequence[int]) -> tuple[ArenaSCM, Any]:
+    """Generate ``config`` and run the graph and data audits on :data:`AUDIT_ROWS` rows drawn from
+    ``audit_seed``: the one acceptance test of the pool and of the env's train stream.
+
+    Raises ``GenerationError`` when the generator finds no valid candidate.
+    """
+    arena = generate(config)
+    data = arena.sample(AUDIT_ROWS, np.random.SeedSequence(list(audit_seed)))
+    return arena, audit_graph(arena.graph, family=config.graph_family) + audit_data(data)
+
+
 @functools.lru_cache(maxsize=64)
 def _build(k: int) -> tuple[ArenaSCM, tuple[dict[str, Any], ...]]:
     slot = pool_slot(k)
     records: list[dict[str, Any]] = []
     for attempt in range(MAX_ATTEMPTS):
         try:
-            arena = generate(slot.config(attempt))
+            arena, result = audited_candidate(slot.config(attempt), (POOL_SEED, k, attempt, 1))
         except GenerationError as err:
             records.append({"attempt": attempt, "passed": False, "reasons": ["generation"], "error": str(err),
                             "graph_rejections": {}, "node_redraws": {}})
             continue
-        data = arena.sample(AUDIT_ROWS, np.random.SeedSequence([POOL_SEED, k, attempt, 1]))
-        result = audit_graph(arena.graph, family=slot.graph_family) + audit_data(data)
         build = arena.build
         records.append({
             "attempt": attempt,
