@@ -454,10 +454,10 @@ def _garbage(env: HeuresisEnv, rng: np.random.Generator):
     return env.parse_tool_call("submit", {"edges": str(rng.choice(edges))})
 
 
-def _fast_run_code(code, data, limits=None):
+def _fast_run_code(code, data, limits=None, *, sandbox="auto"):
     # The sandbox itself is tested in test_sandbox.py; here only the protocol matters.
     return CodeResult(ok=len(code) % 2 == 0, output=f"{len(code)} chars", error=None if len(code) % 2 == 0 else "odd",
-                      wall_time=0.0, output_truncated=False)
+                      wall_time=0.0, output_truncated=False, sandbox=sandbox)
 
 
 def test_random_and_malformed_actions_never_raise_and_always_end_scored(monkeypatch):

@@ -1,16 +1,21 @@
-"""Tests of the code tool (causal_gym.harness.sandbox).
+"""Tests of the code tool (causal_gym.harness.sandbox) under every backend.
 
-Every attack is run for real against the sandbox and checked from the outside (the secret is not
-in the output, no connection reached the listening socket, no file appeared, no process is left),
-and every failure is followed by a normal call to show that the tool carries on.
+Each test runs under bwrap, unshare and the in-process "process" backend: the results a program
+sees, the audit hook's refusals (which make blocked operations legible in every backend) and the
+resource limits. Every attack is run for real and checked from the outside (the secret is not in
+the output, no connection reached the listening socket, no file appeared, no process is left), and
+every failure is followed by a normal call to show that the tool carries on. What holds when the
+audit hook has been subverted is in test_sandbox_escapes.py.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
 import socket
+import sys
 import uuid
 from pathlib import Path
 
@@ -20,8 +25,17 @@ import scipy.linalg
 import scipy.stats
 
 from causal_gym.harness import CodeResult, SandboxLimits, run_code
+from sandbox_helpers import BACKENDS, require_backend, sandbox_processes, unique_limits
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+
+
+@pytest.fixture(params=BACKENDS, autouse=True)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs under each backend: ``run_code`` here is the tool with that backend."""
+    require_backend(request.param)
+    monkeypatch.setattr(sys.modules[__name__], "run_code", functools.partial(run_code, sandbox=request.param))
+    return request.param
 
 # A sentinel living in this (the parent's) process: the child must not be able to find it.
 _PARENT_STATE = {"sentinel": "cg-sentinel-" + uuid.uuid4().hex}
@@ -40,19 +54,6 @@ def _still_works(data: np.ndarray) -> None:
     n, d = data.shape
     assert result.output.split()[0] == str(n * d)
     assert float(result.output.split()[1]) == pytest.approx(float(data.sum()), rel=1e-12)
-
-
-def _session_members(session_id: int) -> list[int]:
-    """Pids of live processes whose session id is ``session_id`` (field 6 of /proc/<pid>/stat)."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[3]) == session_id:
-            members.append(int(stat.parent.name))
-    return members
 
 
 # --- normal use ---------------------------------------------------------------------------------
@@ -83,7 +84,7 @@ def test_scipy_submodules_work(data: np.ndarray) -> None:
     np.testing.assert_allclose(got["coef"], scipy.linalg.lstsq(data[:, 1:], data[:, 0])[0], rtol=1e-10)
 
 
-def test_files_inside_the_temporary_directory_are_allowed_and_removed_afterwards(data: np.ndarray) -> None:
+def test_files_inside_the_scratch_directory_are_allowed_and_gone_afterwards(data: np.ndarray, backend: str) -> None:
     code = (
         "import os, tempfile\n"
         "print(os.getcwd())\n"
@@ -94,11 +95,16 @@ def test_files_inside_the_temporary_directory_are_allowed_and_removed_afterwards
     )
     result = run_code(code, data)
     assert result.ok, result
+    assert result.sandbox == backend
     workdir, listing, checks = result.output.splitlines()
-    assert listing == "['X.npy', 'program.py']"
+    assert listing == "[]"  # the data and the program come through descriptors, not files
     assert checks == "True True"
-    assert Path(workdir).name.startswith("causal_gym_sandbox_")
-    assert not Path(workdir).exists()
+    if backend == "process":
+        assert Path(workdir).name.startswith("causal_gym_sandbox_")
+        assert not Path(workdir).exists()
+    else:
+        assert workdir == "/scratch"
+        assert not Path("/scratch").exists()  # a tmpfs of the sandbox's own mount namespace
 
 
 def test_stdout_and_stderr_are_merged_in_order(data: np.ndarray) -> None:
@@ -158,9 +164,8 @@ def test_reading_the_parent_process_is_blocked(
 ) -> None:
     secret = "secret-" + uuid.uuid4().hex
     monkeypatch.setenv("CAUSAL_GYM_SECRET", secret)
-    code = f"import os\nprint(os.getppid())\nprint(open(f'/proc/{{os.getppid()}}/{target}', 'rb').read())"
+    code = f"import os\nprint(open('/proc/{os.getpid()}/{target}', 'rb').read())"
     result = run_code(code, data)
-    assert result.output.splitlines()[0] == str(os.getpid())  # the attack aimed at this process
     assert not result.ok
     assert result.error == f"blocked: file access outside the sandbox (/proc/{os.getpid()}/{target})"
     assert secret not in result.output
@@ -187,13 +192,16 @@ def test_cache_directory_is_refused(data: np.ndarray, tmp_path: Path, monkeypatc
         _still_works(data)
 
 
-def test_project_tree_and_writes_outside_are_refused(data: np.ndarray, tmp_path: Path) -> None:
+def test_project_tree_and_writes_outside_are_refused(data: np.ndarray, tmp_path: Path, backend: str) -> None:
     import causal_gym
 
     result = run_code(f"print(open({causal_gym.__file__!r}).read())", data)
     assert not result.ok and result.error.startswith("blocked: file access outside the sandbox")
     result = run_code("import causal_gym", data)
-    assert not result.ok and result.error.startswith("blocked: file access outside the sandbox")
+    if backend == "process":  # the package is on the interpreter's path; the hook refuses to read it
+        assert not result.ok and result.error.startswith("blocked: file access outside the sandbox")
+    else:  # the package is not in the sandbox at all
+        assert not result.ok and result.error == "ModuleNotFoundError: No module named 'causal_gym'"
     target = tmp_path / "written.txt"
     result = run_code(f"open({str(target)!r}, 'w').write('x')", data)
     assert not result.ok and result.error == f"blocked: file access outside the sandbox ({target})"
@@ -254,10 +262,10 @@ def test_a_caught_refusal_still_fails_the_call(data: np.ndarray) -> None:
     ids=["fork-bomb", "subprocess", "system", "posix_spawn", "multiprocessing"],
 )
 def test_process_creation_is_blocked_and_nothing_is_left_running(data: np.ndarray, code: str) -> None:
-    result = run_code(code, data)
+    limits, marker = unique_limits()
+    result = run_code(code, data, limits)
     assert not result.ok and result.error == "blocked: process creation", result
-    child_pid = int(result.output.split()[0])
-    assert _session_members(child_pid) == []
+    assert sandbox_processes(marker) == []
     _still_works(data)
 
 
@@ -305,12 +313,14 @@ def test_cpu_limit_stops_a_busy_loop(data: np.ndarray) -> None:
     _still_works(data)
 
 
-def test_wall_clock_limit_kills_the_process_group(data: np.ndarray) -> None:
-    code = "import os, time\nprint(os.getpid(), flush=True)\nwhile True:\n    time.sleep(0.05)"
-    result = run_code(code, data, SandboxLimits(wall_seconds=1.5))
+def test_wall_clock_limit_kills_every_process_of_the_sandbox(data: np.ndarray) -> None:
+    limits, marker = unique_limits(wall_seconds=1.5)
+    code = "import time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.05)"
+    result = run_code(code, data, limits)
     assert not result.ok and result.error == "timeout"
+    assert result.output == "started\n"
     assert 1.5 <= result.wall_time
-    assert _session_members(int(result.output.split()[0])) == []
+    assert sandbox_processes(marker) == []
     _still_works(data)
 
 
@@ -352,10 +362,11 @@ def test_programmer_errors_raise_value_error(data: np.ndarray) -> None:
         SandboxLimits(max_output_chars=10.5)  # type: ignore[arg-type]
 
 
-def test_too_long_or_invalid_code_is_refused_without_running(data: np.ndarray) -> None:
+def test_too_long_or_invalid_code_is_refused_without_running(data: np.ndarray, backend: str) -> None:
     result = run_code("print(1)\n" * 10, data, SandboxLimits(max_code_chars=50))
     assert result == CodeResult(
-        ok=False, output="", error="code too long: 90 characters (limit 50)", wall_time=0.0, output_truncated=False
+        ok=False, output="", error="code too long: 90 characters (limit 50)", wall_time=0.0, output_truncated=False,
+        sandbox=backend,
     )
     result = run_code("print('\ud800')", data)
     assert not result.ok and result.error.startswith("code is not valid text")

@@ -7,7 +7,16 @@ and scoring on the Meek-completed submitted graph.
 
 from causal_gym.harness.budgets import Budget, Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
-from causal_gym.harness.sandbox import CodeResult, SandboxLimits, run_code
+from causal_gym.harness.sandbox import (
+    SANDBOXES,
+    CodeResult,
+    SandboxLimits,
+    SandboxUnavailable,
+    check_sandbox_options,
+    resolve_sandbox,
+    run_code,
+    sandbox_in_use,
+)
 from causal_gym.harness.tool_env import SUBMISSION_SOURCES, ToolEnv, ToolResult
 from causal_gym.harness.toolbox import ActionField, Tool, ToolCall, Toolbox, ToolError
 from causal_gym.harness.working_graph import (
@@ -22,6 +31,7 @@ from causal_gym.harness.working_graph import (
 
 __all__ = [
     "RELATIONS",
+    "SANDBOXES",
     "SUBMISSION_SOURCES",
     "ActionField",
     "Budget",
@@ -30,17 +40,21 @@ __all__ = [
     "CodeResult",
     "EpisodeLog",
     "SandboxLimits",
+    "SandboxUnavailable",
     "Tool",
     "ToolCall",
     "ToolEnv",
     "ToolError",
     "ToolResult",
     "Toolbox",
+    "check_sandbox_options",
     "format_edge_list",
     "parse_edge_list",
     "relation_of",
     "render_ansi",
     "render_rgb",
+    "resolve_sandbox",
     "run_code",
+    "sandbox_in_use",
     "set_relation",
 ]

@@ -1,54 +1,64 @@
-"""The code tool: short numpy/scipy programs run on the data matrix in an isolated process.
+"""The code tool: short numpy/scipy programs run on the data matrix in an OS-level sandbox.
 
 Heuresis gives agents a mechanism-level tool that runs a short program on the data matrix "in an
-isolated process that sees the data only". :func:`run_code` is that tool. Each call
+isolated process that sees the data only". :func:`run_code` is that tool, and agents are treated as
+adversaries: whatever the program does, it must not read the ground truth, the instance generator,
+the cache or anything else of the host, reach the network, start processes, signal other processes,
+or outlive the call.
 
-1. writes the data as ``X.npy`` and the program as ``program.py`` into a fresh temporary directory
-   (the child's working directory, deleted afterwards);
-2. starts a *fresh* interpreter, ``sys.executable -I -B -X utf8 -c <bootstrap>`` — never a fork of
-   the calling process, so no SCM, ground truth or harness state exists in the child's memory.
-   ``-I`` ignores ``PYTHON*`` variables and the user site directory; the environment is replaced by
-   a minimal one (``PATH``, ``HOME`` and ``TMPDIR`` = the temporary directory, a UTF-8 locale, BLAS
-   and OpenMP thread counts of 1), so no secret of the parent's environment reaches the program;
-3. in the child, the bootstrap imports numpy and scipy, loads ``X``, compiles the program, sets
-   resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
-   ``RLIMIT_NPROC`` = 0, so for non-root users threads fail too; no core files), installs an audit hook (:func:`sys.addaudithook`; hooks
-   cannot be removed) and only then runs the program with the names ``X`` (the ``n x d`` float64
-   array), ``n``, ``d``, ``np`` and ``scipy``. Whatever the program prints is the tool's output;
-4. the parent reads the output incrementally (keeping at most ``max_output_chars``, discarding the
-   rest), enforces the wall-clock limit and finally kills the child's whole process group
-   (the child runs in its own session).
+Backends (``sandbox=``)
+-----------------------
+``"bwrap"``
+    bubblewrap (Debian package ``bubblewrap``; the PyPI package of that name is unrelated).
+``"unshare"``
+    ``unshare`` and ``setpriv`` from util-linux, with a short mount script.
+``"auto"`` (default)
+    ``"bwrap"`` when it is on ``PATH`` and works, else ``"unshare"`` when it works. When neither
+    works the call returns an error result (``"sandbox unavailable: ..."``) -- never a silently
+    weaker sandbox.
+``"process"``
+    A fresh interpreter with a cleaned environment, resource limits and an audit hook, in the
+    caller's namespaces. Isolation for honest agents only, **not a security boundary** (audit hooks
+    can be subverted from inside the interpreter); used only when asked for by name.
 
-The audit hook refuses (raising ``PermissionError("blocked: ...")`` inside the program):
+Both namespace backends run the program in new user, pid, network, mount, ipc, uts and cgroup
+namespaces over a read-only minimal root (the interpreter, its standard library, numpy and scipy;
+see :mod:`causal_gym.harness.namespaces`), with a private size-limited scratch directory as the only
+writable place, no capabilities and a syscall filter that refuses process creation and sockets
+(:mod:`causal_gym.harness.seccomp`). The sandbox dies with its caller and is killed as a whole on a
+timeout. They work as root and as an unprivileged user (unprivileged user namespaces).
 
-- network access (``socket.*`` and the stdlib's network clients);
-- process creation (fork, exec, spawn, ``os.system``, ``subprocess``, ``pty``; importing
-  ``_posixsubprocess``, whose ``fork_exec`` is not audited) and sending signals (``os.kill``);
-- native code through ``ctypes``;
-- opening or listing files outside the temporary directory, except reading the Python
-  installation (``sys.prefix``, ``sys.base_prefix``, the site-packages directories), which lazy
-  imports of numpy/scipy submodules need. Writing, renaming or deleting is allowed only inside the
-  temporary directory. The causal_gym package directory and the on-disk cache (``$CAUSAL_GYM_CACHE``
-  or ``~/.cache/causal_gym``) are refused even when they lie inside the installation; ``/proc``
-  (including ``/proc/self``) is refused. Changing the working directory, permissions, links or
-  extended attributes is refused (relative paths are checked against a fixed working directory);
-- tampering with the sandbox: ``sys.settrace``/``sys.setprofile``, ``resource.setrlimit``,
-  replacing a function's ``__code__``, creating sub-interpreters (which would have no hook).
+Each call
+---------
+1. puts the data (``.npy``) and the program into two anonymous temporary files that are never
+   linked into the file system, and passes them as inherited descriptors;
+2. starts a *fresh* interpreter (``python -I -B -X utf8 -c <bootstrap>``; never a fork of the
+   calling process, so no SCM, ground truth or harness state exists in its memory) with a minimal
+   environment (``PATH``, ``HOME`` and ``TMPDIR`` = the scratch directory, a UTF-8 locale, BLAS and
+   OpenMP thread counts of 1);
+3. the bootstrap (:mod:`causal_gym.harness.sandbox_bootstrap`) loads the data, drops capabilities,
+   installs the syscall filter (namespace backends), sets resource limits (``RLIMIT_CPU``,
+   ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``, ``RLIMIT_NPROC`` = 0, no core files) and an
+   audit hook, then runs the program with ``X`` (the ``n x d`` float64 array), ``n``, ``d``, ``np``
+   and ``scipy``. Whatever the program prints is the tool's output;
+4. the parent reads the output incrementally (keeping at most ``max_output_chars``), enforces the
+   wall-clock limit and finally kills the sandbox: its process group and, for a namespace, its
+   init, waiting until the kernel has reaped every process of the namespace.
 
-A blocked attempt fails the call (``ok=False``, ``error="blocked: <what>"``) even when the program
-catches the exception, so an agent cannot silently work around a refusal.
+The audit hook refuses, with ``PermissionError("blocked: ...")`` inside the program: network access,
+process creation and signals, ``ctypes``, files outside the scratch directory (reading the Python
+installation is allowed), ``/proc``, and tampering (``sys.settrace``, ``resource.setrlimit``,
+replacing the hook's code). A blocked attempt fails the call (``ok=False``, ``error="blocked:
+<what>"``) even when the program catches the exception. Under the namespace backends the hook only
+makes refusals legible; a program that subverts it meets the kernel's refusals instead
+(``PermissionError: [Errno 1] Operation not permitted``, ``FileNotFoundError``, ...). Under
+``"process"`` the hook also denies the causal_gym package and the on-disk cache.
 
-This is isolation for honest agents — a child process with a cleaned environment, resource limits
-and an audit hook — **not a security boundary** against a determined attacker (audit hooks can be
-subverted from inside the interpreter, e.g. through ``gc``). The Heuresis paper says the same of its
-tool. Run untrusted agents in a container or VM as well. POSIX only (tested on Linux); the child
-runs with the caller's user id, and ``RLIMIT_NPROC`` does not bind root.
-
-Output: stdout and stderr are merged into one stream, in the order written (the program's
-``sys.stderr`` is its ``sys.stdout``); an uncaught exception's traceback (without the sandbox's own
-frames) is part of it. ``error`` is a short reason: ``"timeout"``, ``"cpu time limit"``,
-``"memory limit"``, ``"blocked: network access"``, ``"blocked: file access outside the sandbox
-(<path>)"``, the last line of the traceback (``"ZeroDivisionError: division by zero"``), ...
+Output: stdout and stderr are merged into one stream, in the order written; an uncaught exception's
+traceback (without the sandbox's own frames) is part of it. ``error`` is a short reason:
+``"timeout"``, ``"cpu time limit"``, ``"memory limit"``, ``"blocked: network access"``, the last
+line of the traceback (``"ZeroDivisionError: division by zero"``), ``"sandbox unavailable: ..."``.
+:attr:`CodeResult.sandbox` names the backend that ran the call.
 
 Examples
 --------
@@ -61,9 +71,10 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import json
-import math
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -73,14 +84,27 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from causal_gym._cache import cache_dir
 from causal_gym._validation import check_data
+from causal_gym.harness import namespaces, seccomp
 
-__all__ = ["CodeResult", "SandboxLimits", "run_code"]
+__all__ = [
+    "SANDBOXES",
+    "CodeResult",
+    "SandboxLimits",
+    "SandboxUnavailable",
+    "check_sandbox_options",
+    "resolve_sandbox",
+    "run_code",
+    "sandbox_in_use",
+]
+
+SANDBOXES = ("auto", "bwrap", "unshare", "process")
+"""Values of ``sandbox=``: ``"auto"`` picks the first namespace backend that works here."""
 
 _THREAD_VARS = (
     "OPENBLAS_NUM_THREADS",
@@ -92,6 +116,11 @@ _THREAD_VARS = (
 _READ_CHUNK = 65536
 _MAX_STATUS_BYTES = 65536
 _MAX_ERROR_CHARS = 500
+_INIT_EXIT_SECONDS = 5.0
+
+
+class SandboxUnavailable(RuntimeError):
+    """No namespace backend works on this machine (or the one asked for does not)."""
 
 
 @dataclass(frozen=True)
@@ -116,8 +145,9 @@ class SandboxLimits:
         Longest program accepted; a longer one is refused without starting a process.
         Default 20000.
     file_mb : int
-        Largest file the program may write in its temporary directory (``RLIMIT_FSIZE``; writing
-        beyond it fails with ``OSError``). Not named in the paper; default 64.
+        Largest file the program may write in its scratch directory (``RLIMIT_FSIZE``; writing
+        beyond it fails with ``OSError``); under the namespace backends also the size of the
+        scratch directory. Not named in the paper; default 64.
     """
 
     cpu_seconds: float = 10
@@ -154,6 +184,9 @@ class CodeResult:
         Seconds from starting the interpreter to its end.
     output_truncated : bool
         True when output beyond ``max_output_chars`` was discarded.
+    sandbox : str
+        The backend that ran the program (``"bwrap"``, ``"unshare"`` or ``"process"``); the
+        requested name when the call was refused before running.
     """
 
     ok: bool
@@ -161,17 +194,94 @@ class CodeResult:
     error: str | None
     wall_time: float
     output_truncated: bool
+    sandbox: str
 
     def to_dict(self) -> dict[str, Any]:
         """Return the result as a JSON-serialisable dict (for the call record)."""
         return asdict(self)
 
 
-def run_code(code: str, data: np.ndarray, limits: SandboxLimits | None = None) -> CodeResult:
+def resolve_sandbox(sandbox: str = "auto") -> str:
+    """The backend :func:`run_code` uses for ``sandbox`` on this machine.
+
+    A namespace backend is tried once per process with a tiny program (about 0.2 s); the verdict
+    is kept.
+
+    Raises
+    ------
+    ValueError
+        If ``sandbox`` is not one of :data:`SANDBOXES`.
+    SandboxUnavailable
+        If the backend asked for (or, for ``"auto"``, every namespace backend) does not work here;
+        the message says why and what to install.
+    """
+    if sandbox not in SANDBOXES:
+        raise ValueError(f"sandbox must be one of {SANDBOXES}, got {sandbox!r}")
+    if sandbox == "process":
+        return sandbox
+    candidates = namespaces.NAMESPACE_BACKENDS if sandbox == "auto" else (sandbox,)
+    reasons = []
+    for backend in candidates:
+        problem = _backend_problem(backend)
+        if problem is None:
+            return backend
+        reasons.append(f"{backend}: {problem}")
+    raise SandboxUnavailable(
+        "no namespace sandbox works on this machine (" + "; ".join(reasons) + "). Install bubblewrap "
+        "(apt-get install bubblewrap) or allow unprivileged user namespaces; sandbox='process' runs agent "
+        "code without OS isolation (not a security boundary)."
+    )
+
+
+def check_sandbox_options(limits: object, sandbox: object) -> tuple[SandboxLimits | None, str]:
+    """Validate an env's ``sandbox_limits`` and ``sandbox`` arguments (for the envs that offer ``run_code``).
+
+    Raises
+    ------
+    ValueError
+        If ``limits`` is not a :class:`SandboxLimits` or None, or ``sandbox`` not one of :data:`SANDBOXES`.
+    """
+    if limits is not None and not isinstance(limits, SandboxLimits):
+        raise ValueError(f"sandbox_limits must be a SandboxLimits or None, got {type(limits).__name__}")
+    if not isinstance(sandbox, str) or sandbox not in SANDBOXES:
+        raise ValueError(f"sandbox must be one of {SANDBOXES}, got {sandbox!r}")
+    return limits, sandbox
+
+
+def sandbox_in_use(sandbox: str) -> str:
+    """The backend ``run_code(..., sandbox=sandbox)`` would run under here, or ``"unavailable"``.
+
+    Envs put it in their final info and the run store keeps it, so reports can mark episodes whose
+    agent code ran without OS isolation (``"process"``).
+    """
+    try:
+        return resolve_sandbox(sandbox)
+    except SandboxUnavailable:
+        return "unavailable"
+
+
+@functools.lru_cache(maxsize=None)
+def _backend_problem(backend: str) -> str | None:
+    """None when ``backend`` runs a trivial program correctly here, else the reason it does not."""
+    missing = namespaces.missing_tools(backend)
+    if missing:
+        return f"{', '.join(missing)} not found on PATH"
+    try:
+        result = _execute(backend, b"print(6 * 7)", np.zeros((2, 1)), SandboxLimits())
+    except (OSError, RuntimeError, ValueError) as exc:
+        return str(exc)
+    if result.ok and result.output == "42\n":
+        return None
+    return (result.error or "unexpected output") + (f" ({result.output.strip()[:300]})" if result.output else "")
+
+
+def run_code(
+    code: str, data: np.ndarray, limits: SandboxLimits | None = None, *, sandbox: str = "auto"
+) -> CodeResult:
     """Run ``code`` in a fresh, isolated interpreter that sees only ``data`` (as ``X``).
 
-    Nothing the program does makes this function raise: errors, blocked operations, limits and
-    crashes all come back as ``CodeResult(ok=False, error=...)``.
+    Nothing the program does makes this function raise: errors, blocked operations, limits, a
+    missing sandbox and crashes all come back as ``CodeResult(ok=False, error=...)``.
 
     Parameters
     ----------
@@ -182,6 +292,8 @@ def run_code(code: str, data: np.ndarray, limits: SandboxLimits | None = None) -
         The ``(n, d)`` data matrix (validated with :func:`causal_gym._validation.check_data`).
     limits : SandboxLimits, optional
         Resource limits; the defaults of :class:`SandboxLimits` when None.
+    sandbox : {"auto", "bwrap", "unshare", "process"}
+        The backend (see the module docstring); ``"process"`` is not a security boundary.
 
     Returns
     -------
@@ -190,8 +302,8 @@ def run_code(code: str, data: np.ndarray, limits: SandboxLimits | None = None) -
     Raises
     ------
     ValueError
-        If ``code`` is not a str, ``data`` is not a valid data matrix or ``limits`` is not a
-        :class:`SandboxLimits`.
+        If ``code`` is not a str, ``data`` is not a valid data matrix, ``limits`` is not a
+        :class:`SandboxLimits` or ``sandbox`` is not one of :data:`SANDBOXES`.
     """
     if not isinstance(code, str):
         raise ValueError(f"code must be a str, got {type(code).__name__}")
@@ -200,62 +312,94 @@ def run_code(code: str, data: np.ndarray, limits: SandboxLimits | None = None) -
         limits = SandboxLimits()
     elif not isinstance(limits, SandboxLimits):
         raise ValueError(f"limits must be a SandboxLimits or None, got {type(limits).__name__}")
+    if sandbox not in SANDBOXES:
+        raise ValueError(f"sandbox must be one of {SANDBOXES}, got {sandbox!r}")
     if len(code) > limits.max_code_chars:
-        return _refused(f"code too long: {len(code)} characters (limit {limits.max_code_chars})")
+        return _refused(f"code too long: {len(code)} characters (limit {limits.max_code_chars})", sandbox)
     try:
         source = code.encode("utf-8")
     except UnicodeEncodeError as exc:
-        return _refused(f"code is not valid text: {exc.reason} at position {exc.start}")
-
-    workdir = os.path.realpath(tempfile.mkdtemp(prefix="causal_gym_sandbox_"))
+        return _refused(f"code is not valid text: {exc.reason} at position {exc.start}", sandbox)
     try:
-        np.save(os.path.join(workdir, "X.npy"), matrix)
-        Path(workdir, "program.py").write_bytes(source)
-        return _execute(workdir, limits)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        backend = resolve_sandbox(sandbox)
+    except SandboxUnavailable as exc:
+        return _refused(f"sandbox unavailable: {exc}", sandbox)
+    return _execute(backend, source, matrix, limits)
 
 
-def _refused(reason: str) -> CodeResult:
-    return CodeResult(ok=False, output="", error=reason, wall_time=0.0, output_truncated=False)
+@functools.lru_cache(maxsize=1)
+def _bootstrap_source() -> str:
+    return Path(__file__).with_name("sandbox_bootstrap.py").read_text(encoding="utf-8")
 
 
-def _execute(workdir: str, limits: SandboxLimits) -> CodeResult:
-    """Start the child in ``workdir``, collect its output and status, and clean up its group."""
+def _refused(reason: str, sandbox: str) -> CodeResult:
+    return CodeResult(ok=False, output="", error=reason, wall_time=0.0, output_truncated=False, sandbox=sandbox)
+
+
+def _anonymous_file(content: bytes | np.ndarray) -> IO[bytes]:
+    """A temporary file with no name in the file system, rewound, holding ``content``."""
+    handle = tempfile.TemporaryFile()
+    if isinstance(content, np.ndarray):
+        np.save(handle, content, allow_pickle=False)
+    else:
+        handle.write(content)
+    handle.flush()
+    handle.seek(0)
+    return handle
+
+
+def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLimits) -> CodeResult:
+    """Run the program under ``backend``, collect its output and status, and kill what is left."""
+    interpreter_args = ["-I", "-B", "-X", "utf8", "-c", _bootstrap_source()]
+    if backend == "process":
+        workdir = os.path.realpath(tempfile.mkdtemp(prefix="causal_gym_sandbox_"))
+        argv, scratch = [sys.executable, *interpreter_args], workdir
+    else:
+        workdir = None
+        argv, scratch = namespaces.command(backend, interpreter_args, limits.file_mb * 2**20), namespaces.SCRATCH
     status_read, status_write = os.pipe()
-    config = {
-        "status_fd": status_write,
-        "cpu_seconds": limits.cpu_seconds,
-        "memory_bytes": limits.memory_mb * 2**20,
-        "file_bytes": limits.file_mb * 2**20,
-        "deny": _denied_dirs(),
-    }
-    start = time.monotonic()
-    deadline = start + limits.wall_seconds
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-X", "utf8", "-c", _CHILD_SOURCE, json.dumps(config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=workdir,
-            env=_child_environment(workdir),
-            start_new_session=True,
-            pass_fds=(status_write,),
-        )
-    except BaseException:
-        os.close(status_read)
-        raise
-    finally:
+        with _anonymous_file(matrix) as data_file, _anonymous_file(source) as code_file:
+            config = {
+                "status_fd": status_write,
+                "data_fd": data_file.fileno(),
+                "code_fd": code_file.fileno(),
+                "cpu_seconds": limits.cpu_seconds,
+                "memory_bytes": limits.memory_mb * 2**20,
+                "file_bytes": limits.file_mb * 2**20,
+                "deny": _denied_dirs() if workdir else [],
+                "site_dirs": [] if workdir else list(namespaces.root_plan().site_dirs),
+                "old_root": namespaces.OLD_ROOT if backend == "unshare" else None,
+                "drop_capabilities": not workdir,
+                "seccomp": None if workdir else seccomp.process_filter().hex(),
+            }
+            start = time.monotonic()
+            deadline = start + limits.wall_seconds
+            proc = subprocess.Popen(
+                [*argv, json.dumps(config)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env=_child_environment(scratch),
+                start_new_session=True,
+                pass_fds=(status_write, data_file.fileno(), code_file.fileno()),
+            )
         os.close(status_write)
-    try:
-        kept, total_bytes, status = _collect(proc, status_read, deadline, 4 * limits.max_output_chars)
-        timed_out = not _wait_for_exit(proc.pid, deadline)
+        status_write = None
+        try:
+            kept, total_bytes, status = _collect(proc, status_read, deadline, 4 * limits.max_output_chars)
+            timed_out = not _wait_for_exit(proc.pid, deadline)
+        finally:
+            _kill_sandbox(proc.pid, namespaced=workdir is None)
+            proc.wait()
+            proc.stdout.close()
     finally:
-        _kill_group(proc.pid)
-        proc.wait()
-        proc.stdout.close()
+        if status_write is not None:
+            os.close(status_write)
         os.close(status_read)
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
     wall_time = time.monotonic() - start
 
     output = kept.decode("utf-8", errors="replace")
@@ -266,8 +410,12 @@ def _execute(workdir: str, limits: SandboxLimits) -> CodeResult:
             + f"\n[output truncated to {limits.max_output_chars} characters; "
             f"{total_bytes} bytes were printed]\n"
         )
-    ok, error = _outcome(status, proc.returncode, timed_out)
-    return CodeResult(ok=ok, output=output, error=error, wall_time=wall_time, output_truncated=truncated)
+    # A namespace's init reports a signal death of the program as the exit code 128 + signal.
+    returncode = proc.returncode
+    if backend != "process" and returncode > 128:
+        returncode = 128 - returncode
+    ok, error = _outcome(status, returncode, timed_out)
+    return CodeResult(ok, output, error, wall_time, truncated, backend)
 
 
 def _collect(
@@ -304,7 +452,7 @@ def _wait_for_exit(pid: int, deadline: float) -> bool:
     """Wait until ``pid`` has exited or the deadline passes, without reaping it.
 
     Leaving the zombie in place keeps its pid (= the sandbox's process-group id) from being
-    reused before :func:`_kill_group` runs.
+    reused before :func:`_kill_sandbox` runs.
     """
     while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
         if time.monotonic() >= deadline:
@@ -313,11 +461,57 @@ def _wait_for_exit(pid: int, deadline: float) -> bool:
     return True
 
 
-def _kill_group(pgid: int) -> None:
+def _kill_sandbox(pid: int, namespaced: bool) -> None:
+    """Kill the sandbox started as ``pid`` (still unreaped) and, for a namespace, wait until it is gone.
+
+    The child's process group is killed. A namespace backend's child (bwrap, or unshare) has one
+    child of its own, the namespace's init; killing that init first and waiting for it makes the
+    kernel kill and reap every process of the namespace before this returns (an init's exit
+    completes only when its namespace is empty), instead of leaving that to the death signal of
+    the outer process, which would finish a moment after this call returned.
+    """
+    inits = _namespace_inits(pid) if namespaced else []
+    for handle in inits:
+        try:
+            signal.pidfd_send_signal(handle, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    for handle in inits:
+        try:
+            select.select([handle], [], [], _INIT_EXIT_SECONDS)
+        finally:
+            os.close(handle)
+
+
+def _namespace_inits(pid: int) -> list[int]:
+    """Process descriptors of the children of ``pid`` (its namespace's init), opened race-free.
+
+    A child is checked to still be a child of ``pid`` after its descriptor is opened, so a reused
+    pid is never signalled. Empty when the kernel cannot say (no pidfd, no ``children`` file).
+    """
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    handles = []
+    for child in map(int, listed):
+        try:
+            handle = os.pidfd_open(child)
+        except (OSError, AttributeError):
+            continue
+        try:
+            parent = int(Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            parent = -1
+        if parent == pid:
+            handles.append(handle)
+        else:
+            os.close(handle)
+    return handles
 
 
 def _outcome(status: bytes, returncode: int, timed_out: bool) -> tuple[bool, str | None]:
@@ -357,189 +551,3 @@ def _denied_dirs() -> list[str]:
     return sorted({os.path.realpath(cache_dir()), str(package)})
 
 
-# The child's bootstrap, run with ``python -I -B -X utf8 -c``. It is plain source (not a function of
-# this module) so that the child never imports causal_gym. Order matters: imports and data loading
-# happen before the limits and the audit hook, the hook before the user's code.
-_CHILD_SOURCE = r'''
-import builtins, json, math, os, resource, signal, site, sys, traceback
-
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
-SYSTEM_DATA = ("/usr/share/zoneinfo",)
-NETWORK = ("socket.", "urllib.", "http.client.", "ftplib.", "smtplib.", "imaplib.", "nntplib.",
-           "poplib.", "telnetlib.", "webbrowser.")
-PROCESS = ("os.fork", "os.exec", "os.spawn", "os.posix_spawn", "os.system", "os.startfile",
-           "subprocess.", "pty.")
-SIGNALS = ("os.kill", "os.killpg", "signal.pthread_kill")
-TAMPERING = ("sys.settrace", "sys.setprofile", "resource.setrlimit", "resource.prlimit",
-             "cpython.PyInterpreterState_New")
-METADATA = ("os.chdir", "os.chmod", "os.chown", "os.chflags", "os.link", "os.symlink",
-            "os.setxattr", "os.removexattr")
-WRITE_PATH_ARGS = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1),
-                   "os.truncate": (0,), "os.utime": (0,), "shutil.rmtree": (0,)}
-
-
-def within(path, roots):
-    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
-
-
-def make_guard(workdir, read_roots, denied, blocked):
-    # Bind helpers now, so that a program rebinding os.path.realpath & co. does not change the guard.
-    inside, realpath, fsdecode, fspath, isdir = within, os.path.realpath, os.fsdecode, os.fspath, os.path.isdir
-    sandbox = (workdir,)
-
-    def refuse(reason):
-        blocked.append(reason)
-        raise PermissionError("blocked: " + reason)
-
-    def resolve(path):
-        return realpath(fsdecode(fspath("." if path is None else path)))
-
-    def check_read(path, listing):
-        if isinstance(path, int):
-            return
-        real = resolve(path)
-        if inside(real, sandbox) or real in READABLE_DEVICES:
-            return
-        installed = inside(real, read_roots) and not inside(real, denied)
-        # Directories outside the sandbox may be listed but not opened: an open directory could
-        # serve as the dir_fd of a relative open, which the "open" event does not report.
-        if not (installed and (listing or not isdir(real))):
-            refuse("file access outside the sandbox (" + real + ")")
-
-    def check_write(path):
-        if isinstance(path, int):
-            return
-        real = resolve(path)
-        if not (inside(real, sandbox) or real == "/dev/null"):
-            refuse("file access outside the sandbox (" + real + ")")
-
-    def guard(event, args):
-        if event == "open":
-            path, _, flags = args
-            if flags & WRITE_FLAGS:
-                check_write(path)
-            else:
-                check_read(path, listing=False)
-        elif event in ("os.listdir", "os.scandir"):
-            check_read(args[0], listing=True)
-        elif event in WRITE_PATH_ARGS:
-            for index in WRITE_PATH_ARGS[event]:
-                check_write(args[index])
-        elif event == "import" and args[0] == "_posixsubprocess":
-            refuse("process creation")
-        elif event == "object.__setattr__" and any(args[0] is f for f in protected):
-            refuse("tampering with the sandbox (changing the audit hook)")
-        elif event.startswith(NETWORK):
-            refuse("network access")
-        elif event.startswith(PROCESS):
-            refuse("process creation")
-        elif event.startswith(SIGNALS):
-            refuse("sending signals")
-        elif event.startswith("ctypes."):
-            refuse("native code (ctypes)")
-        elif event in TAMPERING:
-            refuse("tampering with the sandbox (" + event + ")")
-        elif event in METADATA:
-            refuse("changing directories, permissions or links (" + event + ")")
-
-    protected = (guard, refuse, resolve, check_read, check_write, inside)
-    return guard
-
-
-def readable_dirs(*modules):
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    candidates.update(site.getsitepackages())
-    candidates.update(SYSTEM_DATA)
-    candidates.update(os.path.dirname(os.path.dirname(m.__file__)) for m in modules)
-    return tuple(sorted({os.path.realpath(p) for p in candidates} - {os.sep}))
-
-
-def set_limits(config):
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = math.ceil(usage.ru_utime + usage.ru_stime + config["cpu_seconds"])
-    wanted = [("RLIMIT_CPU", cpu, cpu + 1), ("RLIMIT_AS", config["memory_bytes"], None),
-              ("RLIMIT_FSIZE", config["file_bytes"], None), ("RLIMIT_NOFILE", 64, None),
-              ("RLIMIT_NPROC", 0, None), ("RLIMIT_CORE", 0, None)]
-    for name, soft, hard in wanted:
-        if not hasattr(resource, name):
-            continue
-        limit = getattr(resource, name)
-        current = resource.getrlimit(limit)[1]
-        hard = soft if hard is None else hard
-        if current != resource.RLIM_INFINITY:
-            soft, hard = min(soft, current), min(hard, current)
-        try:
-            resource.setrlimit(limit, (soft, hard))
-        except (ValueError, OSError):
-            pass
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-
-
-def show(exc, skip_frames):
-    tb = exc.__traceback__
-    for _ in range(skip_frames):
-        tb = tb.tb_next if tb is not None else None
-    try:
-        traceback.print_exception(type(exc), exc, tb, file=sys.__stdout__)
-        return traceback.format_exception_only(type(exc), exc)[-1].strip()
-    except BaseException:
-        return type(exc).__name__
-
-
-def report(status_fd, error):
-    for stream in (sys.stdout, sys.__stdout__):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-    try:
-        os.write(status_fd, json.dumps({"error": error}).encode())
-    finally:
-        os._exit(0)
-
-
-def main():
-    config = json.loads(sys.argv[1])
-    status_fd = config["status_fd"]
-    sys.dont_write_bytecode = True
-    sys.stderr = sys.stdout
-    import numpy as np
-    import scipy
-    # numpy.f2py (reached by lazy scipy imports) imports subprocess, whose Popen is audited; its
-    # private fork_exec is not, so a fresh import of _posixsubprocess must go through the hook.
-    import subprocess
-    sys.modules.pop("_posixsubprocess", None)
-    X = np.load("X.npy", allow_pickle=False)
-    with open("program.py", encoding="utf-8") as handle:
-        source = handle.read()
-    try:
-        code = compile(source, "program.py", "exec")
-    except (SyntaxError, ValueError) as exc:
-        report(status_fd, show(exc, skip_frames=1))
-    workdir = os.path.realpath(os.getcwd())
-    read_roots = readable_dirs(np, scipy)
-    sys.path[:] = [p for p in sys.path if within(os.path.realpath(p), read_roots)]
-    blocked = []
-    set_limits(config)
-    sys.addaudithook(make_guard(workdir, read_roots, tuple(config["deny"]), blocked))
-    namespace = {"__name__": "__main__", "__builtins__": builtins, "X": X, "n": X.shape[0],
-                 "d": X.shape[1], "np": np, "scipy": scipy}
-    error = None
-    try:
-        exec(code, namespace)
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            error = "SystemExit: " + str(exc.code)
-    except MemoryError as exc:
-        show(exc, skip_frames=1)
-        error = "memory limit"
-    except BaseException as exc:
-        error = show(exc, skip_frames=1)
-    if blocked:
-        error = "blocked: " + blocked[0]
-    report(status_fd, error[:500] if error else None)
-
-
-main()
-'''

@@ -249,7 +249,7 @@ class ToolEnv(gym.Env):
     - ``_budget_limits() -> {name: limit or None}`` for ``budget_names``, called after
       ``_new_episode``;
     - ``_score(completed_graph) -> dict`` — the only place truth may be used;
-    - optionally ``_task_intro()`` and ``_reward(scores)``.
+    - optionally ``_task_intro()``, ``_reward(scores)`` and ``_final_info()``.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -332,6 +332,10 @@ class ToolEnv(gym.Env):
                 f"{type(self).__name__}._score must return 'adjacency_f1' or the class must override _reward"
             )
         return float(scores["adjacency_f1"])
+
+    def _final_info(self) -> dict[str, Any]:
+        """Extra entries of the final info (not truth-derived), e.g. the sandbox backend."""
+        return {}
 
     def _task_intro(self) -> str:
         """What the data is; the first paragraph of the class docstring unless overridden."""
@@ -572,6 +576,7 @@ class ToolEnv(gym.Env):
         completed = meek(graph)
         scores = to_jsonable(self._score(completed.copy()))
         info = self._info(data)
+        info.update(self._final_info())
         info.update(
             scores=scores,
             submission_source=source,

@@ -101,7 +101,7 @@ from causal_gym.envs.heuresis.tools import (
     DataTools,
     graph_text,
 )
-from causal_gym.harness import SandboxLimits, ToolEnv, ToolResult, format_edge_list, render_rgb
+from causal_gym.harness import SandboxLimits, ToolEnv, ToolResult, check_sandbox_options, format_edge_list, render_rgb
 from causal_gym.harness.working_graph import render_ansi, variable_name
 
 __all__ = [
@@ -1007,6 +1007,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
     | ``n_resamples``      | 10       | subsamples of ``stability`` |
     | ``subsample``        | 0.8      | share of rows per ``stability`` subsample |
     | ``sandbox_limits``   | None     | :class:`~causal_gym.harness.SandboxLimits` of ``run_code`` |
+    | ``sandbox``          | ``"auto"`` | ``run_code``'s backend: ``"auto"``, ``"bwrap"``, ``"unshare"`` or ``"process"`` (no OS isolation) |
 
     ## Version History
 
@@ -1031,6 +1032,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
         n_resamples: int = 10,
         subsample: float = 0.8,
         sandbox_limits: SandboxLimits | None = None,
+        sandbox: str = "auto",
     ) -> None:
         if not isinstance(describe_variables, bool):
             raise ValueError(f"describe_variables must be True or False, got {describe_variables!r}")
@@ -1043,9 +1045,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
         self.subsample = check_real(subsample, "subsample", 0.0, strict=True)
         if self.subsample >= 1:
             raise ValueError(f"subsample must be a share of the rows in (0, 1), got {subsample!r}")
-        if sandbox_limits is not None and not isinstance(sandbox_limits, SandboxLimits):
-            raise ValueError(f"sandbox_limits must be a SandboxLimits or None, got {type(sandbox_limits).__name__}")
-        self.sandbox_limits = sandbox_limits
+        self.sandbox_limits, self.sandbox = check_sandbox_options(sandbox_limits, sandbox)
         self.audit_failures: Counter[str] = Counter()
         width = self.arena.width
         super().__init__(

@@ -24,6 +24,7 @@ from causal_gym.harness import (
     SandboxLimits,
     ToolEnv,
     ToolResult,
+    check_sandbox_options,
     format_edge_list,
 )
 from causal_gym.metrics import adjacency_scores, nshd
@@ -215,6 +216,7 @@ class HeuresisEnv(DataTools, ToolEnv):
     | ``n_resamples``   | 10               | subsamples of ``stability`` (each costs a test) |
     | ``subsample``     | 0.8              | share of rows in each ``stability`` subsample (without replacement) |
     | ``sandbox_limits`` | None            | :class:`~causal_gym.harness.SandboxLimits` of ``run_code`` |
+    | ``sandbox``       | ``"auto"``       | ``run_code``'s backend: ``"auto"``, ``"bwrap"``, ``"unshare"`` (OS namespaces) or ``"process"`` (no OS isolation; :mod:`causal_gym.harness.sandbox`) |
 
     ```python
     >>> import gymnasium as gym, causal_gym
@@ -250,6 +252,7 @@ class HeuresisEnv(DataTools, ToolEnv):
         n_resamples: int = 10,
         subsample: float = 0.8,
         sandbox_limits: SandboxLimits | None = None,
+        sandbox: str = "auto",
     ) -> None:
         self.family = check_choice(family, FAMILIES, "family")
         if not isinstance(guided, (bool, np.bool_)):
@@ -264,9 +267,7 @@ class HeuresisEnv(DataTools, ToolEnv):
         self.subsample = check_real(subsample, "subsample", 0.0, strict=True)
         if self.subsample >= 1:
             raise ValueError(f"subsample must be a share of the rows in (0, 1), got {subsample!r}")
-        if sandbox_limits is not None and not isinstance(sandbox_limits, SandboxLimits):
-            raise ValueError(f"sandbox_limits must be a SandboxLimits or None, got {type(sandbox_limits).__name__}")
-        self.sandbox_limits = sandbox_limits
+        self.sandbox_limits, self.sandbox = check_sandbox_options(sandbox_limits, sandbox)
         d = check_count(d, "d", 2)
         super().__init__(
             d,

@@ -46,7 +46,15 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.harness import ActionField, SandboxLimits, Tool, ToolResult, format_edge_list, run_code
+from causal_gym.harness import (
+    ActionField,
+    SandboxLimits,
+    Tool,
+    ToolResult,
+    format_edge_list,
+    run_code,
+    sandbox_in_use,
+)
 from causal_gym.harness.working_graph import variable_name
 
 __all__ = [
@@ -271,7 +279,9 @@ def stability(
     return text, result
 
 
-def code_output(code: str, data: np.ndarray, limits: SandboxLimits | None) -> tuple[str, dict[str, Any], bool]:
+def code_output(
+    code: str, data: np.ndarray, limits: SandboxLimits | None, sandbox: str = "auto"
+) -> tuple[str, dict[str, Any], bool]:
     """Run an agent's program on ``data`` in the sandbox (:func:`causal_gym.harness.run_code`).
 
     Returns
@@ -280,9 +290,10 @@ def code_output(code: str, data: np.ndarray, limits: SandboxLimits | None) -> tu
         What the program printed (with the error appended when it failed), the outcome for the
         record, and whether it succeeded.
     """
-    result = run_code(code, data, limits)
+    result = run_code(code, data, limits, sandbox=sandbox)
     text = result.output if result.ok else f"{result.output}\n[error: {result.error}]".lstrip("\n")
-    record = {"ok": result.ok, "error": result.error, "output_truncated": result.output_truncated}
+    record = {"ok": result.ok, "error": result.error, "output_truncated": result.output_truncated,
+              "sandbox": result.sandbox}
     return text or "(no output)", record, result.ok
 
 
@@ -527,7 +538,8 @@ class DataTools:
     Heuresis and CausalArena's tool mode inherit it (before ``ToolEnv``) and provide
     ``_tool_run_algorithm``; the env keeps ``_data``, ``_budgets``, ``_testers`` (a dict),
     ``_summary`` (None until the first ``summarize``), ``_resample_rng``, ``n_resamples``,
-    ``subsample`` and ``sandbox_limits``. ``_refusal`` lets an env reject nodes before any
+    ``subsample``, ``sandbox_limits`` and ``sandbox``. The final info names the sandbox backend
+    agent code ran under (``"sandbox"``; ``"process"`` means it was not isolated). ``_refusal`` lets an env reject nodes before any
     budget is charged (CausalArena's padding slots).
     """
 
@@ -582,5 +594,8 @@ class DataTools:
         return self._refusal(x, y) or ToolResult(*probe_direction(self._data, x, y))
 
     def _tool_run_code(self, code: str) -> ToolResult:
-        text, data, ok = code_output(code, self._data, self.sandbox_limits)
+        text, data, ok = code_output(code, self._data, self.sandbox_limits, self.sandbox)
         return ToolResult(text, data, ok=ok)
+
+    def _final_info(self) -> dict[str, Any]:
+        return {"sandbox": sandbox_in_use(self.sandbox)}

@@ -1,0 +1,333 @@
+"""The namespace sandbox's file system and command lines: bubblewrap, or unshare from util-linux.
+
+Both backends start the code tool's interpreter in new user, pid, network, mount, ipc, uts and
+cgroup namespaces, inside a root file system that holds only what a numpy/scipy program needs:
+
+- the interpreter binary and its standard library (any ``site-packages`` or ``dist-packages``
+  directory inside a bound tree is hidden under an empty read-only tmpfs);
+- the directories of the shared libraries the interpreter and numpy/scipy's extension modules
+  link against (found with ``ldd``), the dynamic loader's cache, and the symbolic links on the way
+  to them (``/lib -> usr/lib`` on merged-/usr systems);
+- the ``numpy`` and ``scipy`` packages and their bundled ``*.libs`` directories, at their real
+  paths (nothing else of their ``site-packages``: not causal_gym, not other packages);
+- a fresh ``/proc`` (this pid namespace's only), a minimal ``/dev`` (null, zero, full, random,
+  urandom), and ``/scratch``: an empty tmpfs of bounded size, the program's working directory and the
+  only writable place. ``$HOME``, the cache, the project tree and the host's ``/proc`` are absent.
+
+Everything is read-only but ``/scratch``. The data and the program reach the interpreter as inherited
+file descriptors, so neither is written to the host's disk, and nothing remains when the caller
+is killed: bwrap's ``--die-with-parent`` and, for unshare, ``setpriv --pdeathsig KILL`` with
+``unshare --kill-child`` take the whole namespace down with the caller, and killing the outermost
+process (on a timeout) kills every process of the namespace.
+
+bubblewrap sets the tree up from a list of arguments; with unshare a short ``sh`` script mounts it
+on a directory such as ``/tmp`` of the new mount namespace (private, so the host sees nothing) and ``pivot_root`` s
+into it; the bootstrap then detaches the old root (``umount2(MNT_DETACH)``) before anything else
+runs. The shell stays PID 1 of the namespace and runs the interpreter as its child, as bwrap's own
+init does, so the kernel's ``SIGXCPU`` (CPU limit) is not swallowed by PID 1's signal protection.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+
+__all__ = ["NAMESPACE_BACKENDS", "SCRATCH", "OLD_ROOT", "RootPlan", "root_plan", "command", "missing_tools"]
+
+NAMESPACE_BACKENDS = ("bwrap", "unshare")
+"""The namespace backends, in the order ``sandbox="auto"`` tries them."""
+
+SCRATCH = "/scratch"
+"""The program's working directory inside the namespace: an empty, size-limited tmpfs."""
+
+OLD_ROOT = "/.oldroot"
+"""Where the unshare backend's ``pivot_root`` leaves the host root until the bootstrap detaches it."""
+
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_PACKAGES = ("numpy", "scipy")
+_SANDBOX_UID = 65534  # "nobody" inside bwrap's user namespace
+
+
+@dataclass(frozen=True)
+class RootPlan:
+    """What the sandbox's root file system holds (host paths, bound at the same path inside).
+
+    Attributes
+    ----------
+    interpreter : str
+        The base interpreter binary (a virtual environment's ``python`` resolved to it).
+    binds : tuple of str
+        Files and directories bound read-only: the interpreter, its standard library, the
+        shared-library directories and the loader cache.
+    masks : tuple of str
+        Directories inside ``binds`` hidden under an empty read-only tmpfs (site-packages).
+    packages : tuple of str
+        numpy, scipy and their ``.libs`` directories, bound read-only after the masks.
+    symlinks : tuple of (str, str)
+        ``(link, target)`` pairs recreated so that library paths resolve as on the host.
+    site_dirs : tuple of str
+        ``sys.path`` entries that make the packages importable.
+    """
+
+    interpreter: str
+    binds: tuple[str, ...]
+    masks: tuple[str, ...]
+    packages: tuple[str, ...]
+    symlinks: tuple[tuple[str, str], ...]
+    site_dirs: tuple[str, ...]
+
+    def exposes(self, path: str) -> bool:
+        """Whether the host path ``path`` is visible inside the sandbox."""
+        real = os.path.realpath(path)
+        if any(_within(real, p) for p in self.packages):
+            return True
+        return any(_within(real, p) for p in self.binds) and not any(_within(real, m) for m in self.masks)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _package_dirs() -> tuple[list[str], list[str]]:
+    """numpy/scipy package directories (with their ``.libs``) and the directories that contain them."""
+    dirs, parents = [], []
+    for name in _PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise RuntimeError(f"{name} is not installed")
+        package = os.path.realpath(list(spec.submodule_search_locations)[0])
+        parent = os.path.dirname(package)
+        dirs.append(package)
+        libs = os.path.join(parent, f"{name}.libs")
+        if os.path.isdir(libs):
+            dirs.append(libs)
+        if parent not in parents:
+            parents.append(parent)
+    return dirs, parents
+
+
+def _linked_libraries(files: list[str]) -> list[str]:
+    """Paths (as the loader names them) of the shared libraries ``files`` link against, via ``ldd``."""
+    ldd = shutil.which("ldd")
+    if ldd is None:
+        raise RuntimeError("ldd is not installed (needed to find the interpreter's shared libraries)")
+    completed = subprocess.run([ldd, *files], capture_output=True, text=True, check=False)
+    found = []
+    for line in completed.stdout.splitlines():
+        line = line.strip()
+        if "=>" in line:
+            target = line.split("=>", 1)[1].strip().split(" (")[0].strip()
+        else:
+            target = line.split(" (")[0].strip()  # the loader itself: "/lib64/ld-linux-x86-64.so.2 (0x...)"
+        if target.startswith(os.sep) and os.path.exists(target):
+            found.append(target)
+    return found
+
+
+def _symlink_chain(path: str, links: dict[str, str]) -> str:
+    """Record every symbolic link on the way to ``path`` in ``links``; return its real path."""
+    current = os.sep
+    parts = [p for p in path.split(os.sep) if p]
+    for index, part in enumerate(parts):
+        candidate = os.path.join(current, part)
+        if os.path.islink(candidate):
+            target = os.readlink(candidate)
+            links[candidate] = target
+            rest = os.path.join(os.path.dirname(candidate), target, *parts[index + 1 :])
+            return _symlink_chain(os.path.normpath(rest), links)
+        current = candidate
+    return current
+
+
+def _extension_modules(package_dirs: list[str], stdlib_dynload: str) -> list[str]:
+    """A sample of compiled modules whose libraries the sandbox must provide."""
+    files = glob.glob(os.path.join(stdlib_dynload, "*.so"))
+    for package in package_dirs:
+        files += glob.glob(os.path.join(package, "*", "*.so"))[:40]
+    return files
+
+
+def _add_bind(path: str, binds: list[str]) -> None:
+    if not any(_within(path, b) for b in binds):
+        binds[:] = [b for b in binds if not _within(b, path)] + [path]
+
+
+@functools.lru_cache(maxsize=1)
+def root_plan() -> RootPlan:
+    """The sandbox's root for this interpreter (computed once per process; ``ldd`` runs once).
+
+    Raises
+    ------
+    RuntimeError
+        When numpy/scipy or ``ldd`` are missing, or a planned path would expose causal_gym.
+    """
+    interpreter = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    stdlib = os.path.realpath(sysconfig.get_path("stdlib", vars={"installed_base": sys.base_prefix}))
+    dynload_spec = importlib.util.find_spec("_ctypes")
+    dynload = os.path.dirname(os.path.realpath(dynload_spec.origin)) if dynload_spec and dynload_spec.origin else stdlib
+    packages, site_dirs = _package_dirs()
+    links: dict[str, str] = {}
+    binds: list[str] = []
+    for path in (interpreter, stdlib, dynload):
+        _add_bind(_symlink_chain(path, links), binds)
+    for library in _linked_libraries([interpreter, *_extension_modules(packages, dynload)]):
+        real = _symlink_chain(library, links)
+        if not any(_within(real, p) for p in packages):
+            _add_bind(os.path.dirname(real), binds)
+    if os.path.isfile("/etc/ld.so.cache"):
+        _add_bind(_symlink_chain("/etc/ld.so.cache", links), binds)
+    masks = sorted(
+        {
+            os.path.realpath(found)
+            for bound in binds
+            if os.path.isdir(bound)
+            for pattern in ("site-packages", "dist-packages", "*/site-packages", "*/dist-packages", "python3*/*-packages")
+            for found in glob.glob(os.path.join(bound, pattern))
+            if os.path.isdir(found)
+        }
+    )
+    symlinks = tuple(
+        sorted((link, target) for link, target in links.items() if not any(_within(link, b) for b in binds))
+    )
+    plan = RootPlan(interpreter, tuple(sorted(binds)), tuple(masks), tuple(packages), symlinks, tuple(site_dirs))
+    package_root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    if plan.exposes(package_root):
+        raise RuntimeError(f"the sandbox root would expose causal_gym ({package_root}); refusing to run")
+    if any(_within(path, SCRATCH) for path in (*plan.binds, *plan.packages)):
+        raise RuntimeError(f"the sandbox needs {SCRATCH} for its scratch directory, but the interpreter lives there")
+    return plan
+
+
+def _setup_mount_point(plan: RootPlan) -> str:
+    """A host directory to mount the unshare backend's new root on, above none of the planned paths."""
+    for candidate in ("/tmp", "/mnt", "/run", "/media", "/srv", "/opt"):
+        if os.path.isdir(candidate) and not any(_within(p, candidate) for p in (*plan.binds, *plan.packages)):
+            return candidate
+    raise RuntimeError("no directory to build the sandbox root on: /tmp, /mnt, /run, ... all hold the interpreter")
+
+
+def _bwrap_arguments(plan: RootPlan, scratch_bytes: int) -> list[str]:
+    args = [
+        "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
+        "--uid", str(_SANDBOX_UID), "--gid", str(_SANDBOX_UID), "--hostname", "sandbox",
+    ]
+    if _bwrap_supports("--disable-userns"):
+        args.append("--disable-userns")
+    for path in plan.binds:
+        args += ["--ro-bind", path, path]
+    for path in plan.masks:
+        args += ["--tmpfs", path]
+    for path in plan.packages:
+        args += ["--ro-bind", path, path]
+    for path in plan.masks:
+        args += ["--remount-ro", path]
+    for link, target in plan.symlinks:
+        args += ["--symlink", target, link]
+    args += [
+        "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
+        "--size", str(scratch_bytes), "--tmpfs", SCRATCH, "--chdir", SCRATCH, "--remount-ro", "/",
+    ]
+    return args
+
+
+def _unshare_script(plan: RootPlan, scratch_bytes: int) -> str:
+    """The setup script run as PID 1 of the new namespaces; it ends by running ``"$@"``.
+
+    It makes every mount point first (one ``mkdir -p`` and one ``touch``), then mounts; each
+    external command costs a process start, which dominates the backend's overhead.
+    """
+    q = shlex.quote
+    mount, pivot_root = q(_tool_path("mount")), q(_tool_path("pivot_root"))
+
+    def inside(path: str) -> str:
+        return f'"$R"{q(path)}'
+
+    masked = {m: [p for p in plan.packages if _within(p, m)] for m in plan.masks}
+    early = [p for p in (*plan.binds, *plan.packages) if not any(_within(p, m) for m in plan.masks)]
+    directories = [p for p in early if os.path.isdir(p)] + [os.path.dirname(p) for p in early if not os.path.isdir(p)]
+    directories += [os.path.dirname(link) for link, _ in plan.symlinks] + ["/dev", "/proc", SCRATCH, OLD_ROOT]
+    files = [p for p in early if not os.path.isdir(p)] + [f"/dev/{device}" for device in _DEVICES]
+    lines = [
+        "set -eu",
+        f"R={q(_setup_mount_point(plan))}",
+        f'{mount} -t tmpfs -o mode=0755 sandbox-root "$R"',
+        "mkdir -p " + " ".join(inside(d) for d in dict.fromkeys(directories)),
+        "touch " + " ".join(inside(f) for f in files),
+    ]
+    lines += [f"{mount} --bind -o ro {q(path)} {inside(path)}" for path in plan.binds]
+    for mask, packages in masked.items():
+        if packages:
+            lines.append(f"{mount} -t tmpfs -o mode=0755,size=64k mask {inside(mask)}")
+            lines.append("mkdir -p " + " ".join(inside(p) for p in packages))
+            lines.append(f"{mount} -o remount,bind,ro {inside(mask)}")
+        else:
+            lines.append(f"{mount} -t tmpfs -o ro,mode=0755,size=4k mask {inside(mask)}")
+    lines += [f"{mount} --bind -o ro {q(path)} {inside(path)}" for path in plan.packages]
+    lines += [f"ln -s {q(target)} {inside(link)}" for link, target in plan.symlinks]
+    lines += [f'{mount} --bind /dev/{device} "$R/dev/{device}"' for device in _DEVICES]
+    lines += [
+        f'{mount} -t proc proc "$R/proc"',
+        f"{mount} -t tmpfs -o mode=0755,size={scratch_bytes} scratch {inside(SCRATCH)}",
+        f'{mount} -o remount,bind,ro "$R"',
+        'cd "$R"',
+        f"{pivot_root} . .{OLD_ROOT}",
+        f"cd {SCRATCH}",
+        '"$@"',
+    ]
+    return "\n".join(lines)
+
+
+_UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child",
+            "--net", "--ipc", "--uts", "--cgroup")
+
+
+_SYSTEM_PATH = os.pathsep.join(("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"))
+
+
+def _tool_path(name: str) -> str:
+    """Absolute path of a system program (``PATH`` first, then the usual sbin/bin directories)."""
+    found = shutil.which(name) or shutil.which(name, path=_SYSTEM_PATH)
+    if found is None:
+        raise RuntimeError(f"{name} not found")
+    return found
+
+
+def missing_tools(backend: str) -> list[str]:
+    """Programs ``backend`` needs that are found neither on ``PATH`` nor in the system directories."""
+    needed = {"bwrap": ("bwrap",), "unshare": ("setpriv", "unshare", "sh", "mount", "pivot_root")}[backend]
+    return [tool for tool in needed if shutil.which(tool) is None and shutil.which(tool, path=_SYSTEM_PATH) is None]
+
+
+@functools.lru_cache(maxsize=None)
+def _bwrap_supports(option: str) -> bool:
+    completed = subprocess.run([_tool_path("bwrap"), "--help"], capture_output=True, text=True, check=False)
+    return option in completed.stdout + completed.stderr
+
+
+def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> list[str]:
+    """The argument vector that runs ``interpreter_args`` (after the interpreter) in the sandbox.
+
+    Parameters
+    ----------
+    backend : {"bwrap", "unshare"}
+    interpreter_args : list of str
+        Arguments of the interpreter, e.g. ``["-I", "-c", source, config]``.
+    scratch_bytes : int
+        Size of the ``/work`` tmpfs.
+    """
+    plan = root_plan()
+    if backend == "bwrap":
+        return [_tool_path("bwrap"), *_bwrap_arguments(plan, scratch_bytes), plan.interpreter, *interpreter_args]
+    if backend == "unshare":
+        script = _unshare_script(plan, scratch_bytes)
+        return [_tool_path("setpriv"), "--pdeathsig", "KILL", "--", _tool_path("unshare"), *_UNSHARE[1:], "--",
+                _tool_path("sh"), "-c", script, "sh", plan.interpreter, *interpreter_args]
+    raise ValueError(f"unknown namespace backend {backend!r}; expected one of {NAMESPACE_BACKENDS}")

@@ -1,0 +1,287 @@
+"""The code tool's bootstrap: the first and only trusted code of the sandboxed interpreter.
+
+:mod:`causal_gym.harness.sandbox` passes this file's *source* to ``python -I -B -X utf8 -c``; the
+child never imports causal_gym (in the namespace backends it cannot even see it). Order matters:
+
+1. (unshare backend) detach the host root left behind by ``pivot_root``; read the data matrix and the program from inherited file descriptors (nothing of either is
+   ever written to the host's disk), import numpy and scipy, compile the program;
+2. namespace backends: drop every capability (``capset`` to zero, empty bounding and ambient
+   sets) and install the syscall filter of :mod:`causal_gym.harness.seccomp`;
+3. set the resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
+   ``RLIMIT_NPROC`` = 0, no core files);
+4. install an audit hook (:func:`sys.addaudithook`) that refuses, with a readable
+   ``PermissionError("blocked: ...")``, network access, process creation, signals, ctypes, files
+   outside the scratch directory and tampering; it makes refusals legible to honest agents. In the
+   namespace backends the boundary is the kernel (steps 1-3), so code that subverts the hook (which
+   Python cannot prevent) gains nothing; in the ``"process"`` backend the hook is all there is;
+5. run the program with ``X``, ``n``, ``d``, ``np`` and ``scipy`` and report ``{"error": ...}``
+   on the status descriptor.
+"""
+
+import builtins
+import ctypes
+import json
+import math
+import os
+import resource
+import signal
+import site
+import sys
+import traceback
+
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+NETWORK = ("socket.", "urllib.", "http.client.", "ftplib.", "smtplib.", "imaplib.", "nntplib.",
+           "poplib.", "telnetlib.", "webbrowser.")
+PROCESS = ("os.fork", "os.exec", "os.spawn", "os.posix_spawn", "os.system", "os.startfile",
+           "subprocess.", "pty.")
+SIGNALS = ("os.kill", "os.killpg", "signal.pthread_kill")
+TAMPERING = ("sys.settrace", "sys.setprofile", "resource.setrlimit", "resource.prlimit",
+             "cpython.PyInterpreterState_New")
+METADATA = ("os.chdir", "os.chmod", "os.chown", "os.chflags", "os.link", "os.symlink",
+            "os.setxattr", "os.removexattr")
+WRITE_PATH_ARGS = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1),
+                   "os.truncate": (0,), "os.utime": (0,), "shutil.rmtree": (0,)}
+
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+MNT_DETACH = 2
+
+
+class SetupError(Exception):
+    """The sandbox could not be set up; the program is not run."""
+
+
+def within(path, roots):
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def make_guard(workdir, read_roots, denied, blocked):
+    # Bind helpers now, so that a program rebinding os.path.realpath & co. does not change the guard.
+    inside, realpath, fsdecode, fspath, isdir = within, os.path.realpath, os.fsdecode, os.fspath, os.path.isdir
+    sandbox = (workdir,)
+
+    def refuse(reason):
+        blocked.append(reason)
+        raise PermissionError("blocked: " + reason)
+
+    def resolve(path):
+        return realpath(fsdecode(fspath("." if path is None else path)))
+
+    def check_read(path, listing):
+        if isinstance(path, int):
+            return
+        real = resolve(path)
+        if inside(real, sandbox) or real in READABLE_DEVICES:
+            return
+        installed = inside(real, read_roots) and not inside(real, denied)
+        # Directories outside the sandbox may be listed but not opened: an open directory could
+        # serve as the dir_fd of a relative open, which the "open" event does not report.
+        if not (installed and (listing or not isdir(real))):
+            refuse("file access outside the sandbox (" + real + ")")
+
+    def check_write(path):
+        if isinstance(path, int):
+            return
+        real = resolve(path)
+        if not (inside(real, sandbox) or real == "/dev/null"):
+            refuse("file access outside the sandbox (" + real + ")")
+
+    def guard(event, args):
+        if event == "open":
+            path, _, flags = args
+            if flags & WRITE_FLAGS:
+                check_write(path)
+            else:
+                check_read(path, listing=False)
+        elif event in ("os.listdir", "os.scandir"):
+            check_read(args[0], listing=True)
+        elif event in WRITE_PATH_ARGS:
+            for index in WRITE_PATH_ARGS[event]:
+                check_write(args[index])
+        elif event == "import" and args[0] == "_posixsubprocess":
+            refuse("process creation")
+        elif event == "object.__setattr__" and any(args[0] is f for f in protected):
+            refuse("tampering with the sandbox (changing the audit hook)")
+        elif event.startswith(NETWORK):
+            refuse("network access")
+        elif event.startswith(PROCESS):
+            refuse("process creation")
+        elif event.startswith(SIGNALS):
+            refuse("sending signals")
+        elif event.startswith("ctypes."):
+            refuse("native code (ctypes)")
+        elif event in TAMPERING:
+            refuse("tampering with the sandbox (" + event + ")")
+        elif event in METADATA:
+            refuse("changing directories, permissions or links (" + event + ")")
+
+    protected = (guard, refuse, resolve, check_read, check_write, inside)
+    return guard
+
+
+def readable_dirs(*modules):
+    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    candidates.update(site.getsitepackages())
+    candidates.update(os.path.dirname(os.path.dirname(m.__file__)) for m in modules)
+    return tuple(sorted({os.path.realpath(p) for p in candidates} - {os.sep}))
+
+
+def libc_call(libc, name, *args):
+    if getattr(libc, name)(*args) != 0:
+        raise SetupError(name + " failed: " + os.strerror(ctypes.get_errno()))
+
+
+def detach(old_root):
+    """Unmount the host's root, which the unshare backend's ``pivot_root`` left at ``old_root``."""
+    libc_call(ctypes.CDLL(None, use_errno=True), "umount2", old_root.encode(), MNT_DETACH)
+
+
+def drop_capabilities(libc):
+    """Empty the bounding, ambient, effective, permitted and inheritable capability sets."""
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as handle:
+            last = int(handle.read())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the kernel's last cap is harmless
+    libc_call(libc, "prctl", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
+    sets = (ctypes.c_uint32 * 6)()
+    libc_call(libc, "capset", header, sets)
+
+
+def install_filter(libc, program):
+    """Load the seccomp-BPF ``program`` (packed sock_filter array); it can never be removed."""
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buffer = ctypes.create_string_buffer(program, len(program))
+    prog = Prog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    libc_call(libc, "prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    libc_call(libc, "prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)
+
+
+def harden(config):
+    """Namespace backends: no capabilities, then the syscall filter (before any agent code)."""
+    if not (config["drop_capabilities"] or config["seccomp"]):
+        return
+    if not sys.platform.startswith("linux"):
+        raise SetupError("capabilities and seccomp need Linux")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if config["drop_capabilities"]:
+        drop_capabilities(libc)
+    if config["seccomp"]:
+        install_filter(libc, bytes.fromhex(config["seccomp"]))
+
+
+def set_limits(config):
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = math.ceil(usage.ru_utime + usage.ru_stime + config["cpu_seconds"])
+    wanted = [("RLIMIT_CPU", cpu, cpu + 1), ("RLIMIT_AS", config["memory_bytes"], None),
+              ("RLIMIT_FSIZE", config["file_bytes"], None), ("RLIMIT_NOFILE", 64, None),
+              ("RLIMIT_NPROC", 0, None), ("RLIMIT_CORE", 0, None)]
+    for name, soft, hard in wanted:
+        if not hasattr(resource, name):
+            continue
+        limit = getattr(resource, name)
+        current = resource.getrlimit(limit)[1]
+        hard = soft if hard is None else hard
+        if current != resource.RLIM_INFINITY:
+            soft, hard = min(soft, current), min(hard, current)
+        try:
+            resource.setrlimit(limit, (soft, hard))
+        except (ValueError, OSError):
+            pass
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def show(exc, skip_frames):
+    tb = exc.__traceback__
+    for _ in range(skip_frames):
+        tb = tb.tb_next if tb is not None else None
+    try:
+        traceback.print_exception(type(exc), exc, tb, file=sys.__stdout__)
+        return traceback.format_exception_only(type(exc), exc)[-1].strip()
+    except BaseException:
+        return type(exc).__name__
+
+
+def report(status_fd, error):
+    for stream in (sys.stdout, sys.__stdout__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    try:
+        os.write(status_fd, json.dumps({"error": error}).encode())
+    finally:
+        os._exit(0)
+
+
+def read_inputs(config):
+    """The data matrix and the program text from their descriptors, which are then closed."""
+    import numpy as np
+
+    with os.fdopen(config["data_fd"], "rb") as handle:
+        X = np.load(handle, allow_pickle=False)
+    with os.fdopen(config["code_fd"], "rb") as handle:
+        source = handle.read().decode("utf-8")
+    return X, source
+
+
+def main():
+    config = json.loads(sys.argv[1])
+    status_fd = config["status_fd"]
+    sys.dont_write_bytecode = True
+    sys.stderr = sys.stdout
+    sys.path[:0] = config["site_dirs"]
+    try:
+        if config["old_root"]:
+            detach(config["old_root"])
+    except SetupError as exc:
+        report(status_fd, "sandbox setup failed: " + str(exc))
+    import numpy as np
+    import scipy
+    # numpy.f2py (reached by lazy scipy imports) imports subprocess, whose Popen is audited; its
+    # private fork_exec is not, so a fresh import of _posixsubprocess must go through the hook.
+    import subprocess  # noqa: F401
+    sys.modules.pop("_posixsubprocess", None)
+    X, source = read_inputs(config)
+    try:
+        code = compile(source, "program.py", "exec")
+    except (SyntaxError, ValueError) as exc:
+        report(status_fd, show(exc, skip_frames=1))
+    try:
+        harden(config)
+    except SetupError as exc:
+        report(status_fd, "sandbox setup failed: " + str(exc))
+    workdir = os.path.realpath(os.getcwd())
+    read_roots = readable_dirs(np, scipy)
+    sys.path[:] = [p for p in sys.path if within(os.path.realpath(p), read_roots)]
+    blocked = []
+    set_limits(config)
+    sys.addaudithook(make_guard(workdir, read_roots, tuple(config["deny"]), blocked))
+    namespace = {"__name__": "__main__", "__builtins__": builtins, "X": X, "n": X.shape[0],
+                 "d": X.shape[1], "np": np, "scipy": scipy}
+    error = None
+    try:
+        exec(code, namespace)
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            error = "SystemExit: " + str(exc.code)
+    except MemoryError as exc:
+        show(exc, skip_frames=1)
+        error = "memory limit"
+    except BaseException as exc:
+        error = show(exc, skip_frames=1)
+    if blocked:
+        error = "blocked: " + blocked[0]
+    report(status_fd, error[:500] if error else None)
+
+
+if __name__ == "__main__":
+    main()

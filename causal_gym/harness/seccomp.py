@@ -1,0 +1,132 @@
+"""The syscall filter of the namespace sandbox: a seccomp-BPF program that refuses process creation.
+
+Namespaces hide the host (files, processes, network); they do not stop a program from forking:
+``RLIMIT_NPROC`` does not bind a process whose real user is root outside the namespace, which is
+the case whenever the library runs as root (CI, containers). This filter closes that gap and a few
+others. The sandbox's bootstrap installs it (``prctl(PR_SET_SECCOMP)`` after ``PR_SET_NO_NEW_PRIVS``)
+just before the agent's program runs; a seccomp filter cannot be removed or loosened afterwards.
+
+Refused with ``EPERM`` (the program sees ``PermissionError: [Errno 1] Operation not permitted``):
+
+- new processes: ``fork``, ``vfork``, ``execve``, ``execveat`` and ``clone`` without
+  ``CLONE_THREAD`` (threads stay possible; ``clone3`` answers ``ENOSYS`` so that the C library
+  falls back to ``clone``, whose flags a filter can read);
+- sockets of any family but ``AF_UNIX`` (there is no network in the namespace anyway);
+- changing the sandbox: ``mount`` and the new mount API, ``umount2``, ``pivot_root``, ``chroot``,
+  ``unshare``, ``setns``;
+- reaching other processes or the kernel: ``ptrace``, ``process_vm_readv/writev``, ``bpf``,
+  ``perf_event_open``, ``userfaultfd``, the key-ring calls, module and ``kexec`` loading.
+
+Any other architecture than the one the filter was built for (on x86-64: the i386 ``int 0x80``
+and x32 entry points) kills the process. The filter is written by hand because no library the
+project already depends on builds one (libseccomp's Python bindings are a Debian package, not on
+PyPI); it is ~40 instructions, each listed below.
+"""
+
+from __future__ import annotations
+
+import errno
+import platform
+import struct
+
+__all__ = ["SUPPORTED_MACHINES", "process_filter"]
+
+# struct sock_filter opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h).
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_JSET_K = 0x45
+_RET_K = 0x06
+_RET_KILL_PROCESS = 0x80000000
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+_OFFSET_NR, _OFFSET_ARCH, _OFFSET_ARG0 = 0, 4, 16  # struct seccomp_data, little-endian
+_CLONE_THREAD = 0x00010000
+_AF_UNIX = 1
+_X32_SYSCALL_BIT = 0x40000000
+
+# Syscall numbers per machine (asm/unistd_64.h; asm-generic/unistd.h for aarch64, which has no
+# fork or vfork). Names absent on a machine are simply left out of its table.
+_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+_NUMBERS = {
+    "x86_64": {
+        "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone": 56, "clone3": 435, "socket": 41,
+        "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
+        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "mount_setattr": 442, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "bpf": 321,
+        "perf_event_open": 298, "userfaultfd": 323, "add_key": 248, "request_key": 249, "keyctl": 250,
+        "init_module": 175, "finit_module": 313, "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320,
+    },
+    "aarch64": {
+        "execve": 221, "execveat": 281, "clone": 220, "clone3": 435, "socket": 198,
+        "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268,
+        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "mount_setattr": 442, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
+        "perf_event_open": 241, "userfaultfd": 282, "add_key": 217, "request_key": 218, "keyctl": 219,
+        "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
+    },
+}
+SUPPORTED_MACHINES = tuple(_ARCH)
+"""``platform.machine()`` values the filter can be built for."""
+
+_SPECIAL = ("clone", "clone3", "socket")
+
+
+def _instruction(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("<HBBI", code, jt, jf, k)
+
+
+def process_filter(machine: str | None = None) -> bytes:
+    """The filter program (packed ``struct sock_filter`` array) for ``machine``.
+
+    Parameters
+    ----------
+    machine : str, optional
+        ``platform.machine()`` of the target; the current machine when None.
+
+    Returns
+    -------
+    bytes
+        8 bytes per instruction, ready for ``struct sock_fprog``.
+
+    Raises
+    ------
+    ValueError
+        On a machine outside :data:`SUPPORTED_MACHINES` (the sandbox then refuses to run rather
+        than run without the filter).
+    """
+    machine = platform.machine() if machine is None else machine
+    if machine not in _ARCH:
+        raise ValueError(f"no syscall filter for machine {machine!r} (supported: {', '.join(SUPPORTED_MACHINES)})")
+    numbers = _NUMBERS[machine]
+    eperm = _RET_ERRNO | errno.EPERM
+    program = [
+        _instruction(_LD_W_ABS, _OFFSET_ARCH),
+        _instruction(_JEQ_K, _ARCH[machine], jt=1),
+        _instruction(_RET_K, _RET_KILL_PROCESS),
+        _instruction(_LD_W_ABS, _OFFSET_NR),
+    ]
+    if machine == "x86_64":
+        program += [_instruction(_JGE_K, _X32_SYSCALL_BIT, jf=1), _instruction(_RET_K, _RET_KILL_PROCESS)]
+    for name, number in numbers.items():
+        if name not in _SPECIAL:
+            program += [_instruction(_JEQ_K, number, jf=1), _instruction(_RET_K, eperm)]
+    program += [
+        # clone: allowed only for a thread (the flags are the first argument on both machines).
+        _instruction(_JEQ_K, numbers["clone"], jf=4),
+        _instruction(_LD_W_ABS, _OFFSET_ARG0),
+        _instruction(_JSET_K, _CLONE_THREAD, jf=1),
+        _instruction(_RET_K, _RET_ALLOW),
+        _instruction(_RET_K, eperm),
+        # clone3's flags sit behind a pointer a filter cannot follow: ENOSYS makes glibc use clone.
+        _instruction(_JEQ_K, numbers["clone3"], jf=1),
+        _instruction(_RET_K, _RET_ERRNO | errno.ENOSYS),
+        # socket: only AF_UNIX.
+        _instruction(_JEQ_K, numbers["socket"], jf=4),
+        _instruction(_LD_W_ABS, _OFFSET_ARG0),
+        _instruction(_JEQ_K, _AF_UNIX, jf=1),
+        _instruction(_RET_K, _RET_ALLOW),
+        _instruction(_RET_K, eperm),
+        _instruction(_RET_K, _RET_ALLOW),
+    ]
+    return b"".join(program)

@@ -1,0 +1,100 @@
+"""The syscall filter's decisions, read by a small classic-BPF interpreter written here.
+
+The interpreter knows only the opcodes the filter may use and fails on any other, so a filter that
+grew an instruction this test does not understand fails loudly. The numbers it is checked against
+are the kernel's (asm/unistd_64.h, asm-generic/unistd.h), written out independently of the module.
+"""
+
+from __future__ import annotations
+
+import errno
+import struct
+
+import pytest
+
+from causal_gym.harness.seccomp import SUPPORTED_MACHINES, process_filter
+
+ALLOW, KILL = 0x7FFF0000, 0x80000000
+
+
+def _eperm(value: int = errno.EPERM) -> int:
+    return 0x00050000 | value
+
+
+def run_filter(program: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> int:
+    """Execute the packed sock_filter ``program`` on one seccomp_data record."""
+    args = tuple(args) + (0,) * (6 - len(args))
+    record = struct.pack("<iIQ6Q", nr, arch, 0, *args)
+    instructions = [struct.unpack("<HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
+    accumulator, pc = 0, 0
+    while True:
+        code, jt, jf, k = instructions[pc]
+        if code == 0x20:  # BPF_LD | BPF_W | BPF_ABS
+            accumulator = struct.unpack_from("<I", record, k)[0]
+            pc += 1
+        elif code in (0x15, 0x35, 0x45):  # JEQ, JGE, JSET with a constant
+            taken = {0x15: accumulator == k, 0x35: accumulator >= k, 0x45: bool(accumulator & k)}[code]
+            pc += 1 + (jt if taken else jf)
+        elif code == 0x06:  # BPF_RET | BPF_K
+            return k
+        else:
+            raise AssertionError(f"unexpected opcode {code:#x} at {pc}")
+
+
+X86_64, AARCH64, I386 = 0xC000003E, 0xC00000B7, 0x40000003
+
+
+@pytest.fixture(scope="module")
+def x86() -> bytes:
+    return process_filter("x86_64")
+
+
+@pytest.mark.parametrize(
+    ("name", "nr"),
+    [("fork", 57), ("vfork", 58), ("execve", 59), ("execveat", 322), ("ptrace", 101), ("mount", 165),
+     ("unshare", 272), ("setns", 308), ("chroot", 161), ("pivot_root", 155), ("bpf", 321),
+     ("process_vm_readv", 310), ("keyctl", 250)],
+)
+def test_process_creation_and_sandbox_changes_get_eperm(x86: bytes, name: str, nr: int) -> None:
+    assert run_filter(x86, nr, X86_64) == _eperm(), name
+
+
+@pytest.mark.parametrize(("name", "nr"), [("read", 0), ("write", 1), ("openat", 257), ("mmap", 9), ("getpid", 39),
+                                          ("exit_group", 231), ("kill", 62), ("futex", 202), ("socketpair", 53)])
+def test_ordinary_calls_are_allowed(x86: bytes, name: str, nr: int) -> None:
+    assert run_filter(x86, nr, X86_64) == ALLOW, name
+
+
+def test_clone_only_for_threads_and_clone3_falls_back(x86: bytes) -> None:
+    clone_thread = 0x00010000 | 0x00000100 | 0x00000800  # CLONE_THREAD | CLONE_VM | CLONE_SIGHAND
+    assert run_filter(x86, 56, X86_64, (clone_thread,)) == ALLOW
+    assert run_filter(x86, 56, X86_64, (17,)) == _eperm()  # fork(): SIGCHLD only
+    assert run_filter(x86, 56, X86_64, (0x00004000 | 0x00000100 | 17,)) == _eperm()  # vfork-style spawn
+    assert run_filter(x86, 435, X86_64) == _eperm(errno.ENOSYS)
+
+
+def test_sockets_only_unix(x86: bytes) -> None:
+    assert run_filter(x86, 41, X86_64, (1,)) == ALLOW  # AF_UNIX
+    for family in (2, 10, 16, 17):  # AF_INET, AF_INET6, AF_NETLINK, AF_PACKET
+        assert run_filter(x86, 41, X86_64, (family,)) == _eperm()
+
+
+def test_other_entry_points_kill(x86: bytes) -> None:
+    assert run_filter(x86, 2, I386) == KILL  # int 0x80 from a 64-bit process: other numbers
+    assert run_filter(x86, 0x40000000 | 57, X86_64) == KILL  # x32 ABI
+    assert run_filter(x86, 57, AARCH64) == KILL
+
+
+def test_aarch64_table() -> None:
+    program = process_filter("aarch64")
+    assert run_filter(program, 221, AARCH64) == _eperm()  # execve
+    assert run_filter(program, 220, AARCH64, (17,)) == _eperm()  # clone as fork
+    assert run_filter(program, 220, AARCH64, (0x00010000,)) == ALLOW
+    assert run_filter(program, 63, AARCH64) == ALLOW  # read
+    assert run_filter(program, 221, X86_64) == KILL
+
+
+def test_unsupported_machine_is_refused() -> None:
+    assert set(SUPPORTED_MACHINES) == {"x86_64", "aarch64"}
+    with pytest.raises(ValueError, match="no syscall filter for machine 'riscv64'"):
+        process_filter("riscv64")
