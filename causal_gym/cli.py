@@ -3,7 +3,9 @@
     causal-gym list
     causal-gym run --env ID[,ID...] --agent NAME --episodes N --out DIR [--split test] [--repeats R]
                    [--backend local|ray] [--workers W] [--model M --base-url URL] [--agent-kwargs JSON]
-    causal-gym report DIR [DIR...] [--out OUTDIR] [--dev N] [--full-menu] [--workers W]
+                   [--seal-file F | --open]
+    causal-gym report DIR [DIR...] [--out OUTDIR] [--dev N] [--full-menu] [--workers W] [--seal-file F]
+    causal-gym seal new FILE | causal-gym seal fingerprint FILE
     causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
     causal-gym reproduce causalab [--quick] [--settings 4node,...] [--instances N] [--out DIR]
     causal-gym reproduce arena [--quick] [--json FILE]
@@ -82,6 +84,17 @@ def _json_object(text: str, flag: str) -> dict[str, Any]:
     return value
 
 
+def _seal(args: argparse.Namespace) -> Any:
+    """The seal of ``--seal-file`` / ``--open``, or None (the environment variable decides)."""
+    from causal_gym.seal import OPEN, Seal
+
+    if getattr(args, "open", False):
+        if args.seal_file:
+            raise ValueError("--seal-file and --open exclude each other")
+        return OPEN
+    return Seal.from_file(args.seal_file) if args.seal_file else None
+
+
 def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from causal_gym.eval.runner import RunConfig, run
 
@@ -105,6 +118,7 @@ def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         backend=args.backend,
         workers=args.workers,
         ray_address=args.ray_address,
+        seal=_seal(args),
     )
     summary = run(config, args.out, progress=not args.quiet)
     print(f"run store: {summary.out_dir} ({summary.played} played now, {summary.skipped} already done)")
@@ -128,7 +142,10 @@ def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
         from causal_gym.envs.heuresis.references import MENU
 
         labels = tuple(MENU)
-    tables = report_tables(frame, dev=args.dev, labels=labels, workers=args.workers, progress=not args.quiet)
+    from causal_gym.seal import resolve_seal
+
+    tables = report_tables(frame, dev=args.dev, labels=labels, workers=args.workers, progress=not args.quiet,
+                           seal=resolve_seal(_seal(args)))
     if not tables:
         print("no played episodes in " + ", ".join(args.dirs))
     for table in tables:
@@ -178,8 +195,16 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--agent-kwargs", default="{}", help="JSON object of agent keyword arguments")
     parser.add_argument("--env-kwargs", default="{}", help='JSON object of gym.make arguments, e.g. \'{"d": 5}\'')
     parser.add_argument("--max-steps", type=int, default=100_000, help="safety stop per episode")
+    _add_seal_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.set_defaults(handler=_run)
+
+
+def _add_seal_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seal-file", help="play sealed splits keyed by the secret in this file (causal-gym seal "
+                        "new FILE makes one); default: $CAUSAL_GYM_SEAL if set, else the open splits")
+    parser.add_argument("--open", action="store_true", help="the open (published) splits even if $CAUSAL_GYM_SEAL "
+                        "is set")
 
 
 def _add_report(commands: argparse._SubParsersAction) -> None:
@@ -197,8 +222,36 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
                         help="Heuresis dev instances per family for choosing BCA_g and BCA_phi (default 100)")
     parser.add_argument("--full-menu", action="store_true", help="choose the BCA from the full menu (with RESIT)")
     parser.add_argument("--workers", type=int, default=1, help="processes for the Heuresis references (default 1)")
+    _add_seal_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.set_defaults(handler=_report)
+
+
+def _seal_command(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    import os
+
+    from causal_gym.seal import Seal, new_secret
+
+    if args.action == "new":
+        try:
+            descriptor = os.open(args.file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise ValueError(f"{args.file} exists; a seal file is never overwritten (its runs need it)") from None
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(new_secret() + "\n")
+    print(Seal.from_file(args.file).fingerprint)
+    return 0
+
+
+def _add_seal(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "seal", help="make a seal file (a fresh 256-bit secret, mode 600) or print a seal file's fingerprint",
+        description="new FILE writes a fresh secret to FILE (refusing to overwrite) and prints its fingerprint; "
+        "fingerprint FILE prints the fingerprint run stores record for runs sealed with FILE.",
+    )
+    parser.add_argument("action", choices=("new", "fingerprint"))
+    parser.add_argument("file", metavar="FILE")
+    parser.set_defaults(handler=_seal_command)
 
 
 def _add_reproduce(commands: argparse._SubParsersAction) -> None:
@@ -211,7 +264,9 @@ def _add_reproduce(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_reproduce, passes_rest=True)
 
 
-SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (_add_list, _add_run, _add_report, _add_reproduce)
+SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+    _add_list, _add_run, _add_report, _add_reproduce, _add_seal
+)
 """Each adds one subcommand and sets its ``handler(args, rest) -> exit status``."""
 
 
@@ -227,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args, rest)
     except (ValueError, ModuleNotFoundError) as exc:
-        if args.command not in ("run", "report"):
+        if args.command not in ("run", "report", "seal"):
             raise
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
 

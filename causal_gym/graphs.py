@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "is_dag",
     "is_cpdag",
+    "directed_cycle",
     "topological_order",
     "parents",
     "children",
@@ -156,6 +157,40 @@ def is_dag(A: np.ndarray) -> bool:
     """Return True when ``A`` has only directed edges and no directed cycle."""
     b = check_adjacency(A, "A").astype(bool)
     return not _undirected(b).any() and _is_acyclic(b)
+
+
+def directed_cycle(A: np.ndarray) -> list[int] | None:
+    """One cycle of the directed edges of ``A`` as ``[v0, v1, ..., v0]``, or None when there is none.
+
+    Undirected edges (``A[i, j] = A[j, i] = 1``) are ignored: only ``i -> j`` edges can form a
+    directed cycle. Used to reject cyclic answers with a message that names the cycle.
+
+    Examples
+    --------
+    >>> A = np.zeros((3, 3), dtype=np.int8)
+    >>> A[0, 1] = A[1, 2] = A[2, 0] = 1
+    >>> directed_cycle(A)
+    [0, 1, 2, 0]
+    >>> A[2, 0] = 0
+    >>> directed_cycle(A) is None
+    True
+    """
+    directed = _directed(check_adjacency(A, "A").astype(bool))
+    alive = np.ones(directed.shape[0], dtype=bool)
+    while True:  # strip nodes without a parent among the living: what remains lies on or above a cycle
+        roots = alive & ~directed[alive].any(axis=0)
+        if not roots.any():
+            break
+        alive &= ~roots
+    if not alive.any():
+        return None
+    # every living node has a living parent: walk parents until a node repeats
+    path, seen = [int(np.flatnonzero(alive)[0])], {}
+    while path[-1] not in seen:
+        seen[path[-1]] = len(path) - 1
+        path.append(int(np.flatnonzero(directed[:, path[-1]] & alive)[0]))
+    cycle = path[seen[path[-1]]:]
+    return cycle[::-1]
 
 
 def topological_order(A: np.ndarray) -> list[int]:

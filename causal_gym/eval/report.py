@@ -72,6 +72,7 @@ import numpy as np
 
 from causal_gym.eval.store import RunStore
 from causal_gym.metrics import bootstrap_interval, paired_bootstrap
+from causal_gym.seal import Seal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -267,6 +268,8 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
         "d": None,
         "n": None,
         "expected_degree": None,
+        "seal": line.get("seal", config.get("seal")),
+        "sandbox": info.get("sandbox"),
     }
     scores = line.get("scores") or {}
     if benchmark == "heuresis":
@@ -281,7 +284,7 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
         source = params.get("source", "synthetic")
         row.update(setting=source, condition=params.get("split", "obs"),
                    d=int(params.get("d", 10)) if source == "synthetic" else None)
-    identity = [row["setting"], row["split"], row["instance"], row["d"], row["n"], row["expected_degree"]]
+    identity = [row["setting"], row["split"], row["instance"], row["d"], row["n"], row["expected_degree"], row["seal"]]
     row["unit"] = "|".join(str(part) for part in identity if part is not None)
     row.update(_flatten(scores, "score"))
     row["tool_counts"] = (summary or info.get("record") or {}).get("tool_counts") if line["status"] != "failed" else None
@@ -393,6 +396,23 @@ def _labels(values: Any) -> str:
     return ",".join(sorted(set(map(str, values))))
 
 
+def _missing(value: Any) -> bool:
+    """True for None / NaN (a missing seal fingerprint)."""
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _check_seal(episodes: pd.DataFrame, seal: Seal | None) -> None:
+    """Refuse sealed episodes whose seal is not the one given (their instances cannot be rebuilt)."""
+    fingerprints = sorted({f for f in episodes["seal"] if not _missing(f)})
+    wanted = None if seal is None else seal.fingerprint
+    foreign = [f for f in fingerprints if f != wanted]
+    if foreign:
+        raise ValueError(
+            f"episodes were played under seal(s) {foreign}; their references need that seal "
+            f"(pass seal=Seal.from_file(...), or --seal-file on the command line){'' if wanted is None else f'; got {wanted}'}"
+        )
+
+
 def _heuresis(frame: pd.DataFrame) -> pd.DataFrame:
     """The non-failed Heuresis episodes."""
     if frame.empty or "benchmark" not in frame:
@@ -455,6 +475,7 @@ def heuresis_references(
     labels: Sequence[str] | None = None,
     workers: int = 1,
     progress: bool = False,
+    seal: Seal | None = None,
 ) -> HeuresisReferences:
     """Best chosen algorithms (chosen on dev instances), oracle, PC-KCI and floors for every Heuresis instance played.
 
@@ -471,6 +492,13 @@ def heuresis_references(
         Processes of :func:`causal_gym.envs.heuresis.references.collect_rows`.
     progress : bool
         Progress display while references are computed (they are cached on disk).
+    seal : Seal, optional
+        The seal of sealed episodes (their instances, dev ones included, exist only under it).
+
+    Raises
+    ------
+    ValueError
+        When episodes were played under a seal other than ``seal`` (or ``seal`` is missing).
     """
     from causal_gym.envs.heuresis.families import FAMILIES
     from causal_gym.envs.heuresis.references import MENU, best_chosen_algorithms, collect_rows
@@ -484,8 +512,10 @@ def heuresis_references(
     units: dict[str, dict[str, Any]] = {}
     if episodes.empty:
         return HeuresisReferences(units, dev, labels)
-    for (d, n, degree), group in episodes.groupby(["d", "n", "expected_degree"]):
-        shape = {"d": int(d), "n": int(n), "expected_degree": float(degree)}
+    _check_seal(episodes, seal)
+    for (d, n, degree, sealed), group in episodes.groupby(["d", "n", "expected_degree", "seal"], dropna=False):
+        shape = {"d": int(d), "n": int(n), "expected_degree": float(degree),
+                 "seal": None if _missing(sealed) else seal}
         dev_rows = collect_rows(FAMILIES, "dev", range(dev), labels=labels, workers=workers, progress=progress, **shape)
         # the rows always hold both PC variants (the oracle and the router need them); choose among `labels` only
         bca_g, bca_phi = best_chosen_algorithms([{**row, "menu": {k: row["menu"][k] for k in labels}} for row in dev_rows])
@@ -681,16 +711,18 @@ def heuresis_repeat_table(frame: pd.DataFrame, references: HeuresisReferences) -
 
 
 @lru_cache(maxsize=256)
-def _truth(family: str, split: str, index: int, d: int, n: int, degree: float) -> tuple[np.ndarray, np.ndarray]:
+def _truth(
+    family: str, split: str, index: int, d: int, n: int, degree: float, seal: Seal | None
+) -> tuple[np.ndarray, np.ndarray]:
     """The hidden DAG of an instance and PC-KCI's output on it (cached on disk by the references)."""
     from causal_gym.envs.heuresis.instances import make_instance
     from causal_gym.envs.heuresis.references import pc_kci_reference
 
-    instance = make_instance(family, split, index, d=d, n=n, expected_degree=degree)
+    instance = make_instance(family, split, index, d=d, n=n, expected_degree=degree, seal=seal)
     return instance.hidden.dag, pc_kci_reference(instance).graph
 
 
-def _attribution(row: Any) -> dict[str, Any]:
+def _attribution(row: Any, seal: Seal | None) -> dict[str, Any]:
     """Per-episode inputs of the behaviour table: shortcut, algorithms, merge inputs, restorations."""
     from causal_gym.envs.heuresis.analysis import (
         MergeEpisode,
@@ -701,7 +733,8 @@ def _attribution(row: Any) -> dict[str, Any]:
     )
 
     calls, info = row.calls or [], row.final_info
-    dag, pc = _truth(row.setting, row.split, int(row.instance), int(row.d), int(row.n), float(row.expected_degree))
+    dag, pc = _truth(row.setting, row.split, int(row.instance), int(row.d), int(row.n), float(row.expected_degree),
+                     None if _missing(row.seal) else seal)
     outputs = algorithm_outputs(calls, info)
     submitted = np.asarray(info["completed_graph"], dtype=np.int8)
     adjacent, truth, pc_adjacent = (g.astype(bool) | g.T.astype(bool) for g in (submitted, dag, pc))
@@ -716,7 +749,7 @@ def _attribution(row: Any) -> dict[str, Any]:
     }
 
 
-def heuresis_behaviour_table(frame: pd.DataFrame) -> pd.DataFrame:
+def heuresis_behaviour_table(frame: pd.DataFrame, seal: Seal | None = None) -> pd.DataFrame:
     """Behaviour statistics (§4.3) and trace attribution (Table 4), all episodes.
 
     Columns: ``episodes``, ``calls`` and ``errors`` (means per episode), ``shortcut_rate``,
@@ -735,7 +768,7 @@ def heuresis_behaviour_table(frame: pd.DataFrame) -> pd.DataFrame:
     if episodes.empty:
         return _table(rows)
     for (agent, condition), group in episodes.groupby(["agent", "condition"]):
-        stats = {index: _attribution(row) for index, row in zip(group.index, group.itertuples())}
+        stats = {index: _attribution(row, seal) for index, row in zip(group.index, group.itertuples())}
         merged: dict[str, tuple[float, int]] = {}  # family -> (merge* F1, episodes)
         for family, rows_of in _by_family(group):
             mine = [stats[i] for i in rows_of.index]
@@ -767,6 +800,22 @@ def heuresis_behaviour_table(frame: pd.DataFrame) -> pd.DataFrame:
                     if family == "all" else math.nan
                 ),
             })
+    return _table(rows)
+
+
+def integrity_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Episodes per run, seal and code-tool sandbox (``process``: agent code was not isolated)."""
+    if frame.empty:
+        return frame.iloc[0:0]
+    labelled = frame.assign(
+        seal=[("open" if _missing(f) else f) for f in frame["seal"]],
+        sandbox=[("none (no code tool)" if _missing(b) else b) for b in frame["sandbox"]],
+    )
+    rows = [
+        {"run": run, "agent": agent, "seal": seal, "sandbox": sandbox,
+         "isolated": "no" if sandbox == "process" else "yes", "episodes": len(group)}
+        for (run, agent, seal, sandbox), group in labelled.groupby(["run", "agent", "seal", "sandbox"])
+    ]
     return _table(rows)
 
 
@@ -1013,15 +1062,20 @@ def report_tables(
     labels: Sequence[str] | None = None,
     workers: int = 1,
     progress: bool = False,
+    seal: Seal | None = None,
 ) -> list[ReportTable]:
     """Every table the frame's episodes support, in print order (empty tables left out).
 
-    ``dev``, ``labels``, ``workers`` and ``progress`` go to :func:`heuresis_references`, which
-    runs only when the frame has Heuresis episodes.
+    ``dev``, ``labels``, ``workers``, ``progress`` and ``seal`` go to :func:`heuresis_references`,
+    which runs only when the frame has Heuresis episodes. The first table lists the runs by seal
+    and by the sandbox their agent code ran in, so runs that were not isolated stand out.
     """
-    tables: list[tuple[str, str, pd.DataFrame]] = []
+    tables: list[tuple[str, str, pd.DataFrame]] = [
+        ("integrity", "Runs by seal (fingerprint; open = published splits) and code-tool sandbox "
+         "(process = agent code ran without OS isolation)", integrity_table(frame)),
+    ]
     if not _heuresis(frame).empty:
-        refs = heuresis_references(frame, dev=dev, labels=labels, workers=workers, progress=progress)
+        refs = heuresis_references(frame, dev=dev, labels=labels, workers=workers, progress=progress, seal=seal)
         chosen = f"chosen on {refs.dev} dev instances per family"
         tables += [
             ("heuresis_agents", "Heuresis (Table 6) -- adjacency F1 and the residual gain over BCA_phi "
@@ -1038,7 +1092,7 @@ def report_tables(
              "reached a budget limit / still submitted, both views", heuresis_repeat_table(frame, refs)),
             ("heuresis_behaviour", "Heuresis (Section 4.3, Table 4) -- tool calls, shortcut rate, distinct "
              "algorithms, merge*, unsupported restorations, tool-choice mutual information",
-             heuresis_behaviour_table(frame)),
+             heuresis_behaviour_table(frame, seal)),
         ]
     if not _causalab(frame).empty:
         tables += [
@@ -1176,6 +1230,7 @@ def write_report(
     labels: Sequence[str] | None = None,
     workers: int = 1,
     progress: bool = False,
+    seal: Seal | None = None,
 ) -> list[Path]:
     """Load ``run_dirs``, build every table (:func:`report_tables`) and write them (:func:`write_tables`).
 
@@ -1187,5 +1242,5 @@ def write_report(
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
     frame = load_runs(*run_dirs)
-    tables = report_tables(frame, dev=dev, labels=labels, workers=workers, progress=progress)
+    tables = report_tables(frame, dev=dev, labels=labels, workers=workers, progress=progress, seal=seal)
     return write_tables(tables, out_dir, frame)

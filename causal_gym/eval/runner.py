@@ -71,6 +71,7 @@ from causal_gym._workers import limit_blas_threads
 from causal_gym.agents.registry import agent_factory, make_agent
 from causal_gym.eval.rollout import EpisodeRecord, rollout
 from causal_gym.eval.store import STATUSES, RunStore, episode_key, redact
+from causal_gym.seal import OPEN, Seal, resolve_seal
 
 __all__ = ["BACKENDS", "EpisodeTask", "RunConfig", "RunSummary", "episode_seeds", "run"]
 
@@ -117,9 +118,14 @@ class RunConfig:
         Episodes played at once (local: processes; 1 plays in this process; Ray: tasks in flight).
     ray_address : str or None
         Address of a Ray cluster (backend ``"ray"`` only); None starts a local Ray.
+    seal : Seal, str or None
+        Seal of the instance streams (:mod:`causal_gym.seal`): a :class:`~causal_gym.seal.Seal`, its
+        secret, :data:`~causal_gym.seal.OPEN`, or None for the environment variable
+        ``CAUSAL_GYM_SEAL`` (unset: open). Every env then gets ``seal=`` (an env without that argument
+        cannot be sealed and is refused). ``run.json`` and every line keep only the fingerprint.
 
     Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``) are stored in
-    ``run.json`` and must match when a run is resumed.
+    ``run.json`` and must match when a run is resumed; the seal by its fingerprint.
     """
 
     env_ids: Sequence[str]
@@ -134,6 +140,7 @@ class RunConfig:
     backend: str = "local"
     workers: int = 1
     ray_address: str | None = None
+    seal: Seal | str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.env_ids, str) or not isinstance(self.env_ids, Iterable):
@@ -162,6 +169,10 @@ class RunConfig:
         object.__setattr__(self, "instances", instances)
         object.__setattr__(self, "agent_kwargs", _check_kwargs(self.agent_kwargs, "agent_kwargs"))
         object.__setattr__(self, "env_kwargs", _check_kwargs(self.env_kwargs, "env_kwargs"))
+        if "seal" in self.env_kwargs:
+            raise ValueError("pass the seal as RunConfig(seal=...) (or --seal-file), not in env_kwargs, which are "
+                             "written to run.json")
+        object.__setattr__(self, "seal", resolve_seal(self.seal))
 
     def to_dict(self) -> dict[str, Any]:
         """The episode-defining fields, as written to ``run.json`` (credentials redacted)."""
@@ -175,6 +186,7 @@ class RunConfig:
             "agent_kwargs": redact(self.agent_kwargs),
             "env_kwargs": self.env_kwargs,
             "max_steps": self.max_steps,
+            "seal": None if self.seal is None else self.seal.fingerprint,
         })
 
 
@@ -199,6 +211,8 @@ class EpisodeTask:
     agent_kwargs: Mapping[str, Any]
     env_kwargs: Mapping[str, Any]
     max_steps: int
+    seal: Seal | None = field(default=None, repr=False)
+    pass_seal: bool = False
 
     def header(self) -> dict[str, Any]:
         """The identifying fields of the episode's line."""
@@ -212,7 +226,30 @@ class EpisodeTask:
             "agent_seed": self.agent_seed,
             "agent": self.agent,
             "agent_kwargs": redact(self.agent_kwargs),
+            "seal": None if self.seal is None else self.seal.fingerprint,
         }
+
+    def make_env(self) -> gym.Env:
+        """The episode's env; an env that takes ``seal=`` gets the run's seal (or OPEN explicitly)."""
+        kwargs = dict(self.env_kwargs)
+        if self.pass_seal:
+            kwargs["seal"] = OPEN if self.seal is None else self.seal
+        return gym.make(self.env_id, **kwargs)
+
+
+def _takes_seal(env_id: str) -> bool:
+    """Whether the entry point of ``env_id`` has a ``seal`` parameter."""
+    try:
+        spec = gym.spec(env_id)
+    except gym.error.Error as exc:
+        raise ValueError(f"unknown env id {env_id!r}: {exc}") from None
+    creator = spec.entry_point
+    if isinstance(creator, str):
+        creator = gym.envs.registration.load_env_creator(creator)
+    try:
+        return "seal" in inspect.signature(creator).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _tasks(config: RunConfig) -> list[EpisodeTask]:
@@ -220,6 +257,9 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
     seeded = "seed" in inspect.signature(agent_factory(config.agent)).parameters and "seed" not in config.agent_kwargs
     tasks = []
     for env_id in config.env_ids:
+        pass_seal = _takes_seal(env_id)
+        if config.seal is not None and not pass_seal:
+            raise ValueError(f"{env_id} has no seal argument, so a sealed run cannot play it")
         for instance in config.instances:
             for repeat in range(config.repeats):
                 env_seed, agent_seed = episode_seeds(config.seed, env_id, instance, repeat)
@@ -235,6 +275,8 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                     agent_kwargs={**config.agent_kwargs, **({"seed": agent_seed} if seeded else {})},
                     env_kwargs=config.env_kwargs,
                     max_steps=config.max_steps,
+                    seal=config.seal,
+                    pass_seal=pass_seal,
                 ))
     return tasks
 
@@ -285,7 +327,7 @@ def _play_episode(task: EpisodeTask) -> dict[str, Any]:
     start = time.perf_counter()
     env = agent = None
     try:
-        env = gym.make(task.env_id, **task.env_kwargs)
+        env = task.make_env()
         agent = make_agent(task.agent, **task.agent_kwargs)
         options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
         record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps)
@@ -481,11 +523,12 @@ def _summarize(store: RunStore, tasks: list[EpisodeTask], skipped: int, played: 
 # -- the runner ---------------------------------------------------------------------------------
 
 
-def _check_config(config: RunConfig) -> None:
+def _check_config(config: RunConfig, tasks: Sequence[EpisodeTask]) -> None:
     """Build every env and the agent once, so a bad id or argument fails before any episode."""
+    first = {task.env_id: task for task in reversed(tasks)}
     for env_id in config.env_ids:
         try:
-            env = gym.make(env_id, **config.env_kwargs)
+            env = first[env_id].make_env()
         except gym.error.Error as exc:
             raise ValueError(f"cannot make env {env_id!r}: {exc}") from exc
         env.close()
@@ -525,11 +568,11 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
     """
     if not isinstance(config, RunConfig):
         raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
-    _check_config(config)
+    tasks = _tasks(config)
+    _check_config(config, tasks)
     store = RunStore(out_dir)
     with store.lock():
         store.initialize(config.to_dict(), causal_gym.__version__)
-        tasks = _tasks(config)
         done = store.finished_keys()
         todo = [task for task in tasks if task.key not in done]
         bar = _Progress(len(todo), progress)

@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_adjacency, check_count
-from causal_gym.graphs import meek
+from causal_gym.graphs import directed_cycle, meek
 from causal_gym.harness.budgets import WALL_TIME, Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
 from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox, display_text
@@ -208,8 +208,10 @@ class ToolEnv(gym.Env):
     ``"submitted_graph"`` and ``"completed_graph"``. Steps: at most ``max_turns`` open turns plus
     the last turn plus one retry.
 
-    Edits may create directed cycles: the working graph is a PDAG under construction, and
-    :func:`causal_gym.graphs.meek` (applied before scoring) accepts any graph in the encoding.
+    Edits may create directed cycles (the working graph is a PDAG under construction), but an
+    answer may not: a submission whose directed edges form a cycle is rejected like an unparsable
+    edge list (one retry, the error names the cycle). When the env submits the working graph for
+    the agent, edges on directed cycles are made undirected first.
 
     ## The truth rule
 
@@ -459,7 +461,8 @@ class ToolEnv(gym.Env):
             "edge list gets exactly one retry, after which the working graph is submitted. "
             f"{self.max_consecutive_errors} errors in a row end the episode with the working graph submitted.\n\n"
             "Submit with an edge list such as 'X0 -> X1, X2 -- X3' ('none' for no edges), or without one to submit "
-            "the working graph. The submitted graph is completed with Meek's orientation rules before scoring."
+            "the working graph. Its directed edges must not form a cycle (a cyclic answer is rejected). The submitted "
+            "graph is completed with Meek's orientation rules before scoring."
         )
 
     def render(self) -> str | np.ndarray | None:
@@ -511,7 +514,7 @@ class ToolEnv(gym.Env):
         return _Outcome(
             False,
             f"{_ERROR_PREFIX}only submit is accepted in the last turn; the working graph was submitted",
-            submission=(self._graph.copy(), SUBMISSION_SOURCES[2], self._limit_reason or "last_turn_not_submit"),
+            submission=(self._rescued(), SUBMISSION_SOURCES[2], self._limit_reason or "last_turn_not_submit"),
         )
 
     def _set_edge(self, x: int, y: int, relation: str) -> _Outcome:
@@ -522,12 +525,33 @@ class ToolEnv(gym.Env):
 
     def _submit(self, edges: str) -> _Outcome:
         if not edges.strip():
-            return self._submission(self._graph.copy(), SUBMISSION_SOURCES[0])
-        try:
-            graph = parse_edge_list(edges, self.d)
-        except ValueError as exc:
-            return self._reject_submission(str(exc))
-        return self._submission(graph, SUBMISSION_SOURCES[1])
+            graph, source = self._graph.copy(), SUBMISSION_SOURCES[0]
+        else:
+            try:
+                graph, source = parse_edge_list(edges, self.d), SUBMISSION_SOURCES[1]
+            except ValueError as exc:
+                return self._reject_submission(str(exc))
+        cycle = directed_cycle(graph)
+        if cycle is not None:
+            what = "the working graph" if source == SUBMISSION_SOURCES[0] else "the edge list"
+            path = " -> ".join(variable_name(v) for v in cycle)
+            return self._reject_submission(
+                f"{what} has a directed cycle ({path}); the answer must be acyclic -- remove or undirect one of "
+                "these edges"
+            )
+        return self._submission(graph, source)
+
+    def _rescued(self) -> np.ndarray:
+        """The working graph as the env submits it for the agent: edges on directed cycles made undirected.
+
+        A rescued submission cannot be rejected, and the working graph may hold directed cycles (edits
+        are free), so the orientations that make it cyclic are dropped rather than scored.
+        """
+        graph = self._graph.copy()
+        while (cycle := directed_cycle(graph)) is not None:
+            for a, b in zip(cycle, cycle[1:]):
+                graph[b, a] = 1
+        return graph
 
     def _submission(self, graph: np.ndarray, source: str) -> _Outcome:
         n_edges = int(np.count_nonzero(np.triu(graph | graph.T, 1)))
@@ -540,7 +564,7 @@ class ToolEnv(gym.Env):
             return _Outcome(
                 False,
                 f"{_ERROR_PREFIX}submission rejected again ({message}); the working graph was submitted instead",
-                submission=(self._graph.copy(), SUBMISSION_SOURCES[2], self._limit_reason or "edge_list_rejected"),
+                submission=(self._rescued(), SUBMISSION_SOURCES[2], self._limit_reason or "edge_list_rejected"),
             )
         self._phase = LAST_TURN
         return _Outcome(
@@ -557,7 +581,7 @@ class ToolEnv(gym.Env):
             return
         if self._consecutive_errors >= self.max_consecutive_errors:
             outcome.text += f"\n{self._consecutive_errors} errors in a row: the working graph was submitted"
-            outcome.submission = (self._graph.copy(), SUBMISSION_SOURCES[2], "consecutive_errors")
+            outcome.submission = (self._rescued(), SUBMISSION_SOURCES[2], "consecutive_errors")
             return
         exhausted = self._budgets.exhausted()
         if exhausted:

@@ -102,7 +102,9 @@ from causal_gym.envs.heuresis.tools import (
     graph_text,
 )
 from causal_gym.harness import SandboxLimits, ToolEnv, ToolResult, check_sandbox_options, format_edge_list, render_rgb
+from causal_gym.graphs import directed_cycle
 from causal_gym.harness.working_graph import render_ansi, variable_name
+from causal_gym.seal import Seal, keyed_entropy, opaque_id, resolve_seal
 
 __all__ = [
     "SOURCES",
@@ -244,16 +246,18 @@ def _check_factors(factors: Mapping[str, Any] | None) -> dict[str, frozenset[str
     return checked
 
 
-def pool_tags(k: int) -> dict[str, Any]:
+def pool_tags(k: int, seal: Seal | None = None) -> dict[str, Any]:
     """Generated factor tags of pool configuration ``k`` (disk-cached): root dependency, active families."""
     from causal_gym.envs.arena.pool import POOL_SEED, pool_config
 
     def compute() -> dict[str, Any]:
-        tags = pool_config(k).tags
+        tags = pool_config(k, seal).tags
         return {name: tags[name] for name in _TAG_FACTORS.values()}
 
-    return _cache.cached({"what": "arena_pool_tags", "version": _POOL_TAGS_VERSION, "pool_seed": POOL_SEED, "k": k},
-                         compute)
+    key = {"what": "arena_pool_tags", "version": _POOL_TAGS_VERSION, "pool_seed": POOL_SEED, "k": k}
+    if seal is not None:
+        key["seal"] = seal.fingerprint
+    return _cache.cached(key, compute)
 
 
 def _tags_match(tags: Mapping[str, Any], filters: Mapping[str, frozenset[str]]) -> bool:
@@ -296,7 +300,7 @@ def default_width(source: str, split: str) -> int:
 
 
 def instance_list(
-    source: str, d: int | None, split: str, factors: Mapping[str, Any] | None = None
+    source: str, d: int | None, split: str, factors: Mapping[str, Any] | None = None, seal: Seal | None = None
 ) -> tuple[ArenaInstance, ...]:
     """The test instances of a source (table in the module docstring).
 
@@ -311,6 +315,8 @@ def instance_list(
         ``"obs"`` or ``"obs+int"`` (the ``real`` list drops the Sachs table for ``obs+int``).
     factors : mapping, optional
         Synthetic only: the filter of :data:`FACTOR_VOCABULARIES`.
+    seal : Seal, optional
+        The seal whose pool the generated-tag filters read.
 
     Raises
     ------
@@ -329,7 +335,7 @@ def instance_list(
             raise ValueError(f"synthetic d must be one of {DIMENSIONS}, got {d!r}")
         chosen = [k for k in pool_indices(d=d) if _schedule_match(k, filters)]
         if set(filters) & set(_TAG_FACTORS):
-            chosen = [k for k in chosen if _tags_match(pool_tags(k), filters)]
+            chosen = [k for k in chosen if _tags_match(pool_tags(k, seal), filters)]
         found = tuple(ArenaInstance(source, "pool", k, f"synthetic/pool-{k:04d}", d) for k in chosen)
     elif source in ("formula", "semantic"):
         found = tuple(
@@ -416,16 +422,18 @@ def _synthetic_factors(arena: Any, pool_index: int | None) -> dict[str, Any]:
     }
 
 
-def _train_scm(instance: ArenaInstance) -> Any:
+def _train_scm(instance: ArenaInstance, seal: Seal | None) -> Any:
     from causal_gym.envs.arena.pool import MAX_ATTEMPTS, audited_candidate, pool_slot
 
     slot = pool_slot(instance.template)
     filters = {key: frozenset(values) for key, values in instance.requirements}
     for attempt in range(MAX_ATTEMPTS):
-        config = ArenaConfig(slot.graph_family, slot.d, (TRAIN_SEED, int(instance.key), attempt),
+        seed = keyed_entropy(seal, "arena/train", (TRAIN_SEED, int(instance.key), attempt))
+        config = ArenaConfig(slot.graph_family, slot.d, seed,
                              root_dependency=slot.root_dependency, stressors=slot.stressors)
         try:
-            arena, audit = audited_candidate(config, (TRAIN_SEED, int(instance.key), attempt, 1))
+            audit_seed = keyed_entropy(seal, "arena/train-audit", (TRAIN_SEED, int(instance.key), attempt, 1))
+            arena, audit = audited_candidate(config, audit_seed)
         except GenerationError:
             continue
         if audit.passed and _tags_match(arena.tags, filters):
@@ -445,13 +453,22 @@ def _compiled(source: str, name: str) -> Any:
     return compile_scenario(_cards(source)[name])
 
 
-def _sachs_split(instance: ArenaInstance, replicate: int, n: int) -> tuple[ArenaDataset, tuple[dict[str, str], ...]]:
+def _protocol_seed(instance: ArenaInstance, seal: Seal | None) -> int:
+    """The instance's protocol seed; under a seal a 256-bit int keyed by the secret."""
+    if seal is None:
+        return instance.protocol_seed
+    words = seal.entropy("arena/protocol", instance.protocol_seed, zlib.crc32(instance.unit.encode()))
+    return sum(word << (32 * i) for i, word in enumerate(words))
+
+
+def _sachs_split(
+    instance: ArenaInstance, replicate: int, n: int, seed: int
+) -> tuple[ArenaDataset, tuple[dict[str, str], ...]]:
     from causal_gym.envs.arena.real import load_sachs
 
     table, truth, names = load_sachs()
     if n > table.shape[0]:
         raise ValueError(f"the Sachs table has {table.shape[0]} rows; n_obs={n} is more")
-    seed = instance.protocol_seed
     rows = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1, replicate, n))).choice(
         table.shape[0], size=n, replace=False)
     meta = {
@@ -468,7 +485,9 @@ def _sachs_split(instance: ArenaInstance, replicate: int, n: int) -> tuple[Arena
 
 
 @functools.lru_cache(maxsize=32)
-def load_task(instance: ArenaInstance, split: str, replicate: int, n_obs: int, n_int: int) -> ArenaTask:
+def load_task(
+    instance: ArenaInstance, split: str, replicate: int, n_obs: int, n_int: int, seal: Seal | None = None
+) -> ArenaTask:
     """Build the SCM of ``instance``, sample its split and audit it (kept in memory, 32 most recent).
 
     Parameters
@@ -480,6 +499,8 @@ def load_task(instance: ArenaInstance, split: str, replicate: int, n_obs: int, n
         Replicate index (the paper's main protocol uses 0..4).
     n_obs, n_int : int
         Observational and interventional rows (``n_int`` must be 0 for ``obs``).
+    seal : Seal, optional
+        Keys the SCM's seeds (pool, train stream, network parameters) and the protocol seed.
 
     Raises
     ------
@@ -493,19 +514,20 @@ def load_task(instance: ArenaInstance, split: str, replicate: int, n_obs: int, n
     n_obs, n_int = check_count(n_obs, "n_obs", 1), check_count(n_int, "n_int", 0)
     if (n_int > 0) != (split == "obs+int"):
         raise ValueError(f"split {split!r} needs {'n_int > 0' if split == 'obs+int' else 'n_int = 0'}, got {n_int}")
+    seed = _protocol_seed(instance, seal)
     if instance.kind == "table":
-        dataset, variables = _sachs_split(instance, replicate, n_obs)
+        dataset, variables = _sachs_split(instance, replicate, n_obs, seed)
         return ArenaTask(instance, dataset, None, variables, {"network": "sachs", "kind": "table"}, None)
     if instance.kind in ("pool", "train"):
         from causal_gym.envs.arena.pool import pool_config
 
-        scm = pool_config(int(instance.key)) if instance.kind == "pool" else _train_scm(instance)
+        scm = pool_config(int(instance.key), seal) if instance.kind == "pool" else _train_scm(instance, seal)
         factors = _synthetic_factors(scm, int(instance.key) if instance.kind == "pool" else None)
         variables = _anonymous(scm.d)
     elif instance.kind == "network":
         from causal_gym.envs.arena.real import semi_synthetic_scm
 
-        scm = semi_synthetic_scm(str(instance.key), instance.protocol_seed)
+        scm = semi_synthetic_scm(str(instance.key), seed)
         if scm.d != instance.size:
             raise ValueError(f"network {instance.key!r} has {scm.d} variables, expected {instance.size}")
         factors = {"network": instance.key, "kind": "semi_synthetic"}
@@ -516,7 +538,7 @@ def load_task(instance: ArenaInstance, split: str, replicate: int, n_obs: int, n
         factors = {"domain": compiled.metadata["domain"], "scenario": instance.key}
         variables = _card_variables(_cards(instance.source)[str(instance.key)])
     labels = {k: v for k, v in factors.items() if isinstance(v, str)}
-    dataset = sample_split(scm, ArenaProtocol(split, n_obs=n_obs, n_int=n_int), seed=instance.protocol_seed,
+    dataset = sample_split(scm, ArenaProtocol(split, n_obs=n_obs, n_int=n_int), seed=seed,
                            replicate=replicate, meta={"unit": instance.unit, "factors": labels})
     audit = audit_split(scm, dataset) if split == "obs+int" else None
     return ArenaTask(instance, dataset, scm, variables, factors, audit)
@@ -566,13 +588,13 @@ class ArenaView:
         return sorted({tuple(sorted(int(position[t]) for t in targets)) for targets in self.task.dataset.target_family})
 
 
-def arena_view(task: ArenaTask, width: int) -> ArenaView:
-    """Permute ``task``'s columns (seeded by its unit) and pad them to ``width`` slots."""
+def arena_view(task: ArenaTask, width: int, seal: Seal | None = None) -> ArenaView:
+    """Permute ``task``'s columns (seeded by its unit, keyed by ``seal``) and pad them to ``width`` slots."""
     dataset = task.dataset
     k = dataset.d
     if k > width:
         raise ValueError(f"instance {task.instance.unit} has {k} variables, more than the env's d={width}")
-    seed = np.random.SeedSequence([_VIEW_SEED, zlib.crc32(task.instance.unit.encode())])
+    seed = np.random.SeedSequence(keyed_entropy(seal, "arena/view", (_VIEW_SEED, zlib.crc32(task.instance.unit.encode()))))
     columns = np.random.default_rng(seed).permutation(k)
     data = np.zeros((dataset.n, width))
     data[:, :k] = dataset.data[:, columns]
@@ -619,12 +641,14 @@ class ArenaSource:
         replicate: int,
         n_obs: int | None,
         n_int: int | None,
+        seal: Seal | str | None = None,
     ) -> None:
         self.source = check_choice(source, SOURCES, "source")
         self.split = check_choice(split, DATA_SPLITS, "split")
         self.factors = _check_factors(factors)
+        self.seal = resolve_seal(seal)
         self.width = default_width(self.source, self.split) if d is None else check_count(d, "d", 2)
-        self.instances = instance_list(self.source, self.width, self.split, factors)
+        self.instances = instance_list(self.source, self.width, self.split, factors, self.seal)
         self.replicate = check_count(replicate, "replicate", 0)
         default_obs, default_int = _DEFAULT_SIZES[self.split]
         self.n_obs = default_obs if n_obs is None else check_count(n_obs, "n_obs", 3)
@@ -642,7 +666,7 @@ class ArenaSource:
 
     def draw(self, rng: np.random.Generator, options: Mapping[str, Any]) -> tuple[ArenaView, dict[str, Any]]:
         """The view of the instance ``options`` name (or ``rng`` draws) and the reset info's
-        ``"instance"`` entry (which entry it is; nothing about the truth)."""
+        ``"instance"`` entry (which entry it is, or under a seal an opaque id; nothing about the truth)."""
         unknown = sorted(set(options) - {"split", "instance"})
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; valid options are 'split' and 'instance'")
@@ -658,11 +682,14 @@ class ArenaSource:
             instance = self.instances[k]
         else:
             instance = _train_instance(self.instances[k % len(self.instances)], k, self.factors)
-        view = arena_view(load_task(instance, self.split, self.replicate, self.n_obs, self.n_int), self.width)
-        where = {
-            "source": self.source, "split": which, "index": k, "unit": instance.unit, "data_split": self.split,
-            "replicate": self.replicate, "n": self.n, "n_variables": view.size, "d": self.width,
-        }
+        task = load_task(instance, self.split, self.replicate, self.n_obs, self.n_int, self.seal)
+        view = arena_view(task, self.width, self.seal)
+        where: dict[str, Any] = {"source": self.source, "split": which}
+        if self.seal is None:
+            where.update(index=k, unit=instance.unit)
+        else:  # the instance's position and unit would let an agent look it up
+            where["id"] = opaque_id(view.data, view.mask)
+        where.update(data_split=self.split, replicate=self.replicate, n=self.n, n_variables=view.size, d=self.width)
         return view, where
 
     def describe(self, view: ArenaView) -> list[dict[str, str]]:
@@ -685,10 +712,12 @@ def _audit_summary(audit: AuditResult | None) -> dict[str, Any] | None:
     return {"passed": audit.passed, "n_failures": len(audit.failures), "checks": dict(counts)}
 
 
-def _final_extras(view: ArenaView, submitted: np.ndarray | None) -> dict[str, Any]:
+def _final_extras(view: ArenaView, submitted: np.ndarray | None, seal: Seal | None) -> dict[str, Any]:
     """Truth-derived entries of the final info (``oriented_graph`` None without a valid submission)."""
     audit = view.task.audit
     return {
+        "unit": view.task.instance.unit,
+        "seal": None if seal is None else seal.fingerprint,
         "true_adjacency": view.truth.copy(),
         "oriented_graph": None if submitted is None else orient_randomly(submitted, view.task.dataset.file_seed),
         "orient_seed": view.task.dataset.file_seed,
@@ -709,6 +738,7 @@ _ARGUMENTS_DOC = """
     | ``n_obs``, ``n_int`` | None     | rows (None: 1000 / 0 for obs, 800 / 200 for obs+int) |
     | ``describe_variables`` | False  | put names, units and definitions of the variables in the reset info |
     | ``render_mode``      | None     | ``"ansi"`` or ``"rgb_array"`` |
+    | ``seal``             | None     | a :class:`~causal_gym.seal.Seal` (or its secret) keying the SCM seeds, protocol seeds and column orders; None reads ``CAUSAL_GYM_SEAL`` (unset: open); under a seal the reset info has an opaque ``"id"`` instead of the index and unit. Grounded and real structures are public (cards, bnlearn): a seal re-randomises their sampling, not their graphs |
 """
 
 
@@ -733,8 +763,9 @@ class CausalArenaEnv(gym.Env):
     ``MultiBinary((d, d))``: ``A[i, j] = 1, A[j, i] = 0`` is ``Xi -> Xj``; ``A[i, j] = A[j, i] = 1``
     is an undirected edge, oriented for scoring along a random node order drawn from the split's
     fixed per-file seed (so the same answer always gets the same score). The diagonal must be 0.
-    An action that is not a 0/1 ``(d, d)`` matrix without self-loops ends the episode with reward
-    0 and ``info["error"]``.
+    An action that is not a 0/1 ``(d, d)`` matrix without self-loops, or whose directed edges form
+    a cycle, is invalid: the episode ends with reward 0, ``info["status"] == "invalid"`` and
+    ``info["error"]``.
 
     ## Observation Space
 
@@ -791,12 +822,13 @@ class CausalArenaEnv(gym.Env):
         n_int: int | None = None,
         describe_variables: bool = False,
         render_mode: str | None = None,
+        seal: Seal | str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         if not isinstance(describe_variables, bool):
             raise ValueError(f"describe_variables must be True or False, got {describe_variables!r}")
-        self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int)
+        self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int, seal)
         self.describe_variables = describe_variables
         self.render_mode = render_mode
         width, n = self.arena.width, self.arena.n
@@ -837,14 +869,18 @@ class CausalArenaEnv(gym.Env):
         self._done = True
         try:
             graph = check_adjacency(np.asarray(action), "the action", d=self.d)
+            cycle = directed_cycle(graph)
+            if cycle is not None:
+                raise ValueError("the action's directed edges form a cycle (" + " -> ".join(map(variable_name, cycle))
+                                 + "); a causal graph answer must be acyclic")
         except (ValueError, TypeError) as err:
             info = {"status": "invalid", "error": str(err), "scores": dict.fromkeys(METRICS),
-                    "submitted_graph": None, **_final_extras(self._view, None)}
+                    "submitted_graph": None, **_final_extras(self._view, None, self.arena.seal)}
             return self._observation(), 0.0, True, False, info
         self._submitted = graph
         scores = score_submission(self._view, graph)
         info = {"status": "ok", "error": None, "scores": scores, "submitted_graph": graph.copy(),
-                **_final_extras(self._view, graph)}
+                **_final_extras(self._view, graph, self.arena.seal)}
         return self._observation(), float(scores["f1"]), True, False, info
 
     def task_description(self) -> str:
@@ -1025,6 +1061,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
         n_int: int | None = None,
         describe_variables: bool = False,
         render_mode: str | None = None,
+        seal: Seal | str | None = None,
         *,
         budgets: Mapping[str, Any] | None = None,
         menu: Sequence[str] = ARENA_MENU,
@@ -1036,7 +1073,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
     ) -> None:
         if not isinstance(describe_variables, bool):
             raise ValueError(f"describe_variables must be True or False, got {describe_variables!r}")
-        self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int)
+        self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int, seal)
         self.describe_variables = describe_variables
         self.budget_settings = _check_budgets(budgets)
         self.menu = _check_menu(menu)
@@ -1112,7 +1149,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
         """Play one tool call (as :meth:`ToolEnv.step`); the final info adds the truth-based entries."""
         observation, reward, terminated, truncated, info = super().step(action)
         if terminated or truncated:
-            info.update(_final_extras(self._view, np.asarray(info["completed_graph"], dtype=np.int8)))
+            info.update(_final_extras(self._view, np.asarray(info["completed_graph"], dtype=np.int8), self.arena.seal))
             info["algorithm_slots"] = dict(self._slots)
         return observation, reward, terminated, truncated, info
 
@@ -1178,7 +1215,9 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
 CausalArenaToolEnv.__doc__ = CausalArenaToolEnv.__doc__.replace("{arguments}", _ARGUMENTS_DOC.rstrip("\n") + "\n")
 
 
-def make_arena_env(mode: str = "submit", **kwargs: Any) -> CausalArenaEnv | CausalArenaToolEnv:
+def make_arena_env(
+    mode: str = "submit", seal: Seal | str | None = None, **kwargs: Any
+) -> CausalArenaEnv | CausalArenaToolEnv:
     """The CausalArena env of ``mode`` (``"submit"``: :class:`CausalArenaEnv`, ``"tools"``:
     :class:`CausalArenaToolEnv`) with ``kwargs``; the entry point of the registered ids.
 
@@ -1190,4 +1229,4 @@ def make_arena_env(mode: str = "submit", **kwargs: Any) -> CausalArenaEnv | Caus
     ((200, 17), 'formula/gas_cylinder')
     """
     mode = check_choice(mode, MODES, "mode")
-    return CausalArenaEnv(**kwargs) if mode == "submit" else CausalArenaToolEnv(**kwargs)
+    return (CausalArenaEnv if mode == "submit" else CausalArenaToolEnv)(seal=seal, **kwargs)

@@ -25,7 +25,9 @@ that seed. A candidate is accepted when its graph passes :func:`~.audits.audit_g
 1,000-row observational sample (``SeedSequence([POOL_SEED, k, a, 1])``, stressors applied) passes
 :func:`~.audits.audit_data`; otherwise the next attempt is drawn and the failed checks are counted
 (:func:`rejection_table`). The interventional audits need the protocol's target pool and run
-there (:func:`~.audits.audit_interventional`).
+there (:func:`~.audits.audit_interventional`). Under a seal (:mod:`causal_gym.seal`) the schedule
+stays the same and both seeds become ``seal.entropy("arena/pool", ...)`` and
+``seal.entropy("arena/pool-audit", ...)`` of the same tuples.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from causal_gym._validation import check_choice, check_count
 from causal_gym.envs.arena.audits import audit_data, audit_graph
 from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 from causal_gym.envs.arena.synthetic import STRESSORS, ArenaConfig, ArenaSCM, GenerationError, generate
+from causal_gym.seal import Seal, keyed_entropy
 
 __all__ = [
     "POOL_SEED",
@@ -95,9 +98,9 @@ class PoolSlot:
         """``"clean"``, ``"single"`` or ``"paired"``."""
         return _KINDS[self.position % 4]
 
-    def config(self, attempt: int) -> ArenaConfig:
-        """The configuration of attempt ``attempt`` (seed ``(POOL_SEED, index, attempt)``)."""
-        seed = (POOL_SEED, self.index, check_count(attempt, "attempt", minimum=0))
+    def config(self, attempt: int, seal: Seal | None = None) -> ArenaConfig:
+        """The configuration of attempt ``attempt`` (seed ``(POOL_SEED, index, attempt)``, keyed by ``seal``)."""
+        seed = keyed_entropy(seal, "arena/pool", (POOL_SEED, self.index, check_count(attempt, "attempt", minimum=0)))
         return ArenaConfig(
             self.graph_family, self.d, seed, root_dependency=self.root_dependency, stressors=self.stressors
         )
@@ -162,12 +165,13 @@ def audited_candidate(config: ArenaConfig, audit_seed: Sequence[int]) -> tuple[A
 
 
 @functools.lru_cache(maxsize=64)
-def _build(k: int) -> tuple[ArenaSCM, tuple[dict[str, Any], ...]]:
+def _build(k: int, seal: Seal | None = None) -> tuple[ArenaSCM, tuple[dict[str, Any], ...]]:
     slot = pool_slot(k)
     records: list[dict[str, Any]] = []
     for attempt in range(MAX_ATTEMPTS):
         try:
-            arena, result = audited_candidate(slot.config(attempt), (POOL_SEED, k, attempt, 1))
+            audit_seed = keyed_entropy(seal, "arena/pool-audit", (POOL_SEED, k, attempt, 1))
+            arena, result = audited_candidate(slot.config(attempt, seal), audit_seed)
         except GenerationError as err:
             records.append({"attempt": attempt, "passed": False, "reasons": ["generation"], "error": str(err),
                             "graph_rejections": {}, "node_redraws": {}})
@@ -185,8 +189,9 @@ def _build(k: int) -> tuple[ArenaSCM, tuple[dict[str, Any], ...]]:
     raise GenerationError(f"pool configuration {k}: no candidate passed the audits in {MAX_ATTEMPTS} tries: {records}")
 
 
-def pool_config(k: int) -> ArenaSCM:
-    """The accepted SCM of pool configuration ``k`` (generated on first use, then cached).
+def pool_config(k: int, seal: Seal | None = None) -> ArenaSCM:
+    """The accepted SCM of pool configuration ``k`` (generated on first use, then cached); ``seal``
+    keys its seeds (the schedule is the same).
 
     Examples
     --------
@@ -194,7 +199,7 @@ def pool_config(k: int) -> ArenaSCM:
     >>> arena.config.graph_family, arena.d
     ('erdos_renyi', 10)
     """
-    return _build(pool_slot(k).index)[0]
+    return _build(pool_slot(k).index, seal)[0]
 
 
 def pool_attempts(k: int) -> tuple[dict[str, Any], ...]:

@@ -47,6 +47,7 @@ from causal_gym.envs.causalab.world import (
 from causal_gym.harness.budgets import Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
 from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, Toolbox, ToolError, display_text
+from causal_gym.seal import Seal, keyed_entropy, opaque_id, resolve_seal
 
 __all__ = [
     "COLUMNS",
@@ -332,6 +333,7 @@ class CausaLabEnv(gym.Env):
     | ``reward``           | ``"success"``  | one of :data:`REWARDS` |
     | ``render_mode``      | None           | ``"ansi"`` |
     | ``text_max_length``  | 8000           | longest text argument and result shown |
+    | ``seal``             | None           | a :class:`~causal_gym.seal.Seal` (or its secret) keying every episode stream; None reads ``CAUSAL_GYM_SEAL`` (unset: open suites); :data:`causal_gym.seal.OPEN` forces open. Under a seal ``info["instance"]`` holds an opaque ``"id"`` instead of the index |
 
     ``hidden`` is a :class:`HiddenSpec` or a dict of its fields (``count``, ``values``,
     ``freqnode``, ``edge_weight``). Overrides keep the setting's graphs: seeds depend only on the
@@ -375,8 +377,10 @@ class CausaLabEnv(gym.Env):
         reward: str = "success",
         render_mode: str | None = None,
         text_max_length: int = 8000,
+        seal: Seal | str | None = None,
     ) -> None:
         self.setting_name, base = _resolve_setting(setting)
+        self.seal = resolve_seal(seal)
         changes: dict[str, Any] = {}
         if n_prior_records is not None:
             changes["n_prior_records"] = check_count(n_prior_records, "n_prior_records", 0)
@@ -448,7 +452,8 @@ class CausaLabEnv(gym.Env):
         drawn = {"test": int(self.np_random.integers(SUITE_SIZE)), "train": int(self.np_random.integers(_TRAIN_DRAWS))}
         split = check_choice(options.get("split", "test" if "instance" in options else "train"), SPLITS, "split")
         index = check_count(options.get("instance", drawn[split]), "options['instance']", 0)
-        episode = make_episode(episode_seed(self.setting_name, index, split), self.setting)
+        entropy = keyed_entropy(self.seal, "causalab", episode_seed(self.setting_name, index, split))
+        episode = make_episode(entropy, self.setting)
         self._episode = episode
         self._where = {"setting": self.setting_name, "split": split, "index": index}
         self._scm = episode.scm
@@ -470,9 +475,20 @@ class CausaLabEnv(gym.Env):
         self._step_count = 0
         self._last_text = self._start_message()
         self._last_ok = True
+        observation = self._observation()
+        if self.seal is not None:  # an opaque id: a hash of what the agent is shown anyway
+            del self._where["index"]
+            self._where["id"] = opaque_id(observation["records"], observation["manipulator"])
         info = self._info()
         info["instance"] = dict(self._where)
-        return self._observation(), info
+        return observation, info
+
+    def _truth(self, episode: Episode) -> dict[str, Any]:
+        """The hidden episode for the final info; under a seal without its keyed entropy."""
+        truth = episode.to_dict()
+        if self.seal is not None:
+            truth["seed"] = None
+        return truth
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Play one action: a typed action (element of ``action_space``) or a ``ToolError``.
@@ -795,8 +811,9 @@ class CausaLabEnv(gym.Env):
             n_hypotheses=sum(isinstance(s, Hypothesis) for s in self._steps),
             n_invalid_hypotheses=sum(isinstance(s, HypothesisError) for s in self._steps),
             record=self._log.summary(),
-            truth=episode.to_dict(),
+            truth=self._truth(episode),
             instance=dict(self._where),
+            seal=None if self.seal is None else self.seal.fingerprint,
         )
         if self.reward == "success":
             reward = float(self._success)

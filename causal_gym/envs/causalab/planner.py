@@ -59,6 +59,7 @@ from causal_gym.envs.causalab.suites import SETTINGS
 from causal_gym.envs.causalab.world import FREQ, MAX_TARGET, PROPERTIES, HiddenSpec, Setting
 from causal_gym.harness.record import EpisodeLog
 from causal_gym.harness.toolbox import ToolCall
+from causal_gym.seal import Seal
 
 __all__ = [
     "VALUE_GRID",
@@ -301,6 +302,7 @@ class CausaLabPlannerEnv(gym.Env):
     | ``shaping``           | 0.0             | weight of the coverage shaping term |
     | ``success_tol``       | 5.0             | Hz, as the lab |
     | ``render_mode``       | None            | ``"ansi"`` (the lab's rendering) |
+    | ``seal``              | None            | seals the lab's episode streams (as :class:`CausaLabEnv`) |
 
     The default budget is ``n_nodes - 1``, one intervention per property: the smallest budget
     under which the estimator can be exact, and the published scaling grids' smallest online
@@ -343,6 +345,7 @@ class CausaLabPlannerEnv(gym.Env):
         shaping: float = 0.0,
         success_tol: float = 5.0,
         render_mode: str | None = None,
+        seal: Seal | str | None = None,
     ) -> None:
         self.reward = check_choice(reward, PLANNER_REWARDS, "reward")
         if intervention_budget is None:
@@ -350,7 +353,7 @@ class CausaLabPlannerEnv(gym.Env):
             intervention_budget = (setting if given else SETTINGS[check_choice(setting, SETTINGS, "setting")]).n_nodes - 1
         self.lab = CausaLabEnv(
             setting, intervention_budget=intervention_budget, n_prior_records=n_prior_records, hidden=hidden,
-            success_tol=success_tol, max_submissions=1, reward=self.reward, render_mode=render_mode,
+            success_tol=success_tol, max_submissions=1, reward=self.reward, render_mode=render_mode, seal=seal,
         )
         if self.lab.setting.golden or self.lab.setting.intervention_budget < 1:  # type: ignore[operator]
             raise ValueError("the planner needs an intervention budget of at least 1 and online interventions "

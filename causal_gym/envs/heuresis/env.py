@@ -28,6 +28,7 @@ from causal_gym.harness import (
     format_edge_list,
 )
 from causal_gym.metrics import adjacency_scores, nshd
+from causal_gym.seal import Seal, opaque_id, resolve_seal
 
 __all__ = ["DEFAULT_BUDGETS", "REWARDS", "GUIDED_START", "HeuresisEnv", "load_instance"]
 
@@ -46,10 +47,10 @@ _TRAIN_DRAWS = 2**31 - 1  # instance indices drawn for the unbounded train split
 
 @lru_cache(maxsize=128)
 def load_instance(
-    family: str, split: str, index: int, d: int, n: int, expected_degree: float
+    family: str, split: str, index: int, d: int, n: int, expected_degree: float, seal: Seal | None = None
 ) -> tuple[HeuresisInstance, PCReference]:
     """An instance and its PC-KCI reference (disk-cached), kept in memory so a repeated ``reset`` is fast."""
-    instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree)
+    instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
     return instance, pc_kci_reference(instance)
 
 
@@ -151,7 +152,8 @@ class HeuresisEnv(DataTools, ToolEnv):
 
     ``info`` holds ``"budgets_remaining"`` (absolute amounts; the test budget depends on the
     instance), ``"phase"``, ``"action_mask"`` and, after a call, ``"result"`` (the structured
-    result). The info of ``reset`` adds ``"instance"`` (family, split, index).
+    result). The info of ``reset`` adds ``"instance"`` (family, split, index; under a seal an opaque
+    ``"id"`` instead of the index).
 
     ## Rewards
 
@@ -216,6 +218,7 @@ class HeuresisEnv(DataTools, ToolEnv):
     | ``n_resamples``   | 10               | subsamples of ``stability`` (each costs a test) |
     | ``subsample``     | 0.8              | share of rows in each ``stability`` subsample (without replacement) |
     | ``sandbox_limits`` | None            | :class:`~causal_gym.harness.SandboxLimits` of ``run_code`` |
+    | ``seal``          | None             | a :class:`~causal_gym.seal.Seal` (or its secret) keying the instance streams; None reads ``CAUSAL_GYM_SEAL`` (unset: open splits); :data:`causal_gym.seal.OPEN` forces open |
     | ``sandbox``       | ``"auto"``       | ``run_code``'s backend: ``"auto"``, ``"bwrap"``, ``"unshare"`` (OS namespaces) or ``"process"`` (no OS isolation; :mod:`causal_gym.harness.sandbox`) |
 
     ```python
@@ -253,8 +256,10 @@ class HeuresisEnv(DataTools, ToolEnv):
         subsample: float = 0.8,
         sandbox_limits: SandboxLimits | None = None,
         sandbox: str = "auto",
+        seal: Seal | str | None = None,
     ) -> None:
         self.family = check_choice(family, FAMILIES, "family")
+        self.seal = resolve_seal(seal)
         if not isinstance(guided, (bool, np.bool_)):
             raise ValueError(f"guided must be True or False, got {guided!r}")
         self.guided = bool(guided)
@@ -296,7 +301,7 @@ class HeuresisEnv(DataTools, ToolEnv):
         resample_seed = int(rng.integers(2**63 - 1))
         index = check_count(options.get("instance", drawn), "options['instance']", 0)
         self._instance, self._reference = load_instance(
-            self.family, split, index, self.d, self.n, self.expected_degree
+            self.family, split, index, self.d, self.n, self.expected_degree, self.seal
         )
         self._data = self._instance.data
         self._slots = dict(zip(ALGORITHM_SLOTS, (list(MENU)[k] for k in permutation)))
@@ -346,8 +351,20 @@ class HeuresisEnv(DataTools, ToolEnv):
         super().reset(seed=seed, options=options)
         self._last_text = self._start_text
         info = self._info()
-        info["instance"] = {"family": self.family, "split": self._instance.split, "index": self._instance.index}
+        info["instance"] = self._where()
         return self._observation(), info
+
+    def _where(self) -> dict[str, Any]:
+        """The instance as agents may see it: its index, or under a seal an opaque hash of its data."""
+        where: dict[str, Any] = {"family": self.family, "split": self._instance.split}
+        if self.seal is None:
+            where["index"] = self._instance.index
+        else:
+            where["id"] = opaque_id(self._instance.data)
+        return where
+
+    def _final_info(self) -> dict[str, Any]:
+        return {**super()._final_info(), "seal": None if self.seal is None else self.seal.fingerprint}
 
     # -- tools ---------------------------------------------------------------------------------
 
@@ -391,7 +408,7 @@ class HeuresisEnv(DataTools, ToolEnv):
             "restoration_precision": restoration.precision,
             "restoration_recall": restoration.recall,
             "algorithm_slots": dict(self._slots),
-            "instance": {"family": self.family, "split": self._instance.split, "index": self._instance.index},
+            "instance": self._where(),
         }
 
     def _reward(self, scores: Mapping[str, Any]) -> float:

@@ -16,8 +16,10 @@ Seeds. Instance ``index`` of a family and split is generated from
 (``spawn(4)``, in the order above) feed the four steps. ``family_id`` is the position in
 :data:`FAMILIES`, ``split_id`` that in :data:`SPLITS`. Distinct entropy tuples give independent
 streams, so dev, test and train are disjoint by construction, and the same arguments always give
-bit-identical data. The paper seals and rotates its test seeds; here ``master_seed`` is a keyword
-(default :data:`MASTER_SEED`), so a rotated test set is one argument away.
+bit-identical data. The paper seals and rotates its test seeds. Here ``master_seed`` is a keyword
+(default :data:`MASTER_SEED`), so a rotated test set is one argument away, and ``seal=`` (a
+:class:`causal_gym.seal.Seal`) replaces the entropy by ``seal.entropy("heuresis", *entropy)``:
+the sealed splits have the same sizes and design, but no one without the secret can generate them.
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ from types import MappingProxyType
 
 import numpy as np
 
-from causal_gym._validation import check_choice
+from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.heuresis.families import FAMILIES, recipe_chooser
 from causal_gym.graphs import dag_to_cpdag
 from causal_gym.scm import SCM, barabasi_albert_dag, erdos_renyi_dag, standardize
-from causal_gym._validation import check_count, check_real
+from causal_gym.seal import Seal, keyed_entropy
 
 __all__ = [
     "MASTER_SEED",
@@ -119,7 +121,9 @@ class HeuresisInstance:
     index : int
         Position in the split.
     seed : tuple of int
-        SeedSequence entropy ``(master_seed, family_id, split_id, index)``.
+        The public SeedSequence entropy ``(master_seed, family_id, split_id, index)``.
+    seal : str or None
+        Fingerprint of the seal the instance was generated under (None: open).
     d, n : int
         Variables and rows.
     expected_degree : float
@@ -134,6 +138,7 @@ class HeuresisInstance:
     split: str
     index: int
     seed: tuple[int, int, int, int]
+    seal: str | None
     d: int
     n: int
     expected_degree: float
@@ -145,8 +150,8 @@ class HeuresisInstance:
 
     @property
     def key(self) -> dict[str, object]:
-        """Everything the instance is a function of (used in cache keys)."""
-        return {
+        """Everything the instance is a function of (used in cache keys; the seal by its fingerprint)."""
+        key: dict[str, object] = {
             "family": self.family,
             "split": self.split,
             "index": self.index,
@@ -155,6 +160,9 @@ class HeuresisInstance:
             "n": self.n,
             "expected_degree": self.expected_degree,
         }
+        if self.seal is not None:
+            key["seal"] = self.seal
+        return key
 
 
 def make_instance(
@@ -166,6 +174,7 @@ def make_instance(
     expected_degree: float = 2.0,
     *,
     master_seed: int = MASTER_SEED,
+    seal: Seal | None = None,
 ) -> HeuresisInstance:
     """Generate instance ``index`` of ``family`` in ``split`` (see the module docstring).
 
@@ -185,6 +194,8 @@ def make_instance(
         Expected degree of the graph prior (2 gives about ``d`` edges).
     master_seed : int
         Master seed; change it to rotate every split.
+    seal : Seal, optional
+        Key the instance stream with a secret (module docstring); None plays the open splits.
 
     Returns
     -------
@@ -207,7 +218,10 @@ def make_instance(
     d = check_count(d, "d", minimum=2)
     n = check_count(n, "n", minimum=3)
     expected_degree = check_real(expected_degree, "expected_degree", minimum=0.0)
-    graph_ss, scm_ss, sample_ss, permutation_ss = np.random.SeedSequence(seed).spawn(4)
+    if seal is not None and not isinstance(seal, Seal):
+        raise ValueError(f"seal must be a causal_gym.seal.Seal or None, got {type(seal).__name__}")
+    entropy = keyed_entropy(seal, "heuresis", seed)
+    graph_ss, scm_ss, sample_ss, permutation_ss = np.random.SeedSequence(entropy).spawn(4)
     graph_rng = np.random.default_rng(graph_ss)
     prior = GRAPH_PRIORS[int(graph_rng.integers(len(GRAPH_PRIORS)))]
     graph = _PRIOR_FUNCTIONS[prior](d, expected_degree, rng=graph_rng)
@@ -227,6 +241,7 @@ def make_instance(
         split=split,
         index=index,
         seed=seed,
+        seal=None if seal is None else seal.fingerprint,
         d=d,
         n=n,
         expected_degree=expected_degree,

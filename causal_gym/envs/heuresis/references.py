@@ -54,6 +54,7 @@ from causal_gym._validation import check_data
 from causal_gym.discovery import DeletionRecord, run
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import HeuresisInstance, make_instance, split_size
+from causal_gym.seal import Seal
 from causal_gym.graphs import meek
 from causal_gym.metrics import adjacency_scores, bootstrap_interval, nshd, paired_bootstrap
 
@@ -456,13 +457,15 @@ def instance_row(
     n: int = 600,
     expected_degree: float = 2.0,
     labels: Sequence[str] = tuple(MENU),
+    seal: Seal | None = None,
 ) -> dict[str, Any]:
     """Every reference number of one instance as a plain-JSON row (menu, oracle, floors, router).
 
     ``labels`` chooses the menu algorithms (PC-Fisher-z and PC-KCI always run: the oracle, the
-    floors and the router need them).
+    floors and the router need them); ``seal`` picks the sealed instance (cached under its
+    fingerprint and content hash).
     """
-    instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree)
+    instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
     labels = tuple(dict.fromkeys(("pc_fisherz", "pc_kci", *labels)))
     menu = menu_outputs(instance, labels)
     reference = pc_kci_reference(instance)
@@ -486,7 +489,7 @@ def instance_row(
     }
 
 
-def _row_task(task: tuple[str, str, int, int, int, float, tuple[str, ...]]) -> dict[str, Any]:
+def _row_task(task: tuple[str, str, int, int, int, float, tuple[str, ...], Seal | None]) -> dict[str, Any]:
     return instance_row(*task)
 
 
@@ -524,6 +527,7 @@ def collect_rows(
     labels: Sequence[str] = tuple(MENU),
     workers: int = 2,
     progress: bool = True,
+    seal: Seal | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`instance_row` for every (family, index), in a process pool of ``workers``.
 
@@ -536,7 +540,8 @@ def collect_rows(
         if size is None:
             raise ValueError("the train split is unbounded: pass indices explicitly")
         indices = range(size)
-    tasks = [(family, split, int(i), d, n, float(expected_degree), tuple(labels)) for family in families for i in indices]
+    tasks = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal)
+             for family in families for i in indices]
     tick = _progress(len(tasks), f"references {split}") if progress else (lambda: None)
     if workers <= 1:
         rows = []

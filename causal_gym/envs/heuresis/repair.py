@@ -21,6 +21,7 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_choice, check_count
 from causal_gym.envs.heuresis.env import HeuresisEnv, load_instance
+from causal_gym.seal import Seal
 from causal_gym.envs.heuresis.instances import SPLITS
 from causal_gym.envs.heuresis.tools import CI_TESTS
 from causal_gym.harness.tool_env import LAST_TURN
@@ -75,13 +76,13 @@ _POOLED_KCI_CACHE_MB = 32.0  # kernel-factor cache of each pooled KCI tester
 
 @lru_cache(maxsize=_POOLED_TESTERS)
 def _pooled_tester(
-    family: str, split: str, index: int, d: int, n: int, expected_degree: float, test: str
+    family: str, split: str, index: int, d: int, n: int, expected_degree: float, seal: Seal | None, test: str
 ) -> Any:
     """One CI tester per instance and test, shared by every episode on that instance in this process."""
     from causal_gym.stats import CITester
 
     options = {"max_cache_mb": _POOLED_KCI_CACHE_MB} if test == "kci" else {}
-    data = load_instance(family, split, index, d, n, expected_degree)[0].data
+    data = load_instance(family, split, index, d, n, expected_degree, seal)[0].data
     return CITester(data, test=test, **options)
 
 
@@ -95,7 +96,8 @@ class _PooledHeuresisEnv(HeuresisEnv):
 
     def _tester(self, test: str) -> Any:
         inst = self._instance
-        return _pooled_tester(inst.family, inst.split, inst.index, inst.d, inst.n, inst.expected_degree, test)
+        return _pooled_tester(inst.family, inst.split, inst.index, inst.d, inst.n, inst.expected_degree, self.seal,
+                              test)
 
 
 class HeuresisRepairEnv(gym.Env):
@@ -190,6 +192,7 @@ class HeuresisRepairEnv(gym.Env):
     | ``train_instances`` | None | size of the train pool; None = the unbounded stream |
     | ``budgets`` | None | Heuresis budget overrides |
     | ``render_mode`` | None | ``"ansi"`` or ``"rgb_array"`` (Heuresis's rendering) |
+    | ``seal`` | None | seals the instance streams (as :class:`HeuresisEnv`) |
 
     ## Vectorized environment
 
@@ -213,6 +216,7 @@ class HeuresisRepairEnv(gym.Env):
         train_instances: int | None = None,
         budgets: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
+        seal: Seal | str | None = None,
     ) -> None:
         d = check_count(d, "d", 3)
         self.max_pairs = d * (d - 1) // 2
@@ -221,7 +225,7 @@ class HeuresisRepairEnv(gym.Env):
         self.heuresis = _PooledHeuresisEnv(
             family, guided=True, d=d, n=n, expected_degree=expected_degree, split=split,
             budgets={"turns": 2 * self.max_pairs + 1, **(budgets or {})}, reward="f1_gain_over_pc",
-            render_mode=render_mode,
+            render_mode=render_mode, seal=seal,
         )
         self.d = d
         self.train_instances = None if train_instances is None else check_count(train_instances, "train_instances", 1)
@@ -259,11 +263,7 @@ class HeuresisRepairEnv(gym.Env):
         if "instance" not in options and split == "train" and drawn is not None:
             options["instance"] = drawn
         obs, info = self.heuresis.reset(seed=inner_seed, options={**options, "split": split})
-        where = info["instance"]
-        instance, reference = load_instance(
-            self.heuresis.family, where["split"], where["index"], self.d, self.heuresis.n,
-            self.heuresis.expected_degree,
-        )
+        instance, reference = self.heuresis._instance, self.heuresis._reference
         log = reference.deletion_log  # pairs, sets and grades only: the truth labels stay unread
         self._pairs = [(r.x, r.y) for r in log]
         self._conds = [tuple(r.cond) for r in log]
