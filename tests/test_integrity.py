@@ -367,3 +367,16 @@ def test_arena_tools_mode_rejects_a_cyclic_submission() -> None:
     env.reset(seed=0, options={"instance": 0})
     obs, *_ = env.step(call(env, "submit", edges="X2 -> X3, X3 -> X4, X4 -> X2"))
     assert not obs["last_ok"] and "directed cycle (X2 -> X3 -> X4 -> X2)" in obs["last_result"]
+
+
+@pytest.mark.parametrize("kind", ["heuresis", "causalab", "arena"])
+def test_same_seed_and_seal_give_identical_traces(kind: str) -> None:
+    traces = []
+    for _ in range(2):
+        env, actions, options = _sealed_envs(kind, SECRET_A)
+        env.reset(seed=5, options=options)
+        seen, record, task, final = _replay(env, 5, options, actions(env))
+        traces.append((seen, record, task, final["scores"]))
+    (seen, record, task, scores), (seen2, record2, task2, scores2) = traces
+    assert data_equivalence(seen, seen2, exact=True) and record == record2 and task == task2
+    assert json.dumps(scores, sort_keys=True, default=str) == json.dumps(scores2, sort_keys=True, default=str)
