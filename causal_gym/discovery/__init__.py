@@ -16,6 +16,10 @@ name               method
                    the interventional essential graph (a CPDAG without interventions)
 ``dagma``          linear DAGMA (``dagma`` package); thresholded weights are edges
 ``random_regress`` RandomRegress: random order, adaptive-Lasso regression on predecessors
+``ges_fast``       our GES (Chickering 2002) with the same BIC: causal-learn's CPDAG, rescoring
+                   only the operators a move touched (:mod:`~causal_gym.discovery.greedy`)
+``gies_fast``      our GIES (Hauser & Bühlmann 2012) with the ``gies`` package's score: its
+                   interventional essential graph, by the same incremental search
 =================  ==============================================================================
 
 Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
@@ -52,7 +56,7 @@ from collections.abc import Callable
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import anm, dagma, direct_lingam, fci, ges, gies, notears, pc, random_regress
+from causal_gym.discovery import anm, dagma, direct_lingam, fci, ges, gies, greedy, notears, pc, random_regress
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
 
 __all__ = [
@@ -75,9 +79,11 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "gies": gies.gies,
     "dagma": dagma.dagma,
     "random_regress": random_regress.random_regress,
+    "ges_fast": greedy.ges_fast,
+    "gies_fast": greedy.gies_fast,
 }
 
-INTERVENTIONAL_METHODS = ("gies",)
+INTERVENTIONAL_METHODS = ("gies", "gies_fast")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 
