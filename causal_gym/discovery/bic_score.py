@@ -188,10 +188,11 @@ class GaussianBIC:
         cols = np.concatenate(([node], candidates))
         if len(base):
             b = list(base)
-            cross = cov[np.ix_(b, cols)]
+            rows = cov[b]
+            cross = rows[:, cols]
             # numpy's solve rather than scipy's triangular one: scipy's bundled BLAS can spin up
             # threads on every tiny call (milliseconds each) unless the caller has capped them.
-            beta = np.linalg.solve(cov[np.ix_(b, b)], cross)
+            beta = np.linalg.solve(rows[:, b], cross)
             partial = cov[node, cols] - cross[:, 0] @ beta
             var = cov[cols, cols] - np.einsum("ij,ij->j", cross, beta)
         else:

@@ -123,6 +123,14 @@ class _Row:
 _EMPTY = _Row([], [], [])
 
 
+def _rows(matrix: np.ndarray) -> list[list[int]]:
+    """Column indices of the True entries of each row, as Python lists (one pass over the matrix)."""
+    rows: list[list[int]] = [[] for _ in range(matrix.shape[0])]
+    for i, j in np.argwhere(matrix).tolist():
+        rows[i].append(j)
+    return rows
+
+
 def essential_of_dag(dag: np.ndarray, targets: Sequence[Sequence[int]] = ()) -> np.ndarray:
     """The (interventional) essential graph of a DAG, by Meek closure with edge propagation.
 
@@ -146,27 +154,20 @@ def essential_of_dag(dag: np.ndarray, targets: Sequence[Sequence[int]] = ()) -> 
     (d, d) bool array in the causal_gym encoding.
     """
     d = dag.shape[0]
-    parents = [set(np.flatnonzero(dag[:, v]).tolist()) for v in range(d)]
-    adj = [set(np.flatnonzero(dag[v] | dag[:, v]).tolist()) for v in range(d)]
-    compelled: set[tuple[int, int]] = set()
-    for v in range(d):
-        for a, c in itertools.combinations(sorted(parents[v]), 2):
-            if c not in adj[a]:
-                compelled.update(((a, v), (c, v)))
+    adjacent = dag | dag.T
+    nonadjacent = ~adjacent
+    np.fill_diagonal(nonadjacent, False)
+    # a -> v is in a v-structure when v has another parent c not adjacent to a.
+    compelled = dag & (nonadjacent.astype(np.int32) @ dag.astype(np.int32) > 0)
     for target in targets:
-        inside = set(target)
-        compelled.update((u, v) for v in range(d) for u in parents[v] if (u in inside) != (v in inside))
-    into: list[set[int]] = [set() for _ in range(d)]
-    out: list[set[int]] = [set() for _ in range(d)]
-    ne: list[set[int]] = [set() for _ in range(d)]
-    for v in range(d):
-        for u in parents[v]:
-            if (u, v) in compelled:
-                out[u].add(v)
-                into[v].add(u)
-            else:
-                ne[u].add(v)
-                ne[v].add(u)
+        inside = np.zeros(d, dtype=bool)
+        inside[list(target)] = True
+        compelled |= dag & (inside[:, None] != inside[None, :])
+    adj = [set(row) for row in _rows(adjacent)]
+    out = [set(row) for row in _rows(compelled)]
+    into = [set(row) for row in _rows(compelled.T)]
+    free = dag & ~compelled
+    ne = [set(row) for row in _rows(free | free.T)]
 
     def forced(a: int, b: int) -> bool:
         """Whether a Meek rule orients the undirected ``a -- b`` as ``a -> b``."""
@@ -180,7 +181,8 @@ def essential_of_dag(dag: np.ndarray, targets: Sequence[Sequence[int]] = ()) -> 
         # R4: a -- c -> e -> b with c and b non-adjacent and a adjacent to e
         return any(e in into[b] and e in adj[a] for c in ne[a] if c not in adj[b] for e in out[c])
 
-    queue = deque((a, b) for a in range(d) for b in ne[a])
+    # Every rule needs an arrow into a or into b, so only such edges can be forced at the start.
+    queue = deque((a, b) for a in range(d) for b in ne[a] if into[a] or into[b])
     while queue:
         a, b = queue.popleft()
         if b not in ne[a] or not forced(a, b):
@@ -195,8 +197,9 @@ def essential_of_dag(dag: np.ndarray, targets: Sequence[Sequence[int]] = ()) -> 
                 queue.append((w, z))
                 queue.append((z, w))
     graph = np.zeros((d, d), dtype=bool)
-    for v in range(d):
-        graph[v, list(out[v] | ne[v])] = True
+    rows = [v for v in range(d) for _ in range(len(out[v]) + len(ne[v]))]
+    cols = [w for v in range(d) for w in itertools.chain(out[v], ne[v])]
+    graph[rows, cols] = True
     return graph
 
 
@@ -230,18 +233,20 @@ class GreedySearch:
         A move is taken only when it gains more than this.
     max_parents : int or None
         Insertions are considered only into children with at most this many (directed) parents.
+    graph : (d, d) array, optional
+        The essential graph to start from (default: the empty graph); trusted to be one.
     """
 
     def __init__(self, score: GaussianBIC, targets: Sequence[Sequence[int]] = (), *, min_gain: float = 0.0,
-                 max_parents: int | None = None) -> None:
+                 max_parents: int | None = None, graph: np.ndarray | None = None) -> None:
         self.score = score
         self.d = score.d
         self.targets = [tuple(int(v) for v in t) for t in targets if len(t)]
         self.min_gain = min_gain
         self.max_parents = max_parents
         self.moves: list[Move] = []
-        self._set_graph(np.zeros((self.d, self.d), dtype=bool))
-        self.total = score.total(self.graph)
+        self._set_graph(np.zeros((self.d, self.d), dtype=bool) if graph is None else np.asarray(graph, dtype=bool))
+        self.total = score.total(self.extension())
 
     # -- views of the current graph -----------------------------------------------------------
 
@@ -251,7 +256,8 @@ class GreedySearch:
         self._und = graph & graph.T
         self._directed = graph & ~graph.T
         # graph[u, v] is True for u -> v and for u -- v: exactly the steps of a semi-directed path.
-        self._succ = [np.flatnonzero(graph[u]).tolist() for u in range(self.d)]
+        self._succ = _rows(graph)
+        self._reach_memo: dict[tuple[int, tuple[int, ...]], set[int]] = {}
 
     def _ne(self, v: int) -> list[int]:
         return np.flatnonzero(self._und[v]).tolist()
@@ -261,14 +267,16 @@ class GreedySearch:
 
     # -- candidate rows ----------------------------------------------------------------------
 
-    def _row(self, phase: str, y: int) -> _Row:
+    def _row(self, phase: str, y: int, floor: float) -> _Row:
+        """Candidates of child ``y`` that gain more than ``floor``, valid up to the global
+        (path or separation) condition."""
         if phase == "forward":
-            return self._insert_row(y)
+            return self._insert_row(y, floor)
         if phase == "backward":
-            return self._delete_row(y)
-        return self._turn_row(y)
+            return self._delete_row(y, floor)
+        return self._turn_row(y, floor)
 
-    def _insert_row(self, y: int) -> _Row:
+    def _insert_row(self, y: int, floor: float) -> _Row:
         pa = self._pa(y)
         if self.max_parents is not None and len(pa) > self.max_parents:
             return _EMPTY
@@ -277,8 +285,8 @@ class GreedySearch:
         if candidates.size == 0:
             return _EMPTY
         ne = self._ne(y)
-        # outside[k, c]: candidate k is adjacent to neighbour c of y, so c belongs to NA(y, x_k)
-        # and every clique S used with x_k must contain it.
+        # na[k, c]: candidate k is adjacent to neighbour c of y, so c belongs to NA(y, x_k) and
+        # every clique S = NA ∪ T scored for x_k must contain it (T takes the rest of S).
         na = self._adj[np.ix_(candidates, ne)] if ne else None
         gains, xs, sets = [], [], []
         for clique in _cliques(ne, self._adj):
@@ -290,7 +298,7 @@ class GreedySearch:
             if xs_s.size == 0:
                 continue
             g = self.score.insert_gains(y, sorted(pa + list(clique)), xs_s)
-            keep = g > self.min_gain
+            keep = g > floor
             if keep.any():
                 gains.append(g[keep])
                 xs.append(xs_s[keep])
@@ -299,7 +307,7 @@ class GreedySearch:
             return _EMPTY
         return _Row(np.concatenate(gains), np.concatenate(xs), sets)
 
-    def _delete_row(self, y: int) -> _Row:
+    def _delete_row(self, y: int, floor: float) -> _Row:
         local = self.score.local
         pa = set(self._pa(y))
         ne = self._ne(y)
@@ -309,13 +317,13 @@ class GreedySearch:
             for kept in _cliques(na, self._adj):
                 parents = pa.union(kept)
                 gain = local(y, parents - {x}) - local(y, parents | {x})
-                if gain > self.min_gain:
+                if gain > floor:
                     gains.append(gain)
                     xs.append(x)
                     sets.append(kept)
         return _Row(gains, xs, sets) if gains else _EMPTY
 
-    def _turn_row(self, y: int) -> _Row:
+    def _turn_row(self, y: int, floor: float) -> _Row:
         local = self.score.local
         pa_y = set(self._pa(y))
         ne = self._ne(y)
@@ -339,7 +347,7 @@ class GreedySearch:
                 else:
                     new_x = local(x, pa_x - {y}) - local(x, pa_x)
                 gain = new_y + new_x
-                if gain > self.min_gain:
+                if gain > floor:
                     gains.append(gain)
                     xs.append(x)
                     sets.append(c)
@@ -347,21 +355,21 @@ class GreedySearch:
 
     # -- global validity (checked lazily, best candidate first) --------------------------------
 
-    def _reaches(self, start: int, target: int, blocked: set[int], skip_edge: bool = False) -> bool:
-        """Whether a semi-directed path leads from ``start`` to ``target`` avoiding ``blocked``
-        (``skip_edge``: not counting the single edge ``start -> target``)."""
+    def _reachable(self, start: int, blocked: set[int], skip: int | None = None) -> set[int]:
+        """Nodes a semi-directed path from ``start`` reaches while avoiding ``blocked`` (and, with
+        ``skip``, not taking the single edge ``start -> skip``; paths through others may reach it)."""
         seen = blocked | {start}
-        frontier = [v for v in self._succ[start] if v not in seen and not (skip_edge and v == target)]
+        frontier = [v for v in self._succ[start] if v not in seen and v != skip]
         seen.update(frontier)
+        reached = set(frontier)
         while frontier:
             v = frontier.pop()
-            if v == target:
-                return True
             for w in self._succ[v]:
                 if w not in seen:
                     seen.add(w)
+                    reached.add(w)
                     frontier.append(w)
-        return False
+        return reached
 
     def _separated(self, x: int, y: int, clique: tuple[int, ...]) -> bool:
         """Whether ``{x, y}`` separates ``clique`` from ``NA(y, x) - clique`` along undirected edges."""
@@ -382,12 +390,18 @@ class GreedySearch:
 
     def _valid(self, phase: str, x: int, y: int, clique: tuple[int, ...]) -> bool:
         if phase == "forward":
-            return not self._reaches(y, x, set(clique))
+            # Many top insertions stay invalid for many moves (x a descendant of y, say) and are
+            # re-checked at every move; one search per (y, clique) and graph serves them all.
+            key = (y, clique)
+            reached = self._reach_memo.get(key)
+            if reached is None:
+                reached = self._reach_memo[key] = self._reachable(y, set(clique))
+            return x not in reached
         if phase == "backward":
             return True
         if self._und[x, y]:
             return self._separated(x, y, clique)
-        return not self._reaches(y, x, set(clique).union(self._ne(x)), skip_edge=True)
+        return x not in self._reachable(y, set(clique).union(self._ne(x)), skip=x)
 
     def _best(self, phase: str, rows: list[_Row]) -> tuple[float, int, int, tuple[int, ...]] | None:
         heap = [(-row.gains[0], int(row.xs[0]), y, len(row.sets[0]), 0) for y, row in enumerate(rows) if len(row)]
@@ -463,7 +477,7 @@ class GreedySearch:
     def run_phase(self, phase: str) -> int:
         """Apply the best valid operator of ``phase`` until none gains more than ``min_gain``;
         return the number of moves."""
-        rows = [self._row(phase, y) for y in range(self.d)]
+        rows = [self._row(phase, y, self.min_gain) for y in range(self.d)]
         count = 0
         while (best := self._best(phase, rows)) is not None:
             gain, x, y, clique = best
@@ -474,7 +488,7 @@ class GreedySearch:
             # neighbours.
             dirty = np.flatnonzero(self._adj[:, changed].any(axis=1))
             for v in set(changed.tolist()).union(dirty.tolist()):
-                rows[v] = self._row(phase, v)
+                rows[v] = self._row(phase, v, self.min_gain)
         return count
 
     def run(self, phases: Sequence[str], iterate: bool) -> None:
@@ -483,6 +497,19 @@ class GreedySearch:
             moved = sum(self.run_phase(phase) for phase in phases)
             if not iterate or moved == 0:
                 return
+
+    def valid_operators(self, phase: str) -> list[tuple[float, int, int, tuple[int, ...]]]:
+        """Every valid operator of ``phase`` on the current graph, whatever its gain, by an
+        exhaustive scan: ``(gain, x, y, clique)`` best first, ``clique`` as in :meth:`apply`.
+
+        The incremental search must always pick the first of these (the tests check it).
+        """
+        found = []
+        for y in range(self.d):
+            row = self._row(phase, y, -np.inf)
+            found.extend((float(g), int(x), y, c) for g, x, c in zip(row.gains, row.xs, row.sets)
+                         if self._valid(phase, int(x), y, c))
+        return sorted(found, key=lambda op: (-op[0], op[1], op[2], len(op[3])))
 
     def final_score(self) -> float:
         """The score of the current class, recomputed from a member DAG's local scores."""
