@@ -357,5 +357,6 @@ def test_registry():
     assert {"ges_fast", "gies_fast"} <= set(methods())
     assert supports_interventions("gies_fast") and not supports_interventions("ges_fast")
     result = run("gies_fast", *interventional(2))
-    assert result.method == "gies_fast" and result.options == {"penalty": 0.5, "phases": ("forward", "backward", "turning"), "iterate": True}
+    assert result.method == "gies_fast"
+    assert result.options == {"penalty": 0.5, "phases": ("forward", "backward", "turning"), "iterate": True}
     assert all(set(m) == {"operator", "x", "y", "subset", "gain"} for m in result.extras["moves"])

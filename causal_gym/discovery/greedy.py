@@ -50,6 +50,13 @@ Matching the references
   repeated while its best move gains more than ``1e-3`` (the package's threshold), the sequence
   repeated while it improves the score when ``iterate``.
 
+Checked in ``tests/test_greedy_search.py``: identical CPDAGs and scores (within 1e-6) to
+causal-learn on 120 seeded observational datasets (d 4-12, n 200-2000) and identical essential
+graphs and scores to ``gies`` on 120 interventional ones (d 4-10, hard interventions on one or
+two nodes per environment), plus option variants; no case where a reference differed was found,
+so none is documented as a reference getting stuck. A replay test also checks that every move
+is the first operator of an exhaustive rescan and that its gain equals the change in DAG score.
+
 References
 ----------
 Chickering, D. M. (2002). Optimal structure identification with greedy search. JMLR 3, 507-554.
@@ -139,8 +146,8 @@ def essential_of_dag(dag: np.ndarray, targets: Sequence[Sequence[int]] = ()) -> 
     Meek's rules R1-R4. The closure is unique for such a PDAG (it has ``dag`` as a consistent
     extension), whatever order the rules are applied in, so instead of sweeping every undirected
     edge through every rule until nothing changes, a work list re-examines only the undirected
-    edges next to a newly oriented one. The search calls this after every move, and on sparse
-    graphs with d = 100 it is about ten times faster than the sweeps.
+    edges next to a newly oriented one. The search calls this after every move; on ER DAGs with
+    d = 100 and expected degree 2 it takes about 1 ms against 16 ms for the sweeps.
 
     Parameters
     ----------
@@ -423,8 +430,9 @@ class GreedySearch:
         Maximum-cardinality search visits next the node with the most visited neighbours (ties:
         ``priority`` order first, then node index) and each undirected edge points from the
         earlier node to the later one. Such an order is a perfect elimination order reversed, so
-        no v-structure and no cycle arise and the DAG is a member of the class (Hauser &
-        Bühlmann 2012, Prop. 16). Started at a clique ``C`` followed by ``y``, it makes ``C``
+        no v-structure and no cycle arise and the DAG is a member of the class (chain components
+        of an (I-)essential graph are chordal and are oriented independently, Hauser & Bühlmann
+        2012). Started at a clique ``C`` followed by ``y``, it makes ``C``
         exactly ``y``'s parents in its component, which is how a move is realised.
         """
         d = self.d
