@@ -1,0 +1,523 @@
+"""Exact graph posterior: BGe local scores and Koivisto's DP against independent references.
+
+References: brute-force enumeration of every DAG for d <= 5 (weights = linear extensions x
+parent-set prior x exp(total score), no DP); a loop-based textbook BGe (Kuipers, Moffa &
+Heckerman 2014, marginal likelihoods of variable subsets with multivariate gamma functions and
+plain determinants); a 1-variable marginal likelihood by numerical integration over the
+Normal-Gamma prior; a 2-variable case computed by hand; scikit-learn's average precision.
+pgmpy (1.1.2) and causal-learn have no BGe score, so pgmpy's Gaussian BIC serves only as a
+large-sample check (BGe and BIC agree up to O(1) per parameter).
+"""
+
+import functools
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import multigammaln
+from sklearn.metrics import average_precision_score
+
+from causal_gym import scm
+from causal_gym.graphs import dag_to_cpdag
+from causal_gym.stats import graph_posterior as gp
+
+ATOL_DP = 1e-9
+
+
+# ---------------------------------------------------------------------------------------------
+# references
+# ---------------------------------------------------------------------------------------------
+
+
+def code_of(parents, j):
+    """Parent-set code of node j written from the layout's definition."""
+    return sum(1 << (i if i < j else i - 1) for i in parents)
+
+
+@functools.lru_cache(maxsize=None)
+def enumerate_dags(d):
+    """Every DAG on d nodes, its parent-set codes and its number of linear extensions.
+
+    All choices of a parent set per node are built; a graph is kept when repeatedly removing
+    its sources empties it. Cached per d (d = 5 has 16^5 candidates).
+    """
+    options = [np.array([m for m in range(1 << d) if not (m >> j) & 1]) for j in range(d)]
+    choice = np.indices((1 << (d - 1),) * d).reshape(d, -1).T  # (candidates, d)
+    full = np.stack([options[j][choice[:, j]] for j in range(d)], axis=1)
+    a = ((full[:, None, :] >> np.arange(d)[None, :, None]) & 1).astype(np.int8)  # a[g, i, j]: i -> j
+    alive = np.ones((len(a), d), dtype=bool)
+    for _ in range(d):
+        alive &= np.einsum("gi,gij->gj", alive.astype(np.int64), a.astype(np.int64)) > 0
+    keep = ~alive.any(axis=1)
+    dags, full = a[keep], full[keep]
+    codes = np.stack([code_of_masks(full[:, j], j) for j in range(d)], axis=1)
+    return dags, codes, linear_extensions(dags)
+
+
+def code_of_masks(masks, j):
+    """Vectorised code_of for d-bit masks without bit j."""
+    low = masks & ((1 << j) - 1)
+    return low | ((masks >> (j + 1)) << j)
+
+
+def all_dags(d):
+    return enumerate_dags(d)[0]
+
+
+def linear_extensions(a):
+    d = a.shape[1]
+    count = np.zeros(len(a))
+    for perm in itertools.permutations(range(d)):
+        reordered = a[:, perm][:, :, perm]
+        count += ~np.tril(reordered).any(axis=(1, 2))  # consistent: every edge goes forward
+    return count
+
+
+def log_weights(scores, prior="size"):
+    """log of (linear extensions x prod_j rho_j x exp(total score)) for every DAG."""
+    d = scores.shape[0]
+    dags, codes, extensions = enumerate_dags(d)
+    log_rho = np.zeros(d) if prior == "uniform" else np.array([-math.log(math.comb(d - 1, k)) for k in range(d)])
+    sizes = dags.sum(axis=1)  # in-degrees
+    return np.log(extensions) + (scores[np.arange(d), codes] + log_rho[sizes]).sum(axis=1)
+
+
+def brute_force_marginals(scores, prior="size"):
+    log_w = log_weights(scores, prior)
+    w = np.exp(log_w - log_w.max())
+    return np.einsum("g,gij->ij", w, enumerate_dags(scores.shape[0])[0]) / w.sum()
+
+
+def textbook_bge(data, mask, j, parents, alpha_mu=1.0, alpha_w=None):
+    """The BGe local score written plainly: log p(data_Y) - log p(data_P), loops and determinants."""
+    n_rows, d = data.shape
+    alpha_w = d + 2.0 if alpha_w is None else alpha_w
+    t = alpha_mu * (alpha_w - d - 1) / (alpha_mu + 1)
+    rows = [data[r] for r in range(n_rows) if mask is None or not mask[r, j]]
+    n = len(rows)
+    mean = sum(rows) / n if n else np.zeros(d)
+    scatter = np.zeros((d, d))
+    for x in rows:
+        scatter += np.outer(x - mean, x - mean)
+    prior_t = t * np.eye(d)
+    r_post = prior_t + scatter + n * alpha_mu / (n + alpha_mu) * np.outer(mean, mean)
+
+    def log_marginal(subset):
+        subset = sorted(subset)
+        size = len(subset)
+        if size == 0:
+            return 0.0
+        t_y = prior_t[np.ix_(subset, subset)]
+        r_y = r_post[np.ix_(subset, subset)]
+        dof = alpha_w - d + size
+        return (
+            size / 2 * math.log(alpha_mu / (n + alpha_mu))
+            + multigammaln((n + dof) / 2, size)
+            - multigammaln(dof / 2, size)
+            - size * n / 2 * math.log(math.pi)
+            + dof / 2 * math.log(np.linalg.det(t_y))
+            - (n + dof) / 2 * math.log(np.linalg.det(r_y))
+        )
+
+    return log_marginal(list(parents) + [j]) - log_marginal(parents)
+
+
+def textbook_table(data, mask=None, **hyper):
+    d = data.shape[1]
+    out = np.empty((d, 1 << (d - 1)))
+    for j in range(d):
+        others = [i for i in range(d) if i != j]
+        for size in range(d):
+            for parents in itertools.combinations(others, size):
+                out[j, code_of(parents, j)] = textbook_bge(data, mask, j, list(parents), **hyper)
+    return out
+
+
+def linear_gaussian(d, n, seed, interventions=()):
+    rng = np.random.default_rng(seed)
+    dag = scm.erdos_renyi_dag(d, min(2.0, d - 1.0), rng=rng)
+    model = scm.SCM.random(dag, "linear", rng=rng)
+    return dag, model, model.sample(n, rng=rng, interventions=list(interventions))
+
+
+def mixed_data(d, n_obs, n_per_target, seed):
+    """Observational rows plus do(j) rows for every node; the mask marks the intervened cells."""
+    dag, model, data = linear_gaussian(d, n_obs, seed)
+    blocks, masks = [data], [np.zeros_like(data, dtype=bool)]
+    rng = np.random.default_rng(seed + 1)
+    for j in range(d):
+        blocks.append(model.sample(n_per_target, rng=rng, interventions=[scm.HardDo(j, value=float(rng.normal()))]))
+        m = np.zeros((n_per_target, d), dtype=bool)
+        m[:, j] = True
+        masks.append(m)
+    return dag, np.vstack(blocks), np.vstack(masks)
+
+
+# ---------------------------------------------------------------------------------------------
+# the DP against enumeration of all DAGs
+# ---------------------------------------------------------------------------------------------
+
+
+def test_dag_enumeration_counts():
+    # OEIS A003024: labelled DAGs on 1..5 nodes
+    assert [len(all_dags(d)) for d in range(1, 6)] == [1, 3, 25, 543, 29281]
+
+
+@pytest.mark.parametrize("d", [2, 3, 4, 5])
+@pytest.mark.parametrize("prior", ["size", "uniform"])
+def test_dp_equals_enumeration_on_arbitrary_scores(d, prior):
+    scores = np.random.default_rng(10 * d + len(prior)).normal(scale=4.0, size=(d, 1 << (d - 1)))
+    post = gp.edge_posterior(scores, parent_prior=prior)
+    np.testing.assert_allclose(post.edge_probs, brute_force_marginals(scores, prior), atol=ATOL_DP, rtol=0)
+
+
+@pytest.mark.parametrize("d", [3, 4, 5])
+def test_dp_equals_enumeration_on_bge_scores_with_interventions(d):
+    _, data, mask = mixed_data(d, 40, 5, seed=d)
+    scores = gp.local_scores(data, mask)
+    post = gp.edge_posterior(scores)
+    np.testing.assert_allclose(post.edge_probs, brute_force_marginals(scores), atol=ATOL_DP, rtol=0)
+
+
+def test_dp_equals_enumeration_with_max_parents():
+    _, _, data = linear_gaussian(5, 60, seed=3)
+    scores = gp.local_scores(data, max_parents=2)
+    assert np.isneginf(scores[:, -1]).all() and np.isfinite(scores[:, 0]).all()
+    post = gp.edge_posterior(scores)
+    np.testing.assert_allclose(post.edge_probs, brute_force_marginals(scores), atol=ATOL_DP, rtol=0)
+
+
+def test_dp_handles_scores_hundreds_of_nats_apart():
+    # strongly dependent data: log-space sums must not underflow where a linear-space DP would
+    scores = np.random.default_rng(0).normal(scale=400.0, size=(4, 8))
+    post = gp.edge_posterior(scores)
+    assert np.isfinite(post.edge_probs).all()
+    np.testing.assert_allclose(post.edge_probs, brute_force_marginals(scores), atol=ATOL_DP, rtol=0)
+
+
+def test_parent_set_posteriors_sum_to_one_and_give_the_marginals():
+    scores = np.random.default_rng(1).normal(scale=3.0, size=(6, 32))
+    post = gp.edge_posterior(scores)
+    np.testing.assert_allclose(post.parent_set_probs.sum(axis=1), 1.0, atol=1e-12)
+    masks = gp.parent_set_masks(6)
+    for i, j in [(0, 1), (5, 2), (3, 4)]:
+        assert post.edge_probs[i, j] == pytest.approx(post.parent_set_probs[j, (masks[j] >> i) & 1 == 1].sum(), abs=1e-12)
+    assert np.all(post.edge_probs + post.edge_probs.T <= 1 + 1e-12)  # a DAG never has both i->j and j->i
+
+
+def test_log_evidence_is_prior_weighted_likelihood():
+    scores = np.random.default_rng(2).normal(size=(4, 8))
+    expected = np.logaddexp.reduce(log_weights(scores)) - np.logaddexp.reduce(log_weights(np.zeros_like(scores)))
+    assert gp.edge_posterior(scores).log_evidence == pytest.approx(expected, abs=1e-10)
+
+
+def test_no_data_posterior_is_the_prior():
+    # uniform rho and orders: i precedes j in half the orders, and given the order each allowed
+    # edge is present in half the DAGs, so every edge has prior probability 1/4
+    post = gp.edge_posterior(np.zeros((3, 4)), parent_prior="uniform")
+    np.testing.assert_allclose(post.edge_probs, (1 - np.eye(3)) / 4, atol=1e-12)
+    assert post.log_evidence == pytest.approx(0.0, abs=1e-12)
+
+
+def test_batched_posterior_equals_one_at_a_time():
+    scores = np.random.default_rng(3).normal(size=(2, 3, 5, 16))
+    post = gp.edge_posterior(scores)
+    assert post.edge_probs.shape == (2, 3, 5, 5)
+    for a, b in itertools.product(range(2), range(3)):
+        one = gp.edge_posterior(scores[a, b])
+        np.testing.assert_allclose(post.edge_probs[a, b], one.edge_probs, atol=1e-13)
+        assert post.log_evidence[a, b] == pytest.approx(one.log_evidence, abs=1e-12)
+
+
+def test_permuting_variables_permutes_the_marginals():
+    _, data, mask = mixed_data(6, 80, 10, seed=4)
+    perm = np.random.default_rng(5).permutation(6)
+    base = gp.edge_posterior(gp.local_scores(data, mask)).edge_probs
+    permuted = gp.edge_posterior(gp.local_scores(data[:, perm], mask[:, perm])).edge_probs
+    np.testing.assert_allclose(permuted, base[np.ix_(perm, perm)], atol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------
+# BGe local scores
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5])
+def test_bge_equals_textbook_formula(d):
+    _, _, data = linear_gaussian(d, 30, seed=d)
+    data = data + 1.5  # a non-zero mean exercises the prior-mean term
+    np.testing.assert_allclose(gp.local_scores(data), textbook_table(data), rtol=1e-10, atol=1e-9)
+
+
+def test_bge_equals_textbook_formula_with_mask_and_hyperparameters():
+    _, data, mask = mixed_data(4, 25, 6, seed=7)
+    hyper = {"alpha_mu": 2.5, "alpha_w": 9.0}
+    np.testing.assert_allclose(
+        gp.local_scores(data, mask, **hyper), textbook_table(data, mask, **hyper), rtol=1e-10, atol=1e-9
+    )
+
+
+def normal_gamma_marginal(x, alpha_mu, shape, rate):
+    """log of the integral of prod N(x | mu, 1/lam) N(mu | 0, 1/(alpha_mu lam)) Gamma(lam | shape, rate)."""
+    def integrand(mu, lam):
+        log_density = (
+            0.5 * x.size * math.log(lam / (2 * math.pi)) - 0.5 * lam * np.sum((x - mu) ** 2)
+            + 0.5 * math.log(alpha_mu * lam / (2 * math.pi)) - 0.5 * alpha_mu * lam * mu**2
+            + shape * math.log(rate) - math.lgamma(shape) + (shape - 1) * math.log(lam) - rate * lam
+        )
+        return math.exp(log_density)
+
+    value, _ = integrate.dblquad(integrand, 1e-12, 60.0, -15.0, 15.0, epsabs=1e-14, epsrel=1e-10)
+    return math.log(value)
+
+
+def test_bge_one_variable_is_the_normal_gamma_marginal_likelihood():
+    x = np.array([[0.3], [-1.1], [0.8], [2.0]])
+    # W ~ Wishart(alpha_w, 1/t) in one dimension is Gamma(alpha_w / 2, rate t / 2); d = 1: t = 1/2
+    expected = normal_gamma_marginal(x[:, 0], 1.0, 3.0 / 2, 0.5 / 2)
+    assert gp.local_scores(x)[0, 0] == pytest.approx(expected, rel=1e-7)
+
+
+def test_bge_empty_parent_set_uses_the_marginal_wishart():
+    # d = 3, alpha_w = 5, t = 1/2: node 2's empty-parent score is the 1-variable marginal with
+    # alpha_w - d + 1 = 3 degrees of freedom (Kuipers et al.'s correction), from its unmasked rows
+    rng = np.random.default_rng(8)
+    data = rng.normal(size=(6, 3))
+    mask = np.zeros((6, 3), dtype=bool)
+    mask[[1, 4], 2] = True
+    expected = normal_gamma_marginal(data[~mask[:, 2], 2], 1.0, 3.0 / 2, 0.5 / 2)
+    assert gp.local_scores(data, mask)[2, 0] == pytest.approx(expected, rel=1e-7)
+
+
+def test_bge_two_variables_by_hand():
+    # rows (2, 0), (0, 1); d = 2, alpha_mu = 1, alpha_w = 4, t = 1/2, N = 2:
+    # mean (1, 1/2), scatter [[2, -1], [-1, 1/2]], shrinkage 2/3 mean mean^T, so
+    # R = [[19/6, -2/3], [-2/3, 7/6]], det R = 13/4.
+    # log p(X, Y) = log(1/3) + log(Gamma_2(3) / Gamma_2(2)) - 2 log(pi) + 2 log det(T) - 3 log det R
+    #             = log(1/3) + log(3) - 2 log(pi) + 2 log(1/4) - 3 log(13/4)
+    # log p(X) = 1/2 log(1/3) + log(Gamma(5/2) / Gamma(3/2)) - log(pi) + 3/2 log(1/2) - 5/2 log R_XX
+    data = np.array([[2.0, 0.0], [0.0, 1.0]])
+    log_xy = -2 * math.log(math.pi) + 2 * math.log(0.25) - 3 * math.log(13 / 4)
+    def log_single(r):
+        return 0.5 * math.log(1 / 3) + math.log(1.5) - math.log(math.pi) + 1.5 * math.log(0.5) - 2.5 * math.log(r)
+    log_x, log_y = log_single(19 / 6), log_single(7 / 6)
+    expected = np.array([[log_x, log_xy - log_y], [log_y, log_xy - log_x]])
+    np.testing.assert_allclose(gp.local_scores(data), expected, rtol=1e-12)
+
+
+def test_bge_is_score_equivalent():
+    d = 4
+    _, _, data = linear_gaussian(d, 50, seed=9)
+    scores = gp.local_scores(data)
+    totals = {}
+    dags, codes, _ = enumerate_dags(d)
+    for g, code in zip(dags, codes):
+        total = scores[np.arange(d), code].sum()
+        totals.setdefault(dag_to_cpdag(g).tobytes(), []).append(total)
+    assert len(totals) == 185  # Markov equivalence classes on 4 labelled nodes
+    spread = [max(v) - min(v) for v in totals.values()]
+    assert max(spread) < 1e-9
+    class_scores = sorted(v[0] for v in totals.values())
+    assert np.min(np.diff(class_scores)) > 1e-6  # different classes do score differently here
+
+
+def test_bge_agrees_with_pgmpy_bic_at_large_n():
+    pd = pytest.importorskip("pandas")
+    structure_score = pytest.importorskip("pgmpy.estimators")
+    _, _, data = linear_gaussian(3, 20_000, seed=11)
+    ours = gp.local_scores(data)
+    bic = structure_score.BICGauss(pd.DataFrame(data, columns=["a", "b", "c"]))
+    names = ["a", "b", "c"]
+    for j in range(3):
+        others = [i for i in range(3) if i != j]
+        base_bic = bic.local_score(names[j], [])
+        for size in (1, 2):
+            for parents in itertools.combinations(others, size):
+                gain_bic = bic.local_score(names[j], [names[i] for i in parents]) - base_bic
+                gain_bge = ours[j, code_of(parents, j)] - ours[j, 0]
+                # both are log p(data) up to O(1) per parameter; the gains themselves span thousands
+                assert abs(gain_bge - gain_bic) < 3.0 * size, (j, parents, gain_bge, gain_bic)
+
+
+# ---------------------------------------------------------------------------------------------
+# interventional data
+# ---------------------------------------------------------------------------------------------
+
+
+def two_variable_rows(n_obs, n_do_x, n_do_y, seed):
+    """X -> Y with Y = 1.5 X + noise; do(X) rows draw X anew, do(Y) rows set Y at random."""
+    rng = np.random.default_rng(seed)
+    n = n_obs + n_do_x + n_do_y
+    x = rng.normal(size=n)
+    y = 1.5 * x + 0.5 * rng.normal(size=n)
+    x[n_obs:n_obs + n_do_x] = rng.normal(scale=2.0, size=n_do_x)
+    y[n_obs:n_obs + n_do_x] = 1.5 * x[n_obs:n_obs + n_do_x] + 0.5 * rng.normal(size=n_do_x)
+    y[n_obs + n_do_x:] = rng.normal(scale=2.0, size=n_do_y)
+    mask = np.zeros((n, 2), dtype=bool)
+    mask[n_obs:n_obs + n_do_x, 0] = True
+    mask[n_obs + n_do_x:, 1] = True
+    return np.column_stack([x, y]), mask
+
+
+def test_observational_two_variables_are_symmetric():
+    data, mask = two_variable_rows(200, 0, 0, seed=0)
+    p = gp.edge_posterior(gp.local_scores(data, mask)).edge_probs
+    assert p[0, 1] == pytest.approx(p[1, 0], abs=1e-9)
+    assert p[0, 1] > 0.49  # strongly dependent: almost all mass on the two orientations
+
+
+@pytest.mark.parametrize("n_do_x, n_do_y", [(0, 20), (20, 0), (200, 0), (0, 200)])
+def test_interventions_orient_the_edge(n_do_x, n_do_y):
+    data, mask = two_variable_rows(200, n_do_x, n_do_y, seed=1)
+    p = gp.edge_posterior(gp.local_scores(data, mask)).edge_probs
+    assert p[0, 1] > 0.9 and p[1, 0] < 0.1
+    if n_do_x + n_do_y == 200:
+        assert p[0, 1] > 1 - 1e-6
+
+
+def test_more_do_rows_move_the_posterior_towards_the_truth():
+    data, mask = two_variable_rows(100, 0, 40, seed=2)
+    probs = [
+        gp.edge_posterior(gp.local_scores(data[: 100 + k], mask[: 100 + k])).edge_probs[0, 1]
+        for k in (0, 2, 5, 10, 40)
+    ]
+    assert probs[0] == pytest.approx(0.5, abs=0.01)
+    assert probs[1] > probs[0] and np.all(np.diff(probs) >= 0)
+    assert probs[-1] > 0.999
+
+
+def test_intervened_rows_do_not_enter_the_target_scores():
+    _, data, mask = mixed_data(5, 30, 8, seed=12)
+    scores = gp.local_scores(data, mask)
+    for j in range(5):
+        changed = data.copy()
+        rows = mask[:, j]
+        changed[rows, j] = np.random.default_rng(j).normal(scale=10.0, size=rows.sum())
+        new = gp.local_scores(changed, mask)
+        np.testing.assert_array_equal(new[j], scores[j])
+        assert not np.allclose(np.delete(new, j, axis=0), np.delete(scores, j, axis=0))
+
+
+def test_node_intervened_everywhere_has_no_evidence():
+    rng = np.random.default_rng(13)
+    data = rng.normal(size=(10, 3))
+    mask = np.zeros((10, 3), dtype=bool)
+    mask[:, 1] = True
+    np.testing.assert_allclose(gp.local_scores(data, mask)[1], 0.0, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# incremental and batched statistics
+# ---------------------------------------------------------------------------------------------
+
+
+def test_add_row_equals_from_data():
+    _, data, mask = mixed_data(5, 20, 4, seed=14)
+    stats = gp.BGeStats.from_data(data[:3], mask[:3])
+    for r in range(3, len(data)):
+        stats = stats.add_row(data[r], mask[r])
+    full = gp.BGeStats.from_data(data, mask)
+    for name in ("count", "mean", "scatter"):
+        np.testing.assert_allclose(getattr(stats, name), getattr(full, name), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(gp.bge_local_scores(stats), gp.local_scores(data, mask), rtol=1e-10, atol=1e-9)
+
+
+def test_empty_start_and_batched_rows():
+    _, data, mask = mixed_data(4, 12, 3, seed=15)
+    batch = np.stack([data, data[::-1] * 2.0])
+    masks = np.stack([mask, mask[::-1]])
+    stats = gp.BGeStats.from_data(batch[:, :0], masks[:, :0])
+    assert np.all(stats.count == 0)
+    for r in range(data.shape[0]):
+        stats = stats.add_row(batch[:, r], masks[:, r])
+    scores = gp.bge_local_scores(stats)
+    np.testing.assert_allclose(scores[0], gp.local_scores(data, mask), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(scores[1], gp.local_scores(data[::-1] * 2.0, mask[::-1]), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(gp.local_scores(batch, masks), scores, rtol=1e-10, atol=1e-9)
+
+
+def test_stats_are_frozen_copies():
+    count, mean, scatter = np.ones(2), np.zeros((2, 2)), np.zeros((2, 2, 2))
+    stats = gp.BGeStats(count, mean, scatter)
+    assert count.flags.writeable
+    with pytest.raises(ValueError):
+        stats.count[0] = 5.0
+
+
+# ---------------------------------------------------------------------------------------------
+# predictions and scores
+# ---------------------------------------------------------------------------------------------
+
+
+def test_expected_correct_and_shd_equal_enumeration():
+    d = 4
+    scores = np.random.default_rng(16).normal(scale=2.0, size=(d, 8))
+    p = gp.edge_posterior(scores).edge_probs
+    guess = gp.bayes_optimal_graph(p)
+    dags = all_dags(d)
+    log_w = log_weights(scores)
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    off = ~np.eye(d, dtype=bool)
+    correct = np.array([(g == guess)[off].sum() for g in dags])
+    skeleton_state = lambda g: (g - g.T)[np.triu_indices(d, 1)]  # +1, -1 or 0 per pair
+    shd_values = np.array([(skeleton_state(g) != skeleton_state(guess)).sum() for g in dags])
+    assert gp.expected_correct_entries(p) == pytest.approx(w @ correct, abs=1e-9)
+    assert gp.expected_shd(p) == pytest.approx(w @ shd_values, abs=1e-9)
+
+
+def test_bayes_optimal_graph_maximises_expected_correct_entries():
+    p = gp.edge_posterior(np.random.default_rng(17).normal(scale=2.0, size=(5, 16))).edge_probs
+    best = gp.expected_correct_entries(p)
+    off = ~np.eye(5, dtype=bool)
+    guess = gp.bayes_optimal_graph(p)
+    assert best == pytest.approx(np.where(guess == 1, p, 1 - p)[off].sum())
+    rng = np.random.default_rng(18)
+    for _ in range(50):
+        other = rng.integers(0, 2, size=(5, 5))
+        assert np.where(other == 1, p, 1 - p)[off].sum() <= best + 1e-12
+
+
+def test_posterior_scores_against_truth():
+    dag, _, data = linear_gaussian(6, 400, seed=19)
+    p = gp.edge_posterior(gp.local_scores(data)).edge_probs
+    result = gp.posterior_scores(p, dag)
+    off = ~np.eye(6, dtype=bool)
+    guess = (p > 0.5).astype(int)
+    assert result.auprc == pytest.approx(average_precision_score(dag[off], p[off]))
+    tp = int((guess & dag).sum())
+    f1 = 2 * tp / (guess.sum() + dag.sum()) if guess.sum() + dag.sum() else 1.0
+    assert result.f1 == pytest.approx(f1)
+    assert result.correct == int((guess == dag)[off].sum())
+    assert 15 <= result.expected_correct <= 30 and result.expected_shd >= 0
+
+
+def test_posterior_concentrates_with_interventional_data():
+    dag, data, mask = mixed_data(5, 500, 300, seed=20)
+    p = gp.edge_posterior(gp.local_scores(data, mask)).edge_probs
+    result = gp.posterior_scores(p, dag)
+    assert result.shd == 0 and result.expected_correct > 19.5
+
+
+# ---------------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------------
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(ValueError, match="boolean"):
+        gp.local_scores(np.zeros((4, 2)), mask=np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="NaN"):
+        gp.local_scores(np.array([[np.nan, 1.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="alpha_w"):
+        gp.local_scores(np.zeros((4, 3)), alpha_w=3.5)
+    with pytest.raises(ValueError, match="columns"):
+        gp.edge_posterior(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="empty parent set"):
+        gp.edge_posterior(np.full((2, 2), -np.inf))
+    with pytest.raises(ValueError, match="parent prior"):
+        gp.edge_posterior(np.zeros((2, 2)), parent_prior="flat")
+    with pytest.raises(ValueError, match="supports"):
+        gp.local_scores(np.zeros((3, gp.MAX_NODES + 1)))
