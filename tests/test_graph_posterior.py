@@ -197,6 +197,33 @@ def test_dp_handles_scores_hundreds_of_nats_apart():
     np.testing.assert_allclose(post.edge_probs, brute_force_marginals(scores), atol=ATOL_DP, rtol=0)
 
 
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("upward", [False, True])
+def test_subset_sums_equal_explicit_sums(monkeypatch, large, upward):
+    # spreads of thousands of nats (several bands) and excluded (-inf) entries, both code paths
+    if large:
+        monkeypatch.setattr(gp, "_LARGE", 0)
+    q = 6
+    rng = np.random.default_rng(21 + upward)
+    x = rng.normal(scale=2000.0, size=(3, 1 << q))
+    x[0, rng.choice(np.arange(1, 1 << q), size=20, replace=False)] = -np.inf
+    x[:, 0] = np.abs(x[:, 0])  # keep each row's maximum finite
+    expected = np.array([
+        [np.logaddexp.reduce([row[p] for p in range(1 << q) if ((p & c) == p if not upward else (p & c) == c)])
+         for c in range(1 << q)]
+        for row in x
+    ])
+    np.testing.assert_allclose(gp._zeta(x, q, upward), expected, rtol=1e-13, atol=1e-9)
+
+
+def test_batched_d12_posterior_equals_single():
+    # a batch of two d = 12 tables takes the large-array path of the zeta transforms
+    scores = np.random.default_rng(22).normal(scale=20.0, size=(2, 12, 1 << 11))
+    batched = gp.edge_posterior(scores).edge_probs
+    for b in range(2):
+        np.testing.assert_allclose(batched[b], gp.edge_posterior(scores[b]).edge_probs, atol=1e-11)
+
+
 def test_parent_set_posteriors_sum_to_one_and_give_the_marginals():
     scores = np.random.default_rng(1).normal(scale=3.0, size=(6, 32))
     post = gp.edge_posterior(scores)
