@@ -364,8 +364,8 @@ def test_bge_agrees_with_pgmpy_bic_at_large_n():
             for parents in itertools.combinations(others, size):
                 gain_bic = bic.local_score(names[j], [names[i] for i in parents]) - base_bic
                 gain_bge = ours[j, code_of(parents, j)] - ours[j, 0]
-                # both are log p(data) up to O(1) per parameter; the gains themselves span thousands
-                assert abs(gain_bge - gain_bic) < 3.0 * size, (j, parents, gain_bge, gain_bic)
+                # both are log p(data) up to O(1) per parameter: measured gaps <= 0.4 nats on gains of 13k-22k
+                assert abs(gain_bge - gain_bic) < 1.0, (j, parents, gain_bge, gain_bic)
 
 
 # ---------------------------------------------------------------------------------------------
