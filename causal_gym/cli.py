@@ -25,45 +25,38 @@ from typing import Any
 
 __all__ = ["main"]
 
-REPRODUCIBLE = ("heuresis", "causalab", "arena")
-
-
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    from causal_gym.envs.registration import ENV_DESCRIPTIONS
+    from causal_gym.envs.registration import env_descriptions
 
-    width = max(len(env_id) for env_id in ENV_DESCRIPTIONS)
-    for env_id, description in ENV_DESCRIPTIONS.items():
+    descriptions = env_descriptions()
+    width = max(len(env_id) for env_id in descriptions)
+    for env_id, description in descriptions.items():
         print(f"{env_id:<{width}}  {description}")
     return 0
 
 
+def _reproducible() -> dict[str, str]:
+    """Benchmark name -> its reproduce entry point, for the benchmarks that have one."""
+    from causal_gym.envs.benchmark import benchmarks
+
+    return {spec.name: spec.reproduce for spec in benchmarks() if spec.reproduce}
+
+
 def _reproduce(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    if args.benchmark == "heuresis":
-        from causal_gym.envs.heuresis.reproduce import main as reproduce_heuresis
+    from causal_gym.envs.benchmark import load
 
-        reproduce_heuresis(list(rest), prog="causal-gym reproduce heuresis")
-        return 0
-    if args.benchmark == "arena":
-        from causal_gym.envs.arena.reproduce import main as reproduce_arena
-
-        reproduce_arena(list(rest), prog="causal-gym reproduce arena")
-        return 0
-    if args.benchmark == "causalab":
-        from causal_gym.envs.causalab.reproduce import main as reproduce_causalab
-
-        reproduce_causalab(list(rest), prog="causal-gym reproduce causalab")
-        return 0
-    raise AssertionError(args.benchmark)  # argparse restricts the choices
+    load(_reproducible()[args.benchmark])(list(rest), prog=f"causal-gym reproduce {args.benchmark}")
+    return 0
 
 
 def _env_ids(text: str) -> tuple[str, ...]:
     """Comma-separated ids; an item with ``*``, ``?`` or ``[`` is a pattern over causal_gym's ids."""
-    from causal_gym.envs.registration import ENV_DESCRIPTIONS
+    from causal_gym.envs.registration import env_descriptions
 
     ids: list[str] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         if any(c in item for c in "*?["):
-            matched = fnmatch.filter(ENV_DESCRIPTIONS, item)
+            matched = fnmatch.filter(env_descriptions(), item)
             if not matched:
                 raise ValueError(f"--env pattern {item!r} matches no causal_gym id (see `causal-gym list`)")
             ids.extend(matched)
@@ -166,9 +159,9 @@ class _RunHelp(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         if "--agent" not in action.option_strings:
             return super()._get_help_string(action)
-        from causal_gym.agents.registry import AGENTS
+        from causal_gym.agents.registry import agents
 
-        return f"{action.help}: " + "; ".join(f"{name} = {entry.description}" for name, entry in AGENTS.items())
+        return f"{action.help}: " + "; ".join(f"{name} = {entry.description}" for name, entry in agents().items())
 
 
 def _add_run(commands: argparse._SubParsersAction) -> None:
@@ -260,7 +253,7 @@ def _add_reproduce(commands: argparse._SubParsersAction) -> None:
         help="rebuild a paper's tables next to its numbers (options after the benchmark name; --help there)",
         add_help=False,
     )
-    parser.add_argument("benchmark", choices=REPRODUCIBLE)
+    parser.add_argument("benchmark", choices=sorted(_reproducible()))
     parser.set_defaults(handler=_reproduce, passes_rest=True)
 
 

@@ -32,7 +32,10 @@ from causal_gym.envs.arena.env import (
 )
 from causal_gym.envs.arena.pool import pool_config, pool_slot
 from causal_gym.envs.arena.protocol import ArenaDataset
-from causal_gym.envs.registration import ARENA_SOURCES, ENV_DESCRIPTIONS, register_envs
+from causal_gym.envs.arena.spec import SOURCES as ARENA_SOURCES
+from causal_gym.envs.registration import env_descriptions, register_envs
+
+ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
 from causal_gym.envs.arena.scenarios.semantic import SEMANTIC_SCENARIOS
 from causal_gym.envs.heuresis import tools as heuresis_tools

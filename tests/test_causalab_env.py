@@ -33,7 +33,10 @@ from causal_gym.envs.causalab.baselines import (
 from causal_gym.envs.causalab.env import COLUMNS, TOOLS, CausaLabEnv
 from causal_gym.envs.causalab.suites import episode_seed
 from causal_gym.envs.causalab.world import Crystal
-from causal_gym.envs.registration import CAUSALAB_SETTINGS, ENV_DESCRIPTIONS, register_envs
+from causal_gym.envs.causalab.spec import SETTINGS_BY_ID as CAUSALAB_SETTINGS
+from causal_gym.envs.registration import env_descriptions, register_envs
+
+ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.eval import rollout
 from causal_gym.harness import ToolError
 

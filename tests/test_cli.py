@@ -6,7 +6,9 @@ import pytest
 
 from causal_gym.cli import main
 from causal_gym.envs.heuresis.instances import make_instance
-from causal_gym.envs.registration import ENV_DESCRIPTIONS
+from causal_gym.envs.registration import env_descriptions
+
+ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.graphs import skeleton
 
 

@@ -17,13 +17,8 @@ pytest.importorskip("openai")
 import causal_gym  # noqa: E402,F401  (registers the ids)
 from causal_gym import _cache  # noqa: E402
 from causal_gym.agents import task_spec  # noqa: E402
-from causal_gym.agents.llm import (  # noqa: E402
-    PROMPT_LEVEL_TEXTS,
-    TARGET_TEXTS,
-    LLMAgent,
-    LLMRequestError,
-    parse_json_tool_call,
-)
+from causal_gym.agents.llm import LLMAgent, LLMRequestError, parse_json_tool_call  # noqa: E402
+from causal_gym.envs.heuresis.prompts import PROMPT_LEVEL_TEXTS, TARGET_TEXTS  # noqa: E402
 from causal_gym.envs.heuresis import env as env_module  # noqa: E402
 from causal_gym.eval import rollout  # noqa: E402
 from fake_openai_server import FakeOpenAIServer, error_reply, text_reply, tool_reply  # noqa: E402
@@ -330,8 +325,11 @@ def test_prompt_levels_and_targets_add_to_the_neutral_statement():
     for target in ("cpdag", "dag"):
         prompt = LLMAgent("m", prompt_level=2, stated_target=target).system_prompt(task)
         assert prompt == prompts[2] + "\n\n" + TARGET_TEXTS[target]
+    # a level the task does not offer is refused when the task is known (the texts are the benchmark's)
     with pytest.raises(ValueError, match="prompt_level"):
-        LLMAgent("m", prompt_level=4)
+        LLMAgent("m", prompt_level=4).system_prompt(task)
+    with pytest.raises(ValueError, match="prompt_level"):
+        LLMAgent("m", prompt_level=-1)
 
 
 def test_configuration_from_environment_and_validation(monkeypatch):

@@ -11,7 +11,7 @@ pd = pytest.importorskip("pandas")
 
 from causal_gym import discovery  # noqa: E402
 from causal_gym._cache import CACHE_ENV  # noqa: E402
-from causal_gym.agents.base import typed_action  # noqa: E402
+from causal_gym.harness.agent import typed_action  # noqa: E402
 from causal_gym.cli import main  # noqa: E402
 from causal_gym.envs.heuresis.families import FAMILIES  # noqa: E402
 from causal_gym.envs.heuresis.instances import make_instance  # noqa: E402

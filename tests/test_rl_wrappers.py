@@ -37,7 +37,11 @@ from causal_gym.envs.causalab.planner import (  # noqa: E402
 )
 from causal_gym.envs.causalab.scoring import prf  # noqa: E402
 from causal_gym.envs.heuresis import env as heuresis_module  # noqa: E402
-from causal_gym.envs.registration import CAUSALAB_PLANNER_SETTINGS, CAUSALAB_SETTINGS, ENV_DESCRIPTIONS  # noqa: E402
+from causal_gym.envs.causalab.spec import PLANNER_SETTINGS_BY_ID as CAUSALAB_PLANNER_SETTINGS  # noqa: E402
+from causal_gym.envs.causalab.spec import SETTINGS_BY_ID as CAUSALAB_SETTINGS  # noqa: E402
+from causal_gym.envs.registration import env_descriptions  # noqa: E402
+
+ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.envs.wrappers import (  # noqa: E402
     DEFAULT_NUMBER_GRIDS,
     DropText,

@@ -2,7 +2,7 @@
 
 :class:`LLMAgent` talks to any server that speaks chat completions — hosted APIs, vLLM, Ollama —
 through the official ``openai`` client (imported lazily; ``pip install causal-gym[llm]``). It
-implements :class:`~causal_gym.agents.base.Agent`: ``reset(task)`` builds the system prompt from the
+implements :class:`~causal_gym.harness.agent.Agent`: ``reset(task)`` builds the system prompt from the
 env's task statement, ``act(observation, info)`` sends the last tool result to the model and turns
 the model's next tool call into the env's action.
 
@@ -33,11 +33,11 @@ Conversation protocol
   an edge list was rejected and one retry is left), the agent asks for the final edge list and
   offers only the ``submit`` tool. A plain-text reply is submitted as the edge list; the env
   reads it tolerantly and, if it rejects it, grants one retry, which the agent asks for in turn.
-- Prompt variants (Heuresis §5.4): ``prompt_level`` 0..3 (each level adds to the previous one:
-  the neutral task statement; the scoring statement and the remaining budgets after each
-  result; a warning that CI tests and algorithms fail under nonlinear or heteroscedastic
-  mechanisms; PC's deletion rule) and ``stated_target`` (none, CPDAG, DAG). The texts are
-  :data:`PROMPT_LEVEL_TEXTS` and :data:`TARGET_TEXTS`.
+- Prompt variants: ``prompt_level`` k adds the benchmark's texts of levels 1..k and
+  ``stated_target`` its target text, both from ``TaskSpec.prompts`` (the texts belong to the
+  benchmark: Heuresis's are in :mod:`causal_gym.envs.heuresis.prompts`, levels 0..3 and targets
+  none, CPDAG, DAG, paper §5.4). From level 1 on, each result is followed by the remaining
+  budgets. A level or target the task does not offer is refused at ``reset``.
 
 Failures of the API
 -------------------
@@ -72,7 +72,7 @@ import gymnasium as gym
 import numpy as np
 
 from causal_gym._validation import check_choice, check_count, check_real
-from causal_gym.agents.base import TaskSpec
+from causal_gym.harness.agent import TaskSpec
 from causal_gym.harness.tool_env import LAST_TURN, SUBMIT
 from causal_gym.harness.toolbox import ToolError
 
@@ -80,9 +80,7 @@ __all__ = [
     "API_KEY_ENVS",
     "BASE_URL_ENV",
     "MODEL_ENV",
-    "PROMPT_LEVEL_TEXTS",
     "STATED_TARGETS",
-    "TARGET_TEXTS",
     "TOOL_MODES",
     "LLMAgent",
     "LLMRequestError",
@@ -100,29 +98,6 @@ API_KEY_ENVS = ("CAUSAL_GYM_LLM_API_KEY", "OPENAI_API_KEY")
 
 TOOL_MODES = ("native", "json")
 STATED_TARGETS = ("none", "cpdag", "dag")
-
-PROMPT_LEVEL_TEXTS: tuple[str, ...] = (
-    "",
-    "Scoring: the submitted graph, after completion with Meek's rules, is compared with the true causal graph "
-    "by the F1 score of its adjacencies (the main score) and by the normalised structural Hamming distance. "
-    "After each result you are told how much of every budget remains.",
-    "Caution: the usual algorithms and the Fisher-z test assume linear relations and a constant noise scale. "
-    "When mechanisms are nonlinear or the noise scale depends on the causes, a CI test can miss a real "
-    "dependence, and algorithms built on such tests then delete true edges.",
-    "How PC decides: it deletes the edge between two variables as soon as one CI test, given some subset of "
-    "their neighbours, reports independence, and it never reconsiders a deletion; one missed dependence is "
-    "enough to lose a true edge.",
-)
-"""Text added to the system prompt at each prompt level; level ``k`` adds entries ``1..k`` (level 0
-is the env's neutral task statement alone)."""
-
-TARGET_TEXTS: Mapping[str, str] = MappingProxyType({
-    "none": "",
-    "cpdag": "Target: submit the equivalence class (CPDAG) of the true graph: orient an edge only where the data "
-    "determine its direction and leave the other edges undirected.",
-    "dag": "Target: submit a DAG: give every edge a direction.",
-})
-"""Text added to the system prompt for each stated target."""
 
 _JSON_MODE_TEXT = (
     "You call a tool by replying with one JSON object and nothing else: "
@@ -253,10 +228,11 @@ class LLMAgent:
         servers ignore it). Sent only in the request's authorization header.
     tool_mode : {"native", "json"}
         Native tool calling, or JSON objects in plain text for servers without tools.
-    prompt_level : int, 0..3
-        Heuresis prompt level (:data:`PROMPT_LEVEL_TEXTS`); 0 is the neutral task statement.
+    prompt_level : int
+        Prompt level: 0 is the env's neutral task statement; ``k`` adds the task's texts of levels
+        1..k (``TaskSpec.prompts``; Heuresis offers 1..3).
     stated_target : {"none", "cpdag", "dag"}
-        What the prompt says the submitted graph should be (:data:`TARGET_TEXTS`).
+        What the prompt says the submitted graph should be (the task's ``"target_<name>"`` text).
     max_tokens : int or None, default 4096
         Output limit per reply (the paper's output budget per turn); None sends no limit.
     token_limit_param : {"max_tokens", "max_completion_tokens"}
@@ -325,8 +301,6 @@ class LLMAgent:
         self._api_key = key or "EMPTY"
         self.tool_mode = check_choice(tool_mode, TOOL_MODES, "tool_mode")
         self.prompt_level = check_count(prompt_level, "prompt_level", 0)
-        if self.prompt_level >= len(PROMPT_LEVEL_TEXTS):
-            raise ValueError(f"prompt_level must be in 0..{len(PROMPT_LEVEL_TEXTS) - 1}, got {prompt_level}")
         self.stated_target = check_choice(stated_target, STATED_TARGETS, "stated_target")
         self.max_tokens = check_count(max_tokens, "max_tokens", 1, allow_none=True)
         self.token_limit_param = check_choice(
@@ -392,8 +366,22 @@ class LLMAgent:
         self._convert = convert
 
     def system_prompt(self, task: TaskSpec) -> str:
-        """The system message for ``task``: task statement, prompt-level texts, target, JSON-mode rules."""
-        parts = [task.description, *PROMPT_LEVEL_TEXTS[1 : self.prompt_level + 1], TARGET_TEXTS[self.stated_target]]
+        """The system message for ``task``: task statement, prompt-level texts, target, JSON-mode rules.
+
+        Raises
+        ------
+        ValueError
+            If the task offers no text for the prompt level or the stated target.
+        """
+        wanted = [f"level_{k}" for k in range(1, self.prompt_level + 1)]
+        if self.stated_target != "none":
+            wanted.append(f"target_{self.stated_target}")
+        missing = [key for key in wanted if key not in task.prompts]
+        if missing:
+            offered = ", ".join(sorted(task.prompts)) or "none"
+            raise ValueError(f"prompt_level={self.prompt_level} / stated_target={self.stated_target!r} need the "
+                             f"prompt texts {missing}, which task {task.env_id} does not offer (it offers: {offered})")
+        parts = [task.description, *(task.prompts[key] for key in wanted)]
         if self.tool_mode == "json":
             schemas = json.dumps([spec["function"] for spec in task.tool_specs])
             parts.append(_JSON_MODE_TEXT.format(schemas=schemas))

@@ -1,63 +1,29 @@
 """Agents by name, so a run configuration can say which agent to build in any worker process.
 
 A run store records the agent as a name and keyword arguments; every worker (a local process,
-a Ray task) rebuilds it with :func:`make_agent`. Names are the entries of :data:`AGENTS` or an
-import path ``"package.module:Factory"`` for agents outside causal_gym. Each entry is an import
-path too, so nothing is imported until an agent is built (the LLM agent's module may even be
-absent from an installation).
+a Ray task) rebuilds it with :func:`make_agent`. Names are the generic agents
+(:data:`GENERIC_AGENTS`), each benchmark's agents (declared in its spec, :mod:`causal_gym.envs.benchmark`)
+or an import path ``"package.module:Factory"`` for agents elsewhere. Each entry is an import path
+too, so nothing is imported until an agent is built (the LLM agent's module may even be absent
+from an installation).
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from causal_gym.agents.base import Agent
+from causal_gym.envs.benchmark import AgentEntry, benchmarks
+from causal_gym.harness.agent import Agent
 
-__all__ = ["AGENTS", "AgentEntry", "agent_factory", "make_agent"]
-
-
-@dataclass(frozen=True)
-class AgentEntry:
-    """A registered agent: where its factory lives, what it is, and the extra that installs its needs."""
-
-    path: str
-    description: str
-    extra: str | None = None
+__all__ = ["GENERIC_AGENTS", "AgentEntry", "agents", "agent_factory", "make_agent"]
 
 
-AGENTS = MappingProxyType({
-    "random": AgentEntry("causal_gym.agents.base:RandomAgent", "uniform random actions, the floor (seeded)"),
-    "router": AgentEntry(
-        "causal_gym.agents.router:RouterAgent", "the Heuresis Appendix-E router, through the tools (guided only, seeded)"
-    ),
-    "pc-kci": AgentEntry(
-        "causal_gym.agents.baselines:AlgorithmAgent", "submits the guided start, PC-KCI's output (guided only)"
-    ),
-    "algorithm": AgentEntry(
-        "causal_gym.agents.baselines:AlgorithmAgent",
-        "runs menu entry algorithm='A'..'G' and submits its output (without it: as pc-kci)",
-    ),
-    "causalab-observe": AgentEntry(
-        "causal_gym.envs.causalab.baselines:ObservationRegressionAgent",
-        "CausaLab: least-squares frequency fit on the records given at the start, then predict",
-    ),
-    "causalab-random": AgentEntry(
-        "causal_gym.envs.causalab.baselines:RandomInterventionAgent",
-        "CausaLab: random interventions with the whole budget, then a least-squares fit (seeded)",
-    ),
-    "causalab-systematic": AgentEntry(
-        "causal_gym.envs.causalab.baselines:SystematicExperimenter",
-        "CausaLab: shift every property once, solve for the direct effects, verify, predict",
-    ),
-    "arena-method": AgentEntry(
-        "causal_gym.envs.arena.baselines:MethodAgent",
-        "CausalArena submit mode: a discovery-menu method answers (method='pc'|'ges'|'gies'|...)",
-    ),
+GENERIC_AGENTS: Mapping[str, AgentEntry] = MappingProxyType({
+    "random": AgentEntry("causal_gym.agents.random_agent:RandomAgent", "uniform random actions, the floor (seeded)"),
     "llm": AgentEntry(
         "causal_gym.agents.llm:LLMAgent",
         "LLM over an OpenAI-compatible endpoint (model=..., base_url=...)",
@@ -69,11 +35,28 @@ AGENTS = MappingProxyType({
         extra="rl",
     ),
 })
-"""Registered agent names -> :class:`AgentEntry`."""
+"""The agents of every benchmark: random, LLM, SB3."""
+
+
+def agents() -> Mapping[str, AgentEntry]:
+    """Every registered agent name: the generic ones, then each benchmark's (its ``SPEC.agents``).
+
+    Raises
+    ------
+    ValueError
+        If two benchmarks (or a benchmark and a generic agent) claim the same name.
+    """
+    found = dict(GENERIC_AGENTS)
+    for spec in benchmarks():
+        for name, entry in spec.agents.items():
+            if name in found and found[name] != entry:
+                raise ValueError(f"agent name {name!r} of benchmark {spec.name!r} is taken")
+            found[name] = entry
+    return MappingProxyType(found)
 
 
 def agent_factory(name: str) -> Callable[..., Agent]:
-    """The class or factory behind ``name`` (a key of :data:`AGENTS` or ``"module:attr"``), imported now.
+    """The class or factory behind ``name`` (a key of :func:`agents` or ``"module:attr"``), imported now.
 
     Raises
     ------
@@ -84,9 +67,10 @@ def agent_factory(name: str) -> Callable[..., Agent]:
     """
     if not isinstance(name, str):
         raise ValueError(f"agent name must be a string, got {name!r}")
-    entry = AGENTS.get(name)
+    known = agents()
+    entry = known.get(name)
     if entry is None and ":" not in name:
-        raise ValueError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)} or give 'package.module:Factory'")
+        raise ValueError(f"unknown agent {name!r}; choose one of {', '.join(known)} or give 'package.module:Factory'")
     path = entry.path if entry is not None else name
     module_name, _, attribute = path.partition(":")
     try:

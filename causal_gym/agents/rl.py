@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from causal_gym.agents.base import TaskSpec
+from causal_gym.harness.agent import TaskSpec
 from causal_gym.envs.wrappers import FlattenDictActions
 
 __all__ = ["ALGORITHMS", "SB3Agent", "load_sb3_agent"]

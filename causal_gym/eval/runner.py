@@ -69,7 +69,7 @@ from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count
 from causal_gym._workers import limit_blas_threads
 from causal_gym.agents.registry import agent_factory, make_agent
-from causal_gym.eval.rollout import EpisodeRecord, rollout
+from causal_gym.harness.rollout import EpisodeRecord, rollout
 from causal_gym.eval.store import STATUSES, RunStore, episode_key, redact
 from causal_gym.seal import OPEN, Seal, resolve_seal
 
@@ -97,7 +97,7 @@ class RunConfig:
     env_ids : sequence of str
         Registered Gymnasium ids (e.g. ``("Heuresis-lg-v0", "Heuresis-wild-v0")``).
     agent : str
-        A name of :data:`causal_gym.agents.registry.AGENTS` or ``"package.module:Factory"``.
+        A name of :func:`causal_gym.agents.registry.agents` or ``"package.module:Factory"``.
     agent_kwargs : mapping
         Keyword arguments of the agent (JSON-serialisable; credential-like names are redacted in
         the store but passed to the agent).

@@ -24,7 +24,7 @@ Layout
       ``transcript`` (the agent's ``transcript()`` or None), ``wall_time`` (seconds, including
       building the env and the agent; None when the worker itself was lost), ``causal_gym_version`` (of the worker that played it),
       ``recorded_at`` (UTC, added by :meth:`RunStore.append`);
-    - ``record``: :meth:`EpisodeRecord.to_dict() <causal_gym.eval.rollout.EpisodeRecord.to_dict>`
+    - ``record``: :meth:`EpisodeRecord.to_dict() <causal_gym.harness.rollout.EpisodeRecord.to_dict>`
       -- the final info (scores, ``submitted_graph``, ``completed_graph``, ``submission_source``)
       and ``env_record`` (the full call trace); None for failed episodes.
 

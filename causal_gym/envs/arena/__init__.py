@@ -7,9 +7,9 @@ registered into :mod:`causal_gym.scm`), :mod:`.synthetic` (factor configs -> ``A
 (Sachs and Bayesian-network structures read from pip wheels); :mod:`.protocol` (splits and
 suites), :mod:`.scoring` and :mod:`.analysis`.
 
-Importing this package registers the ``expression`` and ``arena_*`` families, so a serialised
-arena SCM can be read back with :meth:`causal_gym.scm.SCM.from_json` after ``import
-causal_gym.envs.arena``.
+Importing :mod:`.families` and :mod:`.expressions` registers the ``arena_*`` and ``expression``
+families with :mod:`causal_gym.scm` (the generators import them), so a serialised arena SCM can be
+read back with :meth:`causal_gym.scm.SCM.from_json` after ``import causal_gym.envs.arena.families,
+causal_gym.envs.arena.expressions``. Importing the package itself imports nothing, so listing the
+benchmark (:mod:`.spec`) stays light.
 """
-
-from causal_gym.envs.arena import expressions, families  # noqa: F401  (register the families)

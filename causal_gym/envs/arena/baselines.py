@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.agents.base import TaskSpec
+from causal_gym.harness.agent import TaskSpec
 
 __all__ = ["MethodAgent"]
 

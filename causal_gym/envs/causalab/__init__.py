@@ -7,31 +7,19 @@ JSONL configs, for comparison runs), :mod:`.hypothesis` (the DSL), :mod:`.scorin
 :mod:`.env` (the Gymnasium env) and :mod:`.baselines` (scripted agents).
 """
 
-from causal_gym.envs.causalab.env import CausaLabEnv
-from causal_gym.envs.causalab.loader import LabConfig, load_jsonl
-from causal_gym.envs.causalab.suites import SETTINGS, EpisodeSpec, suite, train_episode, train_seeds
-from causal_gym.envs.causalab.world import (
-    DECOY_READINGS,
-    FREQ,
-    FREQ_LABEL,
-    MAX_TARGET,
-    PROPERTIES,
-    Crystal,
-    Episode,
-    HiddenConfig,
-    HiddenSpec,
-    InterventionResult,
-    LabSCM,
-    Manipulator,
-    Record,
-    Setting,
-    episode_from_scm,
-    golden_records,
-    hidden_config,
-    make_episode,
-    prior_records,
-    sample_lab_scm,
-)
+import importlib
+
+_MODULES = {
+    "causal_gym.envs.causalab.env": ("CausaLabEnv",),
+    "causal_gym.envs.causalab.loader": ("LabConfig", "load_jsonl"),
+    "causal_gym.envs.causalab.suites": ("SETTINGS", "EpisodeSpec", "suite", "train_episode", "train_seeds"),
+    "causal_gym.envs.causalab.world": (
+        "DECOY_READINGS", "FREQ", "FREQ_LABEL", "MAX_TARGET", "PROPERTIES", "Crystal", "Episode", "HiddenConfig",
+        "HiddenSpec", "InterventionResult", "LabSCM", "Manipulator", "Record", "Setting", "episode_from_scm",
+        "golden_records", "hidden_config", "make_episode", "prior_records", "sample_lab_scm",
+    ),
+}
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "CausaLabEnv",
@@ -63,3 +51,15 @@ __all__ = [
     "LabConfig",
     "load_jsonl",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The names above, imported on first use: importing the package (e.g. for its spec) stays light."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -52,7 +52,7 @@ import numpy as np
 from gymnasium import spaces
 
 from causal_gym._validation import check_choice, check_real
-from causal_gym.agents.base import TaskSpec
+from causal_gym.harness.agent import TaskSpec
 from causal_gym.envs.causalab.baselines import hypothesis_json
 from causal_gym.envs.causalab.env import COLUMNS, SOURCES, VALUE_BOUND, CausaLabEnv
 from causal_gym.envs.causalab.suites import SETTINGS

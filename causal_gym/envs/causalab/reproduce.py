@@ -78,11 +78,11 @@ def env_for(setting: str) -> tuple[str, dict[str, Any]]:
     >>> env_for("4node-hidden-n2")
     ('CausaLab-4node-v0', {'setting': '4node-hidden-n2'})
     """
-    from causal_gym.envs.registration import CAUSALAB_SETTINGS
+    from causal_gym.envs.causalab.spec import SETTINGS_BY_ID
 
     if setting not in SETTINGS:
         raise ValueError(f"unknown CausaLab setting {setting!r}; choose from {', '.join(SETTINGS)}")
-    own = [env_id for env_id, name in CAUSALAB_SETTINGS.items() if name == setting]
+    own = [env_id for env_id, name in SETTINGS_BY_ID.items() if name == setting]
     if own:
         return own[0], {}
     return f"CausaLab-{SETTINGS[setting].n_nodes}node-v0", {"setting": setting}

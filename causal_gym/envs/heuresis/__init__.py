@@ -4,6 +4,20 @@ Reads top-down: :mod:`.families` (what generates an instance), :mod:`.instances`
 their hidden record), :mod:`.references` (best chosen algorithms, ideal oracle, headroom, router).
 """
 
-from causal_gym.envs.heuresis.env import DEFAULT_BUDGETS, REWARDS, HeuresisEnv
+import importlib
+
+_LAZY = {name: "causal_gym.envs.heuresis.env" for name in ("DEFAULT_BUDGETS", "REWARDS", "HeuresisEnv")}
 
 __all__ = ["DEFAULT_BUDGETS", "REWARDS", "HeuresisEnv"]
+
+def __getattr__(name: str) -> object:
+    """The names above, imported on first use: importing the package (e.g. for its spec) stays light."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+

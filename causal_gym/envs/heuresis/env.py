@@ -12,6 +12,7 @@ from gymnasium import spaces
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import SPLITS, HeuresisInstance, make_instance, split_size
+from causal_gym.envs.heuresis.prompts import agent_prompts
 from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_reference, run_menu_entry, score_graph
 from causal_gym.envs.heuresis.tools import (
     ALGORITHM_SLOTS,
@@ -353,6 +354,14 @@ class HeuresisEnv(DataTools, ToolEnv):
         info = self._info()
         info["instance"] = self._where()
         return self._observation(), info
+
+    def task_condition(self) -> dict[str, Any]:
+        """The condition as data (``TaskSpec.condition``): benchmark, family, guided or not, split."""
+        return {"benchmark": "heuresis", "family": self.family, "guided": self.guided, "split": self.split}
+
+    def agent_prompts(self) -> dict[str, str]:
+        """The paper's prompt-level and stated-target texts (:mod:`causal_gym.envs.heuresis.prompts`)."""
+        return agent_prompts()
 
     def _where(self) -> dict[str, Any]:
         """The instance as agents may see it: its index, or under a seal an opaque hash of its data."""

@@ -388,7 +388,7 @@ class EmptySetKCIRule:
     Reads only the :class:`HeuresisRepairEnv` observation: while a filled slot lacks its
     ``kci_empty`` result it tests the first such slot; then it restores, one per step, every slot
     whose result is a dependence grade and is not an edge yet; then it submits. An
-    :class:`~causal_gym.agents.base.Agent` (``reset`` / ``act``).
+    :class:`~causal_gym.harness.agent.Agent` (``reset`` / ``act``).
     """
 
     def __init__(self, env: HeuresisRepairEnv) -> None:

@@ -3,7 +3,9 @@
 Scripted baselines, LLM agents and wrapped RL policies all implement :class:`Agent`, so the
 evaluation runner treats them alike. The :class:`TaskSpec` is everything an agent may know about
 the task before the first observation: the task text, the tool schemas (for LLM tool calling),
-the spaces (for RL policies) and the budgets.
+the spaces (for RL policies), the budgets, a structured description of the condition and the
+benchmark's optional prompt texts. The protocol lives below the environments so that each
+benchmark's own baselines can implement it; :mod:`causal_gym.agents` re-exports it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["Agent", "RandomAgent", "TaskSpec", "task_spec", "typed_action"]
+__all__ = ["Agent", "TaskSpec", "task_spec", "typed_action"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,13 @@ class TaskSpec:
         The env's spaces, for policies that act on typed observations.
     budgets:
         Named limits of the episode (turns, tests, algorithm calls, ...), as the env reports them.
+    condition:
+        What the task is, as data rather than prose (the env's ``task_condition()``), e.g.
+        ``{"benchmark": "heuresis", "family": "wild", "guided": True}``; agents that play one
+        condition only check it here.
+    prompts:
+        Optional prompt texts the benchmark offers LLM agents (the env's ``agent_prompts()``), e.g.
+        Heuresis's ``"level_1".."level_3"`` and ``"target_cpdag"`` / ``"target_dag"``.
     """
 
     env_id: str
@@ -43,6 +52,8 @@ class TaskSpec:
     action_space: gym.Space
     tool_specs: tuple[Mapping[str, Any], ...] = ()
     budgets: Mapping[str, float] = field(default_factory=dict)
+    condition: Mapping[str, Any] = field(default_factory=dict)
+    prompts: Mapping[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -64,9 +75,10 @@ class Agent(Protocol):
 def task_spec(env: gym.Env) -> TaskSpec:
     """Build the :class:`TaskSpec` of an environment.
 
-    Envs may provide ``task_description()``, ``tool_specs()`` and ``budgets()`` on their unwrapped
-    instance; where one is missing the spec falls back to the class docstring's first paragraph,
-    no tools and no budgets.
+    Envs may provide ``task_description()``, ``tool_specs()``, ``budgets()``,
+    ``task_condition()`` and ``agent_prompts()`` on their unwrapped instance; where one is missing
+    the spec falls back to the class docstring's first paragraph, no tools, no budgets, an empty
+    condition and no prompts.
     """
     base = env.unwrapped
     spec_id = env.spec.id if env.spec is not None else "unregistered"
@@ -76,6 +88,8 @@ def task_spec(env: gym.Env) -> TaskSpec:
         description = (type(base).__doc__ or type(base).__name__).strip().split("\n\n")[0]
     tools = tuple(base.tool_specs()) if hasattr(base, "tool_specs") else ()
     budgets = dict(base.budgets()) if hasattr(base, "budgets") else {}
+    condition = dict(base.task_condition()) if hasattr(base, "task_condition") else {}
+    prompts = dict(base.agent_prompts()) if hasattr(base, "agent_prompts") else {}
     return TaskSpec(
         env_id=spec_id,
         description=description,
@@ -83,6 +97,8 @@ def task_spec(env: gym.Env) -> TaskSpec:
         action_space=env.action_space,
         tool_specs=tools,
         budgets=budgets,
+        condition=condition,
+        prompts=prompts,
     )
 
 
@@ -113,28 +129,3 @@ def typed_action(task: TaskSpec, tool: str, **arguments: Any) -> dict[str, Any]:
                 raise ValueError(f"argument {key!r} of {tool!r} must be one of {options}, got {value!r}")
             action[key] = np.int64(options.index(value))
     return action
-
-
-class RandomAgent:
-    """Samples uniformly from the action space (with the env's action mask when it offers one).
-
-    The floor every benchmark reports. Seeded: the same ``seed`` gives the same action sequence
-    for the same observations.
-    """
-
-    def __init__(self, seed: int | None = 0) -> None:
-        self.seed = seed
-        self._episode = 0
-        self._space: gym.Space | None = None
-
-    def reset(self, task: TaskSpec) -> None:
-        self._space = task.action_space
-        # Each episode gets its own stream, derived from the agent seed and the episode counter.
-        self._space.seed(int(np.random.SeedSequence([self.seed or 0, self._episode]).generate_state(1)[0]))
-        self._episode += 1
-
-    def act(self, observation: Any, info: Mapping[str, Any]) -> Any:
-        if self._space is None:
-            raise RuntimeError("RandomAgent.act() called before reset(task)")
-        mask = info.get("action_mask") if isinstance(info, Mapping) else None
-        return self._space.sample(mask=mask) if mask is not None else self._space.sample()

@@ -1,4 +1,4 @@
-"""Algorithm-only baselines: agents that submit an algorithm's output without weighing any evidence.
+"""Heuresis algorithm-only baselines: agents that submit an algorithm's output without weighing any evidence.
 
 They are the references of the papers played as agents, so the runner and the reports treat them
 like any other agent (one run store, the same scores and traces):
@@ -19,14 +19,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from causal_gym.agents.base import TaskSpec, typed_action
-from causal_gym.envs.heuresis.env import GUIDED_START
+from causal_gym.harness.agent import TaskSpec, typed_action
 
-__all__ = ["AlgorithmAgent"]
+__all__ = ["AlgorithmAgent", "guided_heuresis"]
 
 
 def _tool_schemas(task: TaskSpec) -> dict[str, Mapping[str, Any]]:
     return {spec["function"]["name"]: spec["function"] for spec in task.tool_specs}
+
+
+def guided_heuresis(task: TaskSpec) -> bool:
+    """Whether ``task`` is the guided Heuresis condition (``TaskSpec.condition``, set by the env)."""
+    return task.condition.get("benchmark") == "heuresis" and task.condition.get("guided") is True
 
 
 class AlgorithmAgent:
@@ -61,7 +65,7 @@ class AlgorithmAgent:
         if "submit" not in schemas:
             raise ValueError(f"AlgorithmAgent needs a task with a 'submit' tool; {task.env_id} has {sorted(schemas)}")
         if self.algorithm is None:
-            if GUIDED_START not in task.description:
+            if not guided_heuresis(task):
                 raise ValueError(
                     f"AlgorithmAgent() submits the guided start (PC-KCI's output), but {task.env_id} does not start "
                     "from an algorithm's output; pass algorithm='A'..'G' to run one menu entry instead"

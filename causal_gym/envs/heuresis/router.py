@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.agents.base import TaskSpec, typed_action
-from causal_gym.envs.heuresis.env import GUIDED_START
+from causal_gym.envs.heuresis.baselines import guided_heuresis
+from causal_gym.harness.agent import TaskSpec, typed_action
 from causal_gym.envs.heuresis.references import ALPHA, ROUTER_GAP, ROUTER_SUBSAMPLE, ROUTER_TAU
 from causal_gym.envs.heuresis.tools import ALGORITHM_SLOTS
 from causal_gym.harness import format_edge_list, parse_edge_list
@@ -164,7 +164,7 @@ class RouterAgent:
 
     def reset(self, task: TaskSpec) -> None:
         """Start an episode; refuses tasks that are not the guided Heuresis condition (see the module docstring)."""
-        if GUIDED_START not in task.description:
+        if not guided_heuresis(task):
             raise ValueError(
                 "RouterAgent plays the guided Heuresis condition only: its KCI branch answers with PC-KCI's graph, "
                 "which only the guided start reveals (the algorithm menu is masked). Use "

@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 
 from causal_gym._jsonable import to_jsonable
-from causal_gym.agents.base import Agent, task_spec
+from causal_gym.harness.agent import Agent, task_spec
 
 __all__ = ["EpisodeRecord", "rollout"]
 

@@ -1,0 +1,49 @@
+"""CausalArena as causal_gym lists it: ids, agents, the reproduce entry point and the report module.
+
+Literals only (see :mod:`causal_gym.envs.benchmark`).
+
+Ids
+---
+``CausalArena-{synthetic,formula,semantic,real}-v0``: the entry point
+:func:`causal_gym.envs.arena.env.make_arena_env` builds the submit-mode env (one step: a directed
+adjacency answer) or, with ``mode="tools"``, the working-graph tool env; every keyword of
+:class:`~causal_gym.envs.arena.env.CausalArenaEnv` / ``CausalArenaToolEnv`` can be passed (``d``,
+``split``, ``factors``, ``replicate``, ``n_obs``, ``n_int``, ``mode``, ``seal``, ...).
+"""
+
+from __future__ import annotations
+
+from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry
+
+__all__ = ["SOURCES", "SPEC"]
+
+SOURCES = ("synthetic", "formula", "semantic", "real")
+"""As :data:`causal_gym.envs.arena.env.SOURCES` (literal here so listing imports nothing; a test
+checks the two agree)."""
+
+_TEXT = {
+    "synthetic": "synthetic factor-grid SCMs (1,000-config pool; d=10 by default, kwargs d, factors, split obs/obs+int, "
+    "mode submit/tools)",
+    "formula": "14 formula-grounded scientific scenarios (12-17 variables, padded to 17)",
+    "semantic": "6 semantic operational scenarios (18 named process variables)",
+    "real": "the Sachs table (obs only) and semi-synthetic SCMs on 5 bnlearn structures (8-37 variables, padded to 37)",
+}
+
+SPEC = BenchmarkSpec(
+    name="arena",
+    title="CausalArena",
+    envs=tuple(
+        EnvEntry(f"CausalArena-{source}-v0", "causal_gym.envs.arena.env:make_arena_env",
+                 f"CausalArena -- {_TEXT[source]}", {"source": source})
+        for source in SOURCES
+    ),
+    agents={
+        "arena-method": AgentEntry(
+            "causal_gym.envs.arena.baselines:MethodAgent",
+            "CausalArena submit mode: a discovery-menu method answers (method='pc'|'ges'|'gies'|...)",
+        ),
+    },
+    reproduce="causal_gym.envs.arena.reproduce:main",
+    report="causal_gym.envs.arena.report",
+)
+"""The CausalArena benchmark."""
