@@ -14,12 +14,13 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeOpenAIServer", "RecordedRequest", "error_reply", "text_reply", "tool_reply"]
+__all__ = ["FakeOpenAIServer", "RecordedRequest", "delayed", "error_reply", "text_reply", "tool_reply"]
 
 
 def _usage(usage: tuple[int, int] | None) -> dict[str, int] | None:
@@ -43,6 +44,11 @@ def text_reply(content: str, usage: tuple[int, int] | None = (10, 5)) -> dict:
     """A completion whose message is plain text."""
     message = {"role": "assistant", "content": content}
     return {"status": 200, "message": message, "finish_reason": "stop", "usage": _usage(usage)}
+
+
+def delayed(item: dict, seconds: float) -> dict:
+    """``item`` answered after ``seconds`` (a slow server)."""
+    return {**item, "delay": seconds}
 
 
 def error_reply(status: int, message: str = "scripted failure", headers: Mapping[str, str] | None = None) -> dict:
@@ -70,8 +76,10 @@ class FakeOpenAIServer:
     request received, failed ones included; ``served`` counts script items used.
     """
 
-    def __init__(self, script: Iterable[dict] = ()) -> None:
+    def __init__(self, script: Iterable[dict] = (), latency: float = 0.0, default: dict | None = None) -> None:
         self.script = list(script)
+        self.latency = latency
+        self.default = default
         self.requests: list[RecordedRequest] = []
         self.served = 0
         self._lock = threading.Lock()
@@ -92,7 +100,9 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                status, payload, headers = server._respond(self.path, headers, body)
+                status, payload, headers, delay = server._respond(self.path, headers, body)
+                if delay:
+                    time.sleep(delay)
                 data = json.dumps(payload).encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -124,18 +134,19 @@ class FakeOpenAIServer:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _respond(self, path: str, headers: dict[str, str], body: str) -> tuple[int, dict, dict[str, str]]:
+    def _respond(self, path: str, headers: dict[str, str], body: str) -> tuple[int, dict, dict[str, str], float]:
         with self._lock:
             self.requests.append(RecordedRequest(path, headers, body))
             if not path.endswith("/chat/completions"):
-                return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}, {}
-            if self.served >= len(self.script):
-                return 400, {"error": {"message": "fake server: script exhausted", "type": "invalid_request"}}, {}
-            item = self.script[self.served]
+                return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}, {}, 0.0
+            if self.served >= len(self.script) and self.default is None:
+                return 400, {"error": {"message": "fake server: script exhausted", "type": "invalid_request"}}, {}, 0.0
+            item = self.script[self.served] if self.served < len(self.script) else self.default
             self.served += 1
+            delay = self.latency + item.get("delay", 0.0)
             if item["status"] != 200:
                 error = {"message": item["error"], "type": "scripted", "code": None}
-                return item["status"], {"error": error}, item["headers"]
+                return item["status"], {"error": error}, item["headers"], delay
             model = json.loads(body).get("model", "fake")
             message = json.loads(json.dumps(item["message"]))
             for call in message.get("tool_calls") or []:
@@ -149,4 +160,4 @@ class FakeOpenAIServer:
             }
             if item["usage"] is not None:
                 payload["usage"] = item["usage"]
-            return 200, payload, {}
+            return 200, payload, {}, delay

@@ -526,7 +526,7 @@ def test_llm_agent_plays_an_episode_through_the_fake_server():
     ]
     with FakeOpenAIServer(script) as server:
         env = gym.make("CausaLab-4node-v0")
-        agent = LLMAgent("fake-model", base_url=server.base_url, api_key="k", retry_base_delay=0.001)
+        agent = LLMAgent("fake-model", base_url=server.base_url, api_key="k", retry_base_delay=0.001, tool_mode="native")
         record = rollout(env, agent, seed=0, options={"instance": 0})
         requests = [r.json for r in server.requests]
     assert record.terminated and not record.truncated and record.steps == 4 and record.total_reward == 1.0

@@ -44,6 +44,7 @@ def make_env(**kwargs):
 
 def make_agent(server, **kwargs):
     kwargs.setdefault("retry_base_delay", 0.001)
+    kwargs.setdefault("tool_mode", "native")  # scripted replies: no tool-mode probe request
     return LLMAgent("fake-model", base_url=server.base_url, api_key=KEY, **kwargs)
 
 
@@ -198,7 +199,8 @@ def test_connection_errors_are_retried_then_raise():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = make_env()
-    agent = LLMAgent("m", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, max_retries=2, retry_base_delay=0.001)
+    agent = LLMAgent("m", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, max_retries=2, retry_base_delay=0.001,
+                     tool_mode="native")
     agent.bind(env)
     with pytest.raises(LLMRequestError) as caught:
         rollout(env, agent, seed=0, options=OPTIONS)

@@ -22,7 +22,8 @@ def _run(tmp_path, env_id, script, name):
         config = RunConfig(
             env_ids=(env_id,),
             agent="llm",
-            agent_kwargs={"model": "fake-model", "base_url": server.base_url, "api_key": SECRET, "retry_base_delay": 0.001},
+            agent_kwargs={"model": "fake-model", "base_url": server.base_url, "api_key": SECRET, "retry_base_delay": 0.001,
+                          "tool_mode": "native"},
             instances=(0,),
         )
         summary = run(config, tmp_path / name, progress=False)

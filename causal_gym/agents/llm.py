@@ -39,14 +39,38 @@ Conversation protocol
   none, CPDAG, DAG, paper §5.4). From level 1 on, each result is followed by the remaining
   budgets. A level or target the task does not offer is refused at ``reset``.
 
+Tool modes
+----------
+``tool_mode="native"`` sends the env's tool schemas with ``tool_choice`` (default ``"auto"``:
+several servers, llama.cpp's among them, drop the tools without it); ``"json"`` asks for one JSON
+object per reply in plain text; ``"auto"`` (default) probes the server once per agent with a
+one-tool request and plays native if a tool call comes back, JSON otherwise (a small model that
+does not call tools natively is also better served by JSON). :meth:`LLMAgent.usage` reports the
+mode played, the tool calls the model made, the calls the env rejected, and
+``never_called_a_tool``; the runner warns about such episodes, which would otherwise look like
+genuine low scores.
+
+Context
+-------
+``context_window`` (tokens) bounds every request (:class:`~causal_gym.agents.context.ContextWindow`):
+old turns are dropped, the system prompt, the start and the recent turns kept, and the env's
+current state (``state_summary()``: working graph and budgets, or the lab's records) appended to
+the latest result. Without the option the window is learnt from the first over-length error,
+which then triggers a trim and a retry instead of a failed episode. ``max_result_chars`` cuts long
+tool results for small contexts.
+
 Failures of the API
 -------------------
 The client's own retries are switched off so the policy is this module's and tested: connection
-errors, timeouts, HTTP 429 and 5xx are retried up to ``max_retries`` times with exponential
-backoff and jitter (a numeric ``Retry-After`` header lengthens the wait); any other error (400,
-401, 404, ...) is not retried. A request that finally fails raises :class:`LLMRequestError`: the
-episode cannot go on without the model, and submitting on its behalf would score an
-infrastructure failure as the agent's answer. The runner records such an episode as failed.
+errors, HTTP 429 and 5xx are retried up to ``max_retries`` times with exponential backoff and
+jitter (a numeric ``Retry-After`` header lengthens the wait), a timeout once (the server may still
+be generating the abandoned reply); a 5xx that repeats the same message or reports a request
+validation error is deterministic and not retried, nor is any other error (400, 401, 404, ...).
+The per-request timeout defaults to 30 s plus the time for ``max_tokens`` at 20 tokens/s. A request
+that finally fails raises :class:`LLMRequestError`: the episode cannot go on without the model, and
+submitting on its behalf would score an infrastructure failure as the agent's answer. The runner
+records such an episode as failed. ``episode_time_limit`` (seconds) makes the agent submit the
+working graph once it is exceeded.
 
 Record
 ------
@@ -72,6 +96,7 @@ import gymnasium as gym
 import numpy as np
 
 from causal_gym._validation import check_choice, check_count, check_real
+from causal_gym.agents.context import ContextOverflow, ContextWindow, is_overflow
 from causal_gym.harness.agent import TaskSpec
 from causal_gym.harness.tool_env import LAST_TURN, SUBMIT
 from causal_gym.harness.toolbox import ToolError
@@ -81,6 +106,7 @@ __all__ = [
     "BASE_URL_ENV",
     "MODEL_ENV",
     "STATED_TARGETS",
+    "TOOL_CHOICES",
     "TOOL_MODES",
     "LLMAgent",
     "LLMRequestError",
@@ -96,7 +122,8 @@ MODEL_ENV = "CAUSAL_GYM_LLM_MODEL"
 API_KEY_ENVS = ("CAUSAL_GYM_LLM_API_KEY", "OPENAI_API_KEY")
 """Environment variables read, in order, when ``api_key`` is not given."""
 
-TOOL_MODES = ("native", "json")
+TOOL_MODES = ("auto", "native", "json")
+TOOL_CHOICES = ("auto", "required", "none")
 STATED_TARGETS = ("none", "cpdag", "dag")
 
 _JSON_MODE_TEXT = (
@@ -226,8 +253,11 @@ class LLMAgent:
     api_key : str, optional
         Default ``$CAUSAL_GYM_LLM_API_KEY``, else ``$OPENAI_API_KEY``, else ``"EMPTY"`` (local
         servers ignore it). Sent only in the request's authorization header.
-    tool_mode : {"native", "json"}
-        Native tool calling, or JSON objects in plain text for servers without tools.
+    tool_mode : {"auto", "native", "json"}
+        Native tool calling, JSON objects in plain text, or a one-off probe that picks one (see
+        *Tool modes* in the module docstring).
+    tool_choice : {"auto", "required", "none"} or None, default "auto"
+        Sent with the tools in native mode; None sends no ``tool_choice``.
     prompt_level : int
         Prompt level: 0 is the env's neutral task statement; ``k`` adds the task's texts of levels
         1..k (``TaskSpec.prompts``; Heuresis offers 1..3).
@@ -242,10 +272,17 @@ class LLMAgent:
     seed : int, optional
         Passed with every request (servers that support it sample reproducibly) and seeds the
         retry jitter.
-    timeout : float, default 300
-        Seconds per request before it counts as a (retryable) timeout.
+    timeout : float, optional
+        Seconds per request before it times out; default 30 + ``max_tokens`` / 20 (300 without
+        ``max_tokens``).
     max_retries : int, default 5
-        Retries of a retryable failure per completion.
+        Retries of a retryable failure per completion (a timeout is retried once).
+    context_window : int, optional
+        The model's context window in tokens; requests are trimmed to fit (see *Context*).
+    max_result_chars : int, optional
+        Longest tool result passed to the model; longer ones are cut with a marker.
+    episode_time_limit : float, optional
+        Wall seconds per episode; after it the agent submits the working graph.
     retry_base_delay, retry_max_delay : float, default 1 and 60
         Backoff before retry ``k`` (0-based): ``min(retry_max_delay, retry_base_delay * 2**k)``
         times a uniform factor in [0.5, 1); at least a numeric ``Retry-After`` (capped as well).
@@ -274,19 +311,23 @@ class LLMAgent:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        tool_mode: str = "native",
+        tool_mode: str = "auto",
+        tool_choice: str | None = "auto",
         prompt_level: int = 0,
         stated_target: str = "none",
         max_tokens: int | None = 4096,
         token_limit_param: str = "max_tokens",
         temperature: float | None = None,
         seed: int | None = None,
-        timeout: float = 300.0,
+        timeout: float | None = None,
         max_retries: int = 5,
         retry_base_delay: float = 1.0,
         retry_max_delay: float = 60.0,
         prices: Mapping[str, tuple[float, float]] | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        context_window: int | None = None,
+        max_result_chars: int | None = None,
+        episode_time_limit: float | None = None,
     ) -> None:
         model = model if model is not None else os.environ.get(MODEL_ENV)
         if not isinstance(model, str) or not model.strip():
@@ -300,6 +341,7 @@ class LLMAgent:
             raise ValueError("api_key must be a string")
         self._api_key = key or "EMPTY"
         self.tool_mode = check_choice(tool_mode, TOOL_MODES, "tool_mode")
+        self.tool_choice = None if tool_choice is None else check_choice(tool_choice, TOOL_CHOICES, "tool_choice")
         self.prompt_level = check_count(prompt_level, "prompt_level", 0)
         self.stated_target = check_choice(stated_target, STATED_TARGETS, "stated_target")
         self.max_tokens = check_count(max_tokens, "max_tokens", 1, allow_none=True)
@@ -308,7 +350,14 @@ class LLMAgent:
         )
         self.temperature = None if temperature is None else check_real(temperature, "temperature", 0.0)
         self.seed = check_count(seed, "seed", 0, allow_none=True)
+        if timeout is None:
+            timeout = 300.0 if self.max_tokens is None else 30.0 + self.max_tokens / 20.0
         self.timeout = check_real(timeout, "timeout", 0.0, strict=True)
+        self.context_window = check_count(context_window, "context_window", 256, allow_none=True)
+        self.max_result_chars = check_count(max_result_chars, "max_result_chars", 100, allow_none=True)
+        self.episode_time_limit = (
+            None if episode_time_limit is None else check_real(episode_time_limit, "episode_time_limit", 0.0, strict=True)
+        )
         self.max_retries = check_count(max_retries, "max_retries", 0)
         self.retry_base_delay = check_real(retry_base_delay, "retry_base_delay", 0.0)
         self.retry_max_delay = check_real(retry_max_delay, "retry_max_delay", 0.0)
@@ -323,7 +372,11 @@ class LLMAgent:
         self.extra_body = dict(extra_body or {})
         self._client: Any = None
         self._convert: Any = None
+        self._state: Any = None
         self._task: TaskSpec | None = None
+        self._mode: str | None = None if self.tool_mode == "auto" else self.tool_mode
+        self._probe: dict[str, Any] | None = None
+        self._context = ContextWindow(self.context_window, self.max_tokens)
         self._clear_episode()
 
     def __repr__(self) -> str:
@@ -340,6 +393,7 @@ class LLMAgent:
             "model": self.model,
             "base_url": self.base_url,
             "tool_mode": self.tool_mode,
+            "tool_choice": self.tool_choice,
             "prompt_level": self.prompt_level,
             "stated_target": self.stated_target,
             "max_tokens": self.max_tokens,
@@ -350,6 +404,9 @@ class LLMAgent:
             "max_retries": self.max_retries,
             "prices": {k: list(v) for k, v in self.prices.items()},
             "extra_body": dict(self.extra_body),
+            "context_window": self.context_window,
+            "max_result_chars": self.max_result_chars,
+            "episode_time_limit": self.episode_time_limit,
         }
 
     def bind(self, env: gym.Env) -> None:
@@ -364,6 +421,8 @@ class LLMAgent:
         if not callable(convert):
             raise TypeError(f"{type(env.unwrapped).__name__} has no parse_tool_call; LLMAgent plays tool envs only")
         self._convert = convert
+        state = getattr(env.unwrapped, "state_summary", None)
+        self._state = state if callable(state) else None
 
     def system_prompt(self, task: TaskSpec) -> str:
         """The system message for ``task``: task statement, prompt-level texts, target, JSON-mode rules.
@@ -382,7 +441,7 @@ class LLMAgent:
             raise ValueError(f"prompt_level={self.prompt_level} / stated_target={self.stated_target!r} need the "
                              f"prompt texts {missing}, which task {task.env_id} does not offer (it offers: {offered})")
         parts = [task.description, *(task.prompts[key] for key in wanted)]
-        if self.tool_mode == "json":
+        if self._mode == "json":
             schemas = json.dumps([spec["function"] for spec in task.tool_specs])
             parts.append(_JSON_MODE_TEXT.format(schemas=schemas))
         return "\n\n".join(p for p in parts if p)
@@ -396,6 +455,9 @@ class LLMAgent:
             raise ValueError(f"LLMAgent needs a tool env with a '{SUBMIT.name}' tool; task {task.env_id} has {names}")
         self._task = task
         self._clear_episode()
+        if self._mode is None:
+            self._mode = self._probe_tool_mode()
+            self._transcript.append(dict(self._probe or {}))
         self._say({"role": "system", "content": self.system_prompt(task)})
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> Any:
@@ -415,11 +477,19 @@ class LLMAgent:
             raise RuntimeError("LLMAgent.act() needs the env's tool-call converter: call agent.bind(env) first")
         if self._task is None:
             raise RuntimeError("LLMAgent.act() called before reset(task)")
+        if self._played is not None and self._played.problem is None and not int(observation.get("last_ok", 1)):
+            self._n_rejected_calls += 1
         result = str(observation["last_result"])
+        if self.max_result_chars is not None and len(result) > self.max_result_chars:
+            result = result[: self.max_result_chars] + f"\n[result cut to {self.max_result_chars} of {len(result)} characters]"
         status = _budget_status(info) if self.prompt_level >= 1 else ""
         if status:
             result = f"{result}\n{status}"
         last_turn = int(observation["phase"]) == LAST_TURN
+        if not last_turn and self._out_of_time():
+            self._transcript.append({"event": "episode_time_limit", "seconds": self.episode_time_limit})
+            self._played = _Call(None, SUBMIT.name, {})
+            return self._action(self._played)
         if self._played is None:
             self._say({"role": "user", "content": result})
         else:
@@ -428,7 +498,7 @@ class LLMAgent:
             for call in self._queue:
                 self._answer(call, _NOT_RUN)
             self._queue.clear()
-            self._say({"role": "user", "content": _LAST_TURN_TEXT[self.tool_mode]})
+            self._say({"role": "user", "content": _LAST_TURN_TEXT[self._mode]})
         if not self._queue:
             self._queue.extend(self._ask(last_turn))
         self._played = self._queue.pop(0)
@@ -443,8 +513,11 @@ class LLMAgent:
 
     def usage(self) -> dict[str, Any]:
         """Token counts, cost (None without a price for the model), requests, retries and errors of the
-        episode. ``n_requests`` counts every request sent, failed ones included; ``n_invalid_calls``
-        the malformed calls sent to the env."""
+        episode. ``n_requests`` counts every request sent, failed ones included; ``n_tool_calls``
+        the calls the model made (native or JSON); ``n_invalid_calls`` the malformed ones sent to
+        the env; ``n_rejected_calls`` well-formed calls the env refused; ``never_called_a_tool``
+        flags an episode in which the model made no call at all; ``turns_dropped`` counts turns
+        trimmed to fit the context; ``tool_mode`` is the mode played."""
         price = self.prices.get(self.model)
         cost = None if price is None else (self._prompt_tokens * price[0] + self._completion_tokens * price[1]) / 1e6
         return {
@@ -457,7 +530,12 @@ class LLMAgent:
             "n_retries": self._n_retries,
             "n_api_errors": self._n_api_errors,
             "n_invalid_calls": self._n_invalid_calls,
+            "n_rejected_calls": self._n_rejected_calls,
+            "n_tool_calls": self._n_tool_calls,
+            "never_called_a_tool": self._n_requests > 0 and self._n_tool_calls == 0,
+            "turns_dropped": self._turns_dropped,
             "n_replies_without_usage": self._n_without_usage,
+            "tool_mode": self._mode,
         }
 
     # -- conversation --------------------------------------------------------------------------
@@ -469,7 +547,12 @@ class LLMAgent:
         self._played: _Call | None = None
         self._prompt_tokens = self._completion_tokens = 0
         self._n_requests = self._n_retries = self._n_api_errors = self._n_invalid_calls = self._n_without_usage = 0
+        self._n_rejected_calls = self._n_tool_calls = self._turns_dropped = 0
         self._jitter = np.random.default_rng(self.seed if self.seed is not None else 0)
+        self._started = time.monotonic()
+
+    def _out_of_time(self) -> bool:
+        return self.episode_time_limit is not None and time.monotonic() - self._started > self.episode_time_limit
 
     def _say(self, message: dict[str, Any], record: dict[str, Any] | None = None) -> None:
         """Append ``message`` to the conversation; ``record`` replaces it in the transcript."""
@@ -508,12 +591,14 @@ class LLMAgent:
         if reasoning:
             meta["reasoning_content"] = reasoning
         tool_calls = (message.tool_calls if message is not None else None) or []
-        if self.tool_mode == "native" and tool_calls:
+        if self._mode == "native" and tool_calls:
             calls = [
                 _Call(tc.id or f"call_{len(self._messages)}_{k}", tc.function.name, tc.function.arguments)
                 for k, tc in enumerate(tool_calls)
             ]
-            sent = {"role": "assistant", "content": message.content, "tool_calls": [
+            self._n_tool_calls += len(calls)
+            # content "" rather than null: servers that validate messages strictly reject null.
+            sent = {"role": "assistant", "content": message.content or "", "tool_calls": [
                 {"id": c.call_id, "type": "function",
                  "function": {"name": c.name, "arguments": _history_arguments(c.arguments)}} for c in calls
             ]}
@@ -524,16 +609,17 @@ class LLMAgent:
             self._say(sent, {**raw, **meta})
             return calls
         self._say({"role": "assistant", "content": content}, {"role": "assistant", "content": content, **meta})
-        if self.tool_mode == "json":
+        if self._mode == "json":
             found = parse_json_tool_call(content)
             if found is not None:
+                self._n_tool_calls += 1
                 return [_Call(None, *found)]
         if last_turn:
             # The last turn reads a plain reply as the edge list; the env parses it tolerantly.
             if content.strip():
                 return [_Call(None, SUBMIT.name, {"edges": content})]
             return [_Call(None, SUBMIT.name, {"reply": ""}, _EMPTY_SUBMISSION)]
-        return [_Call(None, None, {"reply": content[:_RAW_CHARS]}, _NO_TOOL_CALL[self.tool_mode])]
+        return [_Call(None, None, {"reply": content[:_RAW_CHARS]}, _NO_TOOL_CALL[self._mode])]
 
     def _action(self, call: _Call) -> Any:
         if call.problem is not None:
@@ -556,14 +642,12 @@ class LLMAgent:
             self._client = OpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout)
         return self._client
 
-    def _complete(self, tools: Sequence[Mapping[str, Any]]) -> Any:
-        """One chat completion, with retries of transient failures."""
-        import openai
-
-        client = self._openai()
-        request: dict[str, Any] = {"model": self.model, "messages": self._messages}
-        if self.tool_mode == "native":
+    def _request(self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
             request["tools"] = [dict(t) for t in tools]
+            if self.tool_choice is not None:
+                request["tool_choice"] = self.tool_choice
         if self.max_tokens is not None:
             request[self.token_limit_param] = self.max_tokens
         if self.temperature is not None:
@@ -572,23 +656,59 @@ class LLMAgent:
             request["seed"] = self.seed
         if self.extra_body:
             request["extra_body"] = dict(self.extra_body)
+        return request
+
+    def _fitted(self, tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The conversation as sent: trimmed to the context window, with the current state when trimmed."""
+        try:
+            messages, dropped = self._context.fit(self._messages, tools)
+        except ContextOverflow as exc:
+            raise LLMRequestError(str(exc), None, 0) from exc
+        if dropped:
+            self._turns_dropped = max(self._turns_dropped, dropped)
+            if self._state is not None:
+                last = dict(messages[-1])
+                last["content"] = f"{last.get('content') or ''}\n[current state: {self._state()}]"
+                messages[-1] = last
+        return messages
+
+    def _complete(self, tools: Sequence[Mapping[str, Any]]) -> Any:
+        """One chat completion: fitted to the context, with retries of transient failures."""
+        import openai
+
+        client = self._openai()
+        tools = tools if self._mode == "native" else ()
         transient = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
-        attempt = 0
+        attempt = timeouts = overflows = 0
+        previous = None
         while True:
+            messages = self._fitted(tools)
             self._n_requests += 1
             try:
-                return client.chat.completions.create(**request)
+                response = client.chat.completions.create(**self._request(messages, tools))
             except openai.APIError as exc:
                 self._n_api_errors += 1
                 status = getattr(exc, "status_code", None)
-                retry = isinstance(exc, transient) and attempt < self.max_retries
+                text = str(exc)
+                if isinstance(exc, openai.BadRequestError) and is_overflow(text) and overflows < 3 \
+                        and self._context.learn(text):
+                    overflows += 1
+                    self._transcript.append({"event": "context_overflow", "status_code": status,
+                                             "message": text[:_RAW_CHARS], "window": self._context.window})
+                    continue
+                timeout = isinstance(exc, openai.APITimeoutError)
+                deterministic = status is not None and status >= 500 and (
+                    text == previous or "validation error" in text.lower() or "input should be" in text.lower())
+                retry = (isinstance(exc, transient) and attempt < self.max_retries and not deterministic
+                         and not (timeout and timeouts >= 1))
                 delay = self._backoff(attempt, exc) if retry else None
                 self._transcript.append({
                     "event": "api_error", "status_code": status, "error": type(exc).__name__,
-                    "message": str(exc)[:_RAW_CHARS], "attempt": attempt + 1, "retry_in": delay,
+                    "message": text[:_RAW_CHARS], "attempt": attempt + 1, "retry_in": delay,
                 })
                 if not retry:
-                    kind = "retries exhausted" if isinstance(exc, transient) else "not retryable"
+                    kind = ("deterministic" if deterministic else "retries exhausted") if isinstance(exc, transient) \
+                        else "not retryable"
                     raise LLMRequestError(
                         f"chat completion failed ({kind}) after {attempt + 1} request(s): {type(exc).__name__}: {exc}",
                         status,
@@ -597,9 +717,38 @@ class LLMAgent:
                 logger.warning(
                     "chat completion failed (%s); retry %d in %.2f s", type(exc).__name__, attempt + 1, delay
                 )
+                previous = text
+                timeouts += timeout
                 self._n_retries += 1
                 attempt += 1
                 time.sleep(delay)
+                continue
+            usage = getattr(response, "usage", None)
+            if usage is not None and usage.prompt_tokens:
+                self._context.observe(messages, tools, int(usage.prompt_tokens))
+            return response
+
+    def _probe_tool_mode(self) -> str:
+        """``"native"`` if the server returns a tool call for a one-tool request, else ``"json"`` (once per agent)."""
+        import openai
+
+        tool = {"type": "function", "function": {
+            "name": "ping", "description": "Answer the ping.",
+            "parameters": {"type": "object", "properties": {}, "required": []}}}
+        request = self._request([{"role": "user", "content": "Call the function ping."}], [tool])
+        request[self.token_limit_param] = 64
+        if self.tool_choice is None:
+            request["tool_choice"] = "auto"
+        try:
+            response = self._openai().chat.completions.create(**request)
+            calls = response.choices[0].message.tool_calls if response.choices else None
+            mode = "native" if calls else "json"
+            self._probe = {"event": "tool_mode_probe", "mode": mode, "tool_calls": len(calls or ())}
+        except openai.APIError as exc:
+            mode = "json"
+            self._probe = {"event": "tool_mode_probe", "mode": mode, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        logger.info("tool mode probe: %s", self._probe)
+        return mode
 
     def _backoff(self, attempt: int, exc: Exception) -> float:
         """Exponential backoff with jitter, at least a numeric ``Retry-After``; both capped."""
