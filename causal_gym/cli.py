@@ -88,11 +88,16 @@ def _seal(args: argparse.Namespace) -> Any:
     return Seal.from_file(args.seal_file) if args.seal_file else None
 
 
+_LLM_FLAGS = ("model", "base_url", "tool_mode", "tool_choice", "max_tokens", "prompt_level", "stated_target",
+              "temperature", "context_window", "max_result_chars", "episode_time_limit")
+"""``causal-gym run`` flags that are keyword arguments of the LLM agent (``--agent llm``)."""
+
+
 def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from causal_gym.eval.runner import RunConfig, run
 
     agent_kwargs = _json_object(args.agent_kwargs, "--agent-kwargs")
-    for name in ("model", "base_url"):
+    for name in _LLM_FLAGS:
         value = getattr(args, name)
         if value is not None:
             if name in agent_kwargs:
@@ -112,6 +117,7 @@ def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         workers=args.workers,
         ray_address=args.ray_address,
         seal=_seal(args),
+        concurrency=args.concurrency,
     )
     summary = run(config, args.out, progress=not args.quiet)
     print(f"run store: {summary.out_dir} ({summary.played} played now, {summary.skipped} already done)")
@@ -183,8 +189,23 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--backend", choices=("local", "ray"), default="local")
     parser.add_argument("--workers", type=int, default=1, help="episodes at once (default 1: in this process)")
     parser.add_argument("--ray-address", help="address of a Ray cluster (--backend ray); default: a local Ray")
-    parser.add_argument("--model", help="model name for the llm agent (same as agent kwarg model)")
-    parser.add_argument("--base-url", help="OpenAI-compatible endpoint for the llm agent (agent kwarg base_url)")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="episodes at once in threads of this process, for agents that wait on a server (LLM); "
+                        "with --workers 1")
+    llm = parser.add_argument_group("LLM agent (--agent llm; each flag is the agent keyword of the same name)")
+    llm.add_argument("--model", help="model name as the server knows it")
+    llm.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    llm.add_argument("--tool-mode", choices=("auto", "native", "json"),
+                     help="native tool calls, JSON in text, or auto: probe the server once (default auto)")
+    llm.add_argument("--tool-choice", choices=("auto", "required", "none"), help="sent with the tools (default auto)")
+    llm.add_argument("--max-tokens", type=int, help="output tokens per reply (default 4096)")
+    llm.add_argument("--prompt-level", type=int, help="the benchmark's prompt level (Heuresis 0..3; default 0)")
+    llm.add_argument("--stated-target", choices=("none", "cpdag", "dag"), help="target stated in the prompt")
+    llm.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    llm.add_argument("--context-window", type=int,
+                     help="the model's context in tokens; old turns are trimmed to fit (default: learnt from errors)")
+    llm.add_argument("--max-result-chars", type=int, help="cut longer tool results (for small contexts)")
+    llm.add_argument("--episode-time-limit", type=float, help="wall seconds per episode, then submit")
     parser.add_argument("--agent-kwargs", default="{}", help="JSON object of agent keyword arguments")
     parser.add_argument("--env-kwargs", default="{}", help='JSON object of gym.make arguments, e.g. \'{"d": 5}\'')
     parser.add_argument("--max-steps", type=int, default=100_000, help="safety stop per episode")
@@ -272,8 +293,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     if rest and not getattr(args, "passes_rest", False):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    from causal_gym.harness.rollout import RolloutInterrupted
+
     try:
         return args.handler(args, rest)
+    except (RolloutInterrupted, KeyboardInterrupt):
+        print(f"causal-gym {args.command}: interrupted; the episodes in flight were saved as interrupted -- run the "
+              "same command again to resume", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `causal-gym list | head`
+        return 0
     except (ValueError, ModuleNotFoundError) as exc:
         if args.command not in ("run", "report", "seal"):
             raise

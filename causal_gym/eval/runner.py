@@ -12,6 +12,9 @@ Backends
     interpreters, no inherited threads or locks (forking a process that runs BLAS threads, Ray or
     an HTTP client can deadlock). Each worker runs BLAS on one thread, so the pool does not
     oversubscribe the cores.
+    Workers die with the run (``PR_SET_PDEATHSIG``), so a ``kill -9`` of the run leaves none behind.
+    ``concurrency>1`` (with ``workers=1``) plays that many episodes at once in threads of this
+    process: for LLM agents, whose episodes wait on HTTP rather than on the CPU.
 ``"ray"``
     The same episodes as Ray tasks (one CPU each, no automatic retries), at most ``workers`` in
     flight. ``ray.init(address=ray_address)`` when an address is given, else a local Ray with
@@ -45,18 +48,30 @@ Failures
 An exception in an episode (the agent's or the env's) gives a ``"failed"`` line with the error,
 the traceback and the call record up to the failure; the run goes on. Failed episodes are played
 again by the next :func:`run` on the same store. Invalid configurations (unknown env id, bad env
-or agent arguments) raise before any episode is played.
+or agent arguments, an agent that cannot play the env, such as the LLM agent on an env without
+tools) raise before any episode is played.
+
+Interruptions
+-------------
+SIGTERM or SIGINT (Ctrl-C) stops the run: the episodes in flight stop at their next step and are
+written as ``"interrupted"`` lines with what they had done (trace, usage, transcript; workers get
+SIGTERM too), then :class:`~causal_gym.harness.rollout.RolloutInterrupted` propagates. The next run
+plays them again. An episode stuck in one long call is given :data:`DRAIN_SECONDS` to stop.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
+import os
+import signal
 import sys
+import threading
 import time
 import traceback
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,15 +82,21 @@ import numpy as np
 import causal_gym
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count
-from causal_gym._workers import limit_blas_threads
+from causal_gym._workers import die_with_parent, limit_blas_threads
 from causal_gym.agents.registry import agent_factory, make_agent
-from causal_gym.harness.rollout import EpisodeRecord, rollout
-from causal_gym.eval.store import STATUSES, RunStore, episode_key, redact
+from causal_gym.harness.rollout import EpisodeRecord, RolloutInterrupted, rollout
+from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
 from causal_gym.seal import OPEN, Seal, resolve_seal
 
-__all__ = ["BACKENDS", "EpisodeTask", "RunConfig", "RunSummary", "episode_seeds", "run"]
+__all__ = ["BACKENDS", "DRAIN_SECONDS", "EpisodeTask", "RunConfig", "RunSummary", "episode_seeds", "run"]
 
 BACKENDS = ("local", "ray")
+
+DRAIN_SECONDS = 30.0
+"""How long an interrupted run waits for the episodes in flight to write their interrupted lines."""
+
+_STOP = threading.Event()  # set by a stop request; episodes check it before every step
+logger = logging.getLogger(__name__)
 
 
 def _check_kwargs(value: object, name: str) -> dict[str, Any]:
@@ -116,6 +137,9 @@ class RunConfig:
     backend : {"local", "ray"}
     workers : int
         Episodes played at once (local: processes; 1 plays in this process; Ray: tasks in flight).
+    concurrency : int
+        Episodes played at once in threads of this process (local backend, ``workers=1``): for
+        agents that wait on a server, such as the LLM agent.
     ray_address : str or None
         Address of a Ray cluster (backend ``"ray"`` only); None starts a local Ray.
     seal : Seal, str or None
@@ -124,7 +148,7 @@ class RunConfig:
         ``CAUSAL_GYM_SEAL`` (unset: open). Every env then gets ``seal=`` (an env without that argument
         cannot be sealed and is refused). ``run.json`` and every line keep only the fingerprint.
 
-    Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``) are stored in
+    Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``, ``concurrency``) are stored in
     ``run.json`` and must match when a run is resumed; the seal by its fingerprint.
     """
 
@@ -141,6 +165,7 @@ class RunConfig:
     workers: int = 1
     ray_address: str | None = None
     seal: Seal | str | None = field(default=None, repr=False)
+    concurrency: int = 1
 
     def __post_init__(self) -> None:
         if isinstance(self.env_ids, str) or not isinstance(self.env_ids, Iterable):
@@ -162,6 +187,10 @@ class RunConfig:
         check_count(self.max_steps, "max_steps", 1)
         check_choice(self.backend, BACKENDS, "backend")
         check_count(self.workers, "workers", 1)
+        check_count(self.concurrency, "concurrency", 1)
+        if self.concurrency > 1 and (self.workers > 1 or self.backend != "local"):
+            raise ValueError("concurrency > 1 plays threads in this process: use it with the local backend and "
+                             "workers=1 (workers play processes, for CPU-bound agents)")
         if self.ray_address is not None and (self.backend != "ray" or not isinstance(self.ray_address, str)):
             raise ValueError(f"ray_address is a string used by backend='ray' only, got {self.ray_address!r} "
                              f"with backend={self.backend!r}")
@@ -322,40 +351,82 @@ def _failure(task: EpisodeTask, agent: Any, start: float | None, trace: Any = No
     )
 
 
+def _trace(env: Any) -> Any:
+    """The env's call record so far, or None (no episode started, or the record itself is broken)."""
+    base = env.unwrapped if env is not None else None
+    if base is None or not hasattr(base, "record"):
+        return None
+    try:
+        return to_jsonable(base.record())
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _play_episode(task: EpisodeTask) -> dict[str, Any]:
-    """Play ``task`` and return its store line (plain JSON values); exceptions become a failed line."""
+    """Play ``task`` and return its store line (plain JSON values); exceptions become a failed line,
+    a stop request an interrupted one."""
     start = time.perf_counter()
     env = agent = None
     try:
         env = task.make_env()
         agent = make_agent(task.agent, **task.agent_kwargs)
         options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
-        record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps)
+        record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps,
+                         should_stop=_STOP.is_set)
         return _line(
             task, agent, start, status=_status(record), error=None, traceback=None, reward=record.total_reward,
             steps=record.steps, scores=record.final_info.get("scores", {}), record=record.to_dict(), trace=None,
         )
+    except (RolloutInterrupted, KeyboardInterrupt) as exc:
+        return _line(
+            task, agent, start, status="interrupted", error=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(), reward=None, steps=None, scores={}, record=None, trace=_trace(env),
+        )
     except Exception:  # noqa: BLE001 -- a failed episode is data; the run goes on
-        trace = None
-        base = env.unwrapped if env is not None else None
-        if base is not None and hasattr(base, "record"):
-            try:
-                trace = to_jsonable(base.record())
-            except Exception:  # noqa: BLE001 -- no episode started, or the record itself is broken
-                trace = None
-        return _failure(task, agent, start, trace)
+        return _failure(task, agent, start, _trace(env))
     finally:
         if env is not None:
             env.close()
 
 
+def _stop_request(signum: int, frame: Any) -> None:
+    _STOP.set()
+    raise RolloutInterrupted(f"stopped by {signal.Signals(signum).name}")
+
+
+def _init_worker(parent: int) -> None:
+    """Pool initializer: one BLAS thread, die with the run, and SIGTERM as a stop request."""
+    limit_blas_threads()
+    die_with_parent(parent)
+    signal.signal(signal.SIGTERM, _stop_request)
+
+
 # -- backends -----------------------------------------------------------------------------------
+#
+# Each backend plays ``tasks`` and hands every line to ``sink`` as it arrives. On a stop request it
+# stops the episodes in flight, hands their interrupted lines to ``sink`` too, and re-raises.
 
 
-def _local_results(tasks: list[EpisodeTask], workers: int) -> Iterator[dict[str, Any]]:
+def _drain(futures: dict[Any, EpisodeTask], sink: Callable[[dict[str, Any]], None]) -> None:
+    """Hand over the lines of futures that finish within :data:`DRAIN_SECONDS`; cancel the rest."""
+    from concurrent.futures import wait
+
+    running = [f for f in futures if not f.cancel()]
+    done, _ = wait(running, timeout=DRAIN_SECONDS)
+    for future in done:
+        try:
+            sink(future.result())
+        except BaseException:  # noqa: BLE001 -- a worker lost while stopping: its episode replays anyway
+            pass
+
+
+def _local_results(tasks: list[EpisodeTask], workers: int, sink: Callable[[dict[str, Any]], None]) -> None:
     if workers == 1:
         for task in tasks:
-            yield _play_episode(task)
+            line = _play_episode(task)
+            sink(line)
+            if line["status"] == "interrupted":
+                raise RolloutInterrupted("stopped")
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -364,25 +435,52 @@ def _local_results(tasks: list[EpisodeTask], workers: int) -> Iterator[dict[str,
     pool = ProcessPoolExecutor(
         max_workers=min(workers, len(tasks)),
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=limit_blas_threads,
+        initializer=_init_worker,
+        initargs=(os.getpid(),),
     )
+    futures = {pool.submit(_play_episode, task): task for task in tasks}
     try:
-        futures = {pool.submit(_play_episode, task): task for task in tasks}
         for future in as_completed(futures):
+            task = futures.pop(future)
             try:
-                yield future.result()
+                sink(future.result())
             except BrokenProcessPool as exc:
                 raise RuntimeError(
                     "a worker process died (killed, out of memory or crashed); the episodes finished so far are "
                     "saved -- run again with the same configuration to continue"
                 ) from exc
             except Exception:  # noqa: BLE001 -- e.g. a result that could not be sent back
-                yield _failure(futures[future], None, None)
+                sink(_failure(task, None, None))
+    except (RolloutInterrupted, KeyboardInterrupt):
+        for process in list(getattr(pool, "_processes", {}).values()):
+            try:
+                process.terminate()  # SIGTERM: the worker's handler stops its episode
+            except (OSError, ValueError):
+                pass
+        _drain(futures, sink)
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _ray_results(tasks: list[EpisodeTask], workers: int, address: str | None) -> Iterator[dict[str, Any]]:
+def _threaded_results(tasks: list[EpisodeTask], concurrency: int, sink: Callable[[dict[str, Any]], None]) -> None:
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="episode") as pool:
+        futures = {pool.submit(_play_episode, task): task for task in tasks}
+        try:
+            for future in as_completed(futures):
+                futures.pop(future)
+                sink(future.result())
+        except (RolloutInterrupted, KeyboardInterrupt):
+            _STOP.set()
+            _drain(futures, sink)
+            raise
+
+
+def _ray_results(
+    tasks: list[EpisodeTask], workers: int, address: str | None, sink: Callable[[dict[str, Any]], None]
+) -> None:
     try:
         import ray
     except ModuleNotFoundError as exc:
@@ -395,10 +493,10 @@ def _ray_results(tasks: list[EpisodeTask], workers: int, address: str | None) ->
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         else:
             ray.init(address=address, log_to_driver=False)
+    pending: dict[Any, EpisodeTask] = {}
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(_play_episode)
         queue = list(reversed(tasks))
-        pending: dict[Any, EpisodeTask] = {}
         while queue or pending:
             while queue and len(pending) < workers:
                 task = queue.pop()
@@ -406,9 +504,13 @@ def _ray_results(tasks: list[EpisodeTask], workers: int, address: str | None) ->
             done, _ = ray.wait(list(pending), num_returns=1)
             task = pending.pop(done[0])
             try:
-                yield ray.get(done[0])
+                sink(ray.get(done[0]))
             except Exception:  # noqa: BLE001 -- a lost worker or node: record it, go on
-                yield _failure(task, None, None)
+                sink(_failure(task, None, None))
+    except (RolloutInterrupted, KeyboardInterrupt):
+        for ref in pending:
+            ray.cancel(ref, force=True)  # cancelled episodes have no line: the next run plays them
+        raise
     finally:
         if started:
             ray.shutdown()
@@ -436,6 +538,14 @@ class _Progress:
     def update(self, line: Mapping[str, Any]) -> None:
         self.done += 1
         self.counts[line["status"]] += 1
+        usage = line.get("usage")
+        if isinstance(usage, Mapping) and usage.get("never_called_a_tool"):
+            # such an episode's low score measures the setup (tools not sent or not understood), not the model
+            message = f"{line['key']}: the model never called a tool (tool mode {usage.get('tool_mode')})"
+            if self.bar is not None:
+                self.bar.write("warning: " + message, file=sys.stderr)
+            else:
+                logger.warning(message)
         if not self.enabled:
             return
         failure = f"{line['key']} failed: {line['error']}" if line["status"] == "failed" else None
@@ -487,15 +597,19 @@ class RunSummary:
     @property
     def complete(self) -> bool:
         """True when every episode of the run has a non-failed line."""
-        return sum(self.counts.get(s, 0) for s in STATUSES if s != "failed") == self.total
+        return sum(self.counts.get(s, 0) for s in STATUSES if s not in UNFINISHED) == self.total
 
     def table(self) -> str:
         """The per-env rows as a plain-text table."""
         width = max(len("env"), *(len(r["env_id"]) for r in self.rows))
-        head = f"{'env':<{width}} {'episodes':>8} " + " ".join(f"{s:>9}" for s in STATUSES)
+        # interrupted and no-tool-call columns only when they say something
+        columns = [s for s in STATUSES if s != "interrupted" or any(r[s] for r in self.rows)]
+        columns += ["never_called_a_tool"] if any(r["never_called_a_tool"] for r in self.rows) else []
+        names = {"never_called_a_tool": "no tool call"}
+        head = f"{'env':<{width}} {'episodes':>8} " + " ".join(f"{names.get(s, s):>9}" for s in columns)
         lines = [head + f" {'reward':>8} {'adj F1':>8}"]
         for r in self.rows:
-            cells = [f"{r[s]:>9}" for s in STATUSES]
+            cells = [f"{r[s]:>9}" for s in columns]
             means = [f"{'-' if v is None else format(v, '.3f'):>8}" for v in (r["mean_reward"], r["mean_adjacency_f1"])]
             lines.append(f"{r['env_id']:<{width}} {r['episodes']:>8} " + " ".join(cells) + " " + " ".join(means))
         return "\n".join(lines)
@@ -508,12 +622,14 @@ def _summarize(store: RunStore, tasks: list[EpisodeTask], skipped: int, played: 
     rows = []
     for env_id in dict.fromkeys(task.env_id for task in tasks):
         mine = [lines[t.key] for t in tasks if t.env_id == env_id and lines[t.key] is not None]
-        played_ok = [line for line in mine if line["status"] != "failed"]
+        played_ok = [line for line in mine if line["status"] not in UNFINISHED]
         f1 = [line["scores"]["adjacency_f1"] for line in played_ok if line["scores"].get("adjacency_f1") is not None]
         rows.append({
             "env_id": env_id,
             "episodes": sum(t.env_id == env_id for t in tasks),
             **{status: sum(line["status"] == status for line in mine) for status in STATUSES},
+            "never_called_a_tool": sum(bool((line.get("usage") or {}).get("never_called_a_tool")) for line in mine
+                                       if isinstance(line.get("usage"), Mapping)),
             "mean_reward": _mean([line["reward"] for line in played_ok if line["reward"] is not None]),
             "mean_adjacency_f1": _mean(f1),
         })
@@ -521,6 +637,13 @@ def _summarize(store: RunStore, tasks: list[EpisodeTask], skipped: int, played: 
 
 
 # -- the runner ---------------------------------------------------------------------------------
+
+
+def _install(signum: int, handler: Any) -> Any:
+    """Set a signal handler when this is the main thread (elsewhere signals cannot be handled); return the old one."""
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signum, handler)
 
 
 def _check_config(config: RunConfig, tasks: Sequence[EpisodeTask]) -> None:
@@ -531,8 +654,15 @@ def _check_config(config: RunConfig, tasks: Sequence[EpisodeTask]) -> None:
             env = first[env_id].make_env()
         except gym.error.Error as exc:
             raise ValueError(f"cannot make env {env_id!r}: {exc}") from exc
-        env.close()
-    make_agent(config.agent, **config.agent_kwargs)
+        agent = make_agent(config.agent, **config.agent_kwargs)
+        bind = getattr(agent, "bind", None)
+        try:
+            if callable(bind):
+                bind(env)
+        except TypeError as exc:
+            raise ValueError(f"agent {config.agent!r} cannot play {env_id}: {exc}") from None
+        finally:
+            env.close()
 
 
 def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSummary:
@@ -576,14 +706,24 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
         done = store.finished_keys()
         todo = [task for task in tasks if task.key not in done]
         bar = _Progress(len(todo), progress)
+
+        def sink(line: dict[str, Any]) -> None:
+            store.append(line)
+            bar.update(line)
+
+        _STOP.clear()
+        previous = _install(signal.SIGTERM, _stop_request)
         try:
             if todo and config.backend == "ray":
-                results = _ray_results(todo, config.workers, config.ray_address)
-            else:
-                results = _local_results(todo, config.workers) if todo else iter(())
-            for line in results:
-                store.append(line)
-                bar.update(line)
+                _ray_results(todo, config.workers, config.ray_address, sink)
+            elif todo and config.concurrency > 1:
+                _threaded_results(todo, config.concurrency, sink)
+            elif todo:
+                _local_results(todo, config.workers, sink)
+        except (RolloutInterrupted, KeyboardInterrupt):
+            _STOP.set()
+            raise
         finally:
+            _install(signal.SIGTERM, previous)
             bar.close()
         return _summarize(store, tasks, len(tasks) - len(todo), bar.done)

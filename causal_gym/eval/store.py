@@ -17,8 +17,10 @@ Layout
       ``agent_kwargs`` (as used, credentials redacted);
     - ``status``: ``"finished"`` (the agent submitted within its limits), ``"truncated"`` (a limit
       was involved but the agent submitted), ``"rescued"`` (the env submitted the working graph for
-      the agent) or ``"failed"`` (an exception: ``error`` and ``traceback`` hold it, ``trace`` the
-      call record up to the failure; ``trace`` is None for the other statuses);
+      the agent), ``"failed"`` (an exception: ``error`` and ``traceback`` hold it, ``trace`` the
+      call record up to the failure; ``trace`` is None for the other statuses) or ``"interrupted"``
+      (stopped by SIGTERM/SIGINT while playing: ``trace``, ``usage`` and ``transcript`` hold what
+      it had done);
     - ``reward``, ``steps``, ``scores`` (a copy of ``record["final_info"]["scores"]``, empty when
       the env reports none), ``usage`` (the agent's ``usage()`` -- tokens, cost -- or None),
       ``transcript`` (the agent's ``transcript()`` or None), ``wall_time`` (seconds, including
@@ -28,10 +30,11 @@ Layout
       -- the final info (scores, ``submitted_graph``, ``completed_graph``, ``submission_source``)
       and ``env_record`` (the full call trace); None for failed episodes.
 
-Resuming. An episode is *done* once a non-failed line with its key is on disk;
-:meth:`RunStore.finished_keys` lists those keys and the runner skips them. Failed episodes are
-kept in the file (their traceback is evidence) but are played again on the next run, which
-appends a new line for the same key: :meth:`RunStore.latest` keeps the last line per key.
+Resuming. An episode is *done* once a line with its key and a status other than failed or
+interrupted is on disk; :meth:`RunStore.finished_keys` lists those keys and the runner skips them.
+Failed and interrupted episodes are kept in the file (their traceback and partial trace are
+evidence) but are played again on the next run, which appends a new line for the same key:
+:meth:`RunStore.latest` keeps the last line per key.
 
 Crash tolerance. A line counts once its newline is on disk. A torn last line (an interrupted
 write) is ignored with a warning when reading and cut off before the next append; a malformed
@@ -53,12 +56,15 @@ from typing import Any
 
 from causal_gym._jsonable import to_jsonable
 
-__all__ = ["EPISODES_FILE", "RUN_FILE", "STATUSES", "RunStore", "episode_key", "redact"]
+__all__ = ["EPISODES_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "episode_key", "redact"]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
-STATUSES = ("finished", "truncated", "rescued", "failed")
+STATUSES = ("finished", "truncated", "rescued", "failed", "interrupted")
 """Episode statuses, from best to worst (see the module docstring)."""
+
+UNFINISHED = ("failed", "interrupted")
+"""Statuses a rerun plays again."""
 
 _SCHEMA = 1
 _REDACTED = "<redacted>"
@@ -247,8 +253,8 @@ class RunStore:
         return {line["key"]: line for line in self.episodes()}
 
     def finished_keys(self) -> set[str]:
-        """Keys with a non-failed line: the episodes a rerun skips (failed ones are played again)."""
-        return {line["key"] for line in self.episodes() if line["status"] != "failed"}
+        """Keys with a done line: the episodes a rerun skips (failed and interrupted ones are played again)."""
+        return {line["key"] for line in self.episodes() if line["status"] not in UNFINISHED}
 
     @contextmanager
     def lock(self) -> Iterator[None]:

@@ -6,7 +6,7 @@ The full runner (many episodes, resumable run stores, Ray) builds on :func:`roll
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,15 @@ import gymnasium as gym
 from causal_gym._jsonable import to_jsonable
 from causal_gym.harness.agent import Agent, task_spec
 
-__all__ = ["EpisodeRecord", "rollout"]
+__all__ = ["EpisodeRecord", "RolloutInterrupted", "rollout"]
+
+
+class RolloutInterrupted(BaseException):
+    """A stop request (a signal, or ``should_stop()``) while an episode was being played.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that an agent's or env's ``except Exception``
+    does not swallow it.
+    """
 
 
 @dataclass
@@ -67,6 +75,7 @@ def rollout(
     seed: int | None = None,
     options: Mapping[str, Any] | None = None,
     max_steps: int = 100_000,
+    should_stop: Callable[[], bool] | None = None,
 ) -> EpisodeRecord:
     """Play one episode of ``agent`` on ``env`` and return its record.
 
@@ -80,6 +89,9 @@ def rollout(
         Passed to ``env.reset`` (e.g. ``options={"split": "test", "instance": 3}``).
     max_steps:
         A safety stop for envs without their own limit; reaching it marks the episode truncated.
+    should_stop:
+        Checked before every step; when it returns True the episode stops with
+        :class:`RolloutInterrupted` (how the runner stops episodes playing in threads).
 
     Examples
     --------
@@ -101,6 +113,8 @@ def rollout(
     rewards: list[float] = []
     terminated = truncated = False
     while not (terminated or truncated):
+        if should_stop is not None and should_stop():
+            raise RolloutInterrupted("stop requested")
         action = agent.act(observation, info)
         observation, reward, terminated, truncated, info = env.step(action)
         rewards.append(float(reward))

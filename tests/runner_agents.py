@@ -1,0 +1,29 @@
+"""Agents for runner tests, importable by worker processes as ``runner_agents:<Name>`` (tests/ on the path)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from causal_gym.harness.agent import TaskSpec, typed_action
+
+
+class SlowAgent:
+    """Calls ``summarize`` ``steps`` times, ``delay`` seconds apart, then submits: an episode long enough to stop.
+
+    ``$SLOW_AGENT_STEPS`` overrides ``steps``, so a test can resume a run with the same configuration
+    but shorter episodes.
+    """
+
+    def __init__(self, steps: int = 20, delay: float = 0.1) -> None:
+        self.steps = int(os.environ.get("SLOW_AGENT_STEPS", steps))
+        self.delay = delay
+
+    def reset(self, task: TaskSpec) -> None:
+        self.task, self.done = task, 0
+
+    def act(self, observation: Any, info: Any) -> Any:
+        time.sleep(self.delay)
+        self.done += 1
+        return typed_action(self.task, "summarize" if self.done <= self.steps else "submit")
