@@ -15,7 +15,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -73,13 +73,19 @@ class FakeOpenAIServer:
     """Replays ``script`` (items from :func:`tool_reply`, :func:`text_reply`, :func:`error_reply`).
 
     Use as a context manager, or call :meth:`start` and :meth:`close`. ``requests`` lists every
-    request received, failed ones included; ``served`` counts script items used.
+    request received, failed ones included; ``served`` counts script items used. ``latency`` delays
+    every answer; ``default`` answers once the script is used up; ``responder(request_json)`` replaces
+    the script (for many concurrent conversations).
     """
 
-    def __init__(self, script: Iterable[dict] = (), latency: float = 0.0, default: dict | None = None) -> None:
+    def __init__(
+        self, script: Iterable[dict] = (), latency: float = 0.0, default: dict | None = None,
+        responder: Callable[[dict], dict] | None = None,
+    ) -> None:
         self.script = list(script)
         self.latency = latency
         self.default = default
+        self.responder = responder
         self.requests: list[RecordedRequest] = []
         self.served = 0
         self._lock = threading.Lock()
@@ -139,9 +145,12 @@ class FakeOpenAIServer:
             self.requests.append(RecordedRequest(path, headers, body))
             if not path.endswith("/chat/completions"):
                 return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}, {}, 0.0
-            if self.served >= len(self.script) and self.default is None:
+            if self.responder is not None:
+                item = self.responder(json.loads(body))
+            elif self.served >= len(self.script) and self.default is None:
                 return 400, {"error": {"message": "fake server: script exhausted", "type": "invalid_request"}}, {}, 0.0
-            item = self.script[self.served] if self.served < len(self.script) else self.default
+            else:
+                item = self.script[self.served] if self.served < len(self.script) else self.default
             self.served += 1
             delay = self.latency + item.get("delay", 0.0)
             if item["status"] != 200:

@@ -86,6 +86,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -235,6 +236,28 @@ def _budget_status(info: Mapping[str, Any]) -> str:
     remaining = info.get("budgets_remaining") or {}
     parts = [f"{name} {'unlimited' if np.isinf(value) else format(value, 'g')}" for name, value in remaining.items()]
     return f"[remaining: {', '.join(parts)}]" if parts else ""
+
+
+_CLIENTS: dict[tuple[str | None, str, float], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _shared_client(base_url: str | None, api_key: str, timeout: float) -> Any:
+    """One ``openai.OpenAI`` client per server, key and timeout in this process, shared by all agents.
+
+    Building a client loads the TLS trust store (about 70 ms); sharing it also pools connections
+    across episodes and threads (the client is thread-safe). ``max_retries=0``: retries are this
+    module's policy.
+    """
+    try:
+        from openai import OpenAI
+    except ImportError as exc:
+        raise ImportError("LLMAgent needs the openai package: pip install 'causal-gym[llm]'") from exc
+    key = (base_url, api_key, timeout)
+    with _CLIENTS_LOCK:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
+        return _CLIENTS[key]
 
 
 class LLMAgent:
@@ -634,13 +657,17 @@ class LLMAgent:
 
     def _openai(self) -> Any:
         if self._client is None:
-            try:
-                from openai import OpenAI
-            except ImportError as exc:
-                raise ImportError("LLMAgent needs the openai package: pip install 'causal-gym[llm]'") from exc
-            # max_retries=0: retries are this module's policy (_complete), not the client's.
-            self._client = OpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout)
+            self._client = _shared_client(self.base_url, self._api_key, self.timeout)
         return self._client
+
+    def _create(self, request: dict[str, Any]) -> Any:
+        """POST the request as it is: it is plain JSON already, and the client's own per-request
+        transformation of the whole conversation cost more CPU than the rest of the harness."""
+        from openai.types.chat import ChatCompletion
+
+        body = dict(request)
+        body.update(body.pop("extra_body", None) or {})
+        return self._openai().post("/chat/completions", cast_to=ChatCompletion, body=body)
 
     def _request(self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -676,7 +703,6 @@ class LLMAgent:
         """One chat completion: fitted to the context, with retries of transient failures."""
         import openai
 
-        client = self._openai()
         tools = tools if self._mode == "native" else ()
         transient = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
         attempt = timeouts = overflows = 0
@@ -685,7 +711,7 @@ class LLMAgent:
             messages = self._fitted(tools)
             self._n_requests += 1
             try:
-                response = client.chat.completions.create(**self._request(messages, tools))
+                response = self._create(self._request(messages, tools))
             except openai.APIError as exc:
                 self._n_api_errors += 1
                 status = getattr(exc, "status_code", None)
@@ -740,7 +766,7 @@ class LLMAgent:
         if self.tool_choice is None:
             request["tool_choice"] = "auto"
         try:
-            response = self._openai().chat.completions.create(**request)
+            response = self._create(request)
             calls = response.choices[0].message.tool_calls if response.choices else None
             mode = "native" if calls else "json"
             self._probe = {"event": "tool_mode_probe", "mode": mode, "tool_calls": len(calls or ())}

@@ -1,0 +1,99 @@
+"""LLM episodes in flight against one server: episodes/s and harness overhead vs ``concurrency``.
+
+A local OpenAI-compatible server (the tests' scripted one, in a process of its own so that its
+work does not count as the harness's) answers every request after a fixed latency (default 1 s):
+four ``summarize`` calls, then ``submit``, so an episode waits 5 s on the server. The runner plays ``2 x concurrency`` such Heuresis episodes (d=4) with the LLM agent in
+threads (``RunConfig(concurrency=c)``); the ideal wall time is ``2 x 5 s``. Reported per
+concurrency: wall time, episodes/s, the harness overhead ``1 - ideal / wall`` (goal <= 5% at 32)
+and the resident memory added per in-flight episode (peak RSS during the run minus before, over c).
+
+Usage: python benchmarks/llm_concurrency.py [--latency 1.0] [--levels 1,4,16,32,64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+TESTS = str(Path(__file__).resolve().parents[1] / "tests")
+sys.path.insert(0, TESTS)
+
+from causal_gym.eval.runner import RunConfig, run  # noqa: E402
+
+TURNS = 5
+
+
+def _reply(request: dict) -> dict:
+    from fake_openai_server import tool_reply
+
+    calls = sum(1 for m in request["messages"] if m["role"] == "assistant")
+    return tool_reply(("summarize", {})) if calls < TURNS - 1 else tool_reply(("submit", {}))
+
+
+def _serve(latency: float, urls: multiprocessing.Queue) -> None:
+    sys.path.insert(0, TESTS)
+    from fake_openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer(latency=latency, responder=_reply) as server:
+        urls.put(server.base_url)
+        threading.Event().wait()
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--levels", default="1,4,16,32,64")
+    args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    urls: multiprocessing.Queue = multiprocessing.Queue()
+    server = multiprocessing.Process(target=_serve, args=(args.latency, urls), daemon=True)
+    server.start()
+    base_url = urls.get(timeout=30)
+    with tempfile.TemporaryDirectory() as tmp:
+        kwargs = {"model": "fake", "base_url": base_url, "api_key": "k", "tool_mode": "native"}
+        warm = RunConfig(("Heuresis-lg-v0",), "llm", agent_kwargs=kwargs, instances=range(2), env_kwargs={"d": 4, "n": 60})
+        run(warm, Path(tmp) / "warm", progress=False)  # fill the reference cache and import everything once
+        print(f"server latency {args.latency:g} s, {TURNS} replies per episode, 2 x concurrency episodes")
+        print(f"{'concurrency':>11} {'episodes':>8} {'wall s':>8} {'ideal s':>8} {'ep/s':>7} {'overhead':>9} {'MB/episode':>11}")
+        for c in levels:
+            before, peak, stop = _rss_mb(), [0.0], threading.Event()
+
+            def watch() -> None:
+                while not stop.is_set():
+                    peak[0] = max(peak[0], _rss_mb())
+                    time.sleep(0.05)
+
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
+            config = RunConfig(("Heuresis-lg-v0",), "llm", agent_kwargs=kwargs, instances=range(2),
+                               repeats=c, env_kwargs={"d": 4, "n": 60}, concurrency=c)
+            start = time.perf_counter()
+            summary = run(config, Path(tmp) / f"c{c}", progress=False)
+            wall = time.perf_counter() - start
+            stop.set()
+            watcher.join()
+            if not summary.complete:
+                from causal_gym.eval.store import RunStore
+
+                errors = {line["error"] for line in RunStore(Path(tmp) / f"c{c}").episodes() if line["error"]}
+                raise RuntimeError(f"concurrency {c}: {summary.counts}: {sorted(errors)[:3]}")
+            ideal = 2 * TURNS * args.latency
+            print(f"{c:>11} {2 * c:>8} {wall:>8.2f} {ideal:>8.2f} {2 * c / wall:>7.2f} {1 - ideal / wall:>8.1%} "
+                  f"{max(0.0, peak[0] - before) / c:>11.2f}")
+    server.terminate()
+
+
+if __name__ == "__main__":
+    main()
