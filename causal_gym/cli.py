@@ -133,7 +133,8 @@ def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
 def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from pathlib import Path
 
-    from causal_gym.eval.report import format_table, load_runs, report_tables, write_tables
+    from causal_gym.eval.report import load_runs, report_tables, write_tables
+    from causal_gym.tables import format_table
 
     frame = load_runs(*args.dirs)
     labels = None

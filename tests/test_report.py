@@ -9,13 +9,15 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
-from causal_gym import discovery  # noqa: E402
+from causal_gym import discovery, tables  # noqa: E402
 from causal_gym._cache import CACHE_ENV  # noqa: E402
 from causal_gym.harness.agent import typed_action  # noqa: E402
 from causal_gym.cli import main  # noqa: E402
 from causal_gym.envs.heuresis.families import FAMILIES  # noqa: E402
 from causal_gym.envs.heuresis.instances import make_instance  # noqa: E402
 from causal_gym.envs.heuresis.references import MENU  # noqa: E402
+from causal_gym.envs.causalab import report as causalab_report  # noqa: E402
+from causal_gym.envs.heuresis import report as heuresis_report  # noqa: E402
 from causal_gym.eval import report  # noqa: E402
 from causal_gym.eval.runner import RunConfig, run  # noqa: E402
 from causal_gym.eval.store import RunStore  # noqa: E402
@@ -90,7 +92,7 @@ def frame(stores):
 
 @pytest.fixture(scope="module")
 def refs(frame):
-    return report.heuresis_references(frame, dev=1, labels=LABELS)
+    return heuresis_report.heuresis_references(frame, dev=1, labels=LABELS)
 
 
 def lines(store):
@@ -148,7 +150,7 @@ def test_best_chosen_algorithms_match_a_direct_choice_on_dev(refs):
 
 
 def test_agent_table_matches_hand_computed_f1_and_paired_difference(stores, frame, refs):
-    table = report.heuresis_agent_table(frame, refs)
+    table = heuresis_report.heuresis_agent_table(frame, refs)
     bca = row(table, agent="random", condition="unguided")["bca_phi"]
     reference = np.array([menu_f1(bca, k) for k in (0, 1)])
     for name, agent, condition in [("random", "random", "unguided"), ("algorithm", "algorithm(algorithm=B)", "unguided"),
@@ -167,19 +169,19 @@ def test_agent_table_matches_hand_computed_f1_and_paired_difference(stores, fram
 def test_finished_only_view_excludes_truncated_episodes(stores, frame, refs):
     by_instance = {line["instance"]: line for line in lines(stores["even"])}
     assert by_instance[0]["status"] == "finished" and by_instance[1]["status"] == "truncated"
-    got = row(report.heuresis_agent_table(frame, refs), agent=EVEN_AGENT)
+    got = row(heuresis_report.heuresis_agent_table(frame, refs), agent=EVEN_AGENT)
     f1_even = f1_of(by_instance[0]["record"]["final_info"]["submitted_graph"], truth(0))
     bca = got["bca_phi"]
     assert got["finished"] == 1 and got["truncation_rate"] == 0.5
     assert got["f1_finished"] == pytest.approx(f1_even)
     assert got["delta_r_finished"] == pytest.approx(f1_even - menu_f1(bca, 0))
     assert math.isnan(got["delta_r_finished_low"])  # one instance: no interval
-    random = row(report.heuresis_agent_table(frame, refs), agent="random", condition="unguided")
+    random = row(heuresis_report.heuresis_agent_table(frame, refs), agent="random", condition="unguided")
     assert random["finished"] == 0 and math.isnan(random["f1_finished"])
 
 
 def test_repeat_table_counts_limits_and_submissions(stores, frame, refs):
-    table = report.heuresis_repeat_table(frame, refs)
+    table = heuresis_report.heuresis_repeat_table(frame, refs)
     even = row(table, agent=EVEN_AGENT)
     assert (even["last_turn"], even["reached_limit"], even["submitted_after_limit"]) == ("retry", 1, 1)
     random = row(table, agent="random", condition="unguided")
@@ -189,7 +191,7 @@ def test_repeat_table_counts_limits_and_submissions(stores, frame, refs):
 
 
 def test_headroom_table_gains_over_both_references(stores, frame, refs):
-    table = report.heuresis_headroom_table(frame, refs)
+    table = heuresis_report.heuresis_headroom_table(frame, refs)
     got = row(table, agent="algorithm(algorithm=B)")
     agent_f1 = np.array([line["scores"]["adjacency_f1"] for line in sorted(lines(stores["algorithm"]),
                                                                           key=lambda line: line["instance"])])
@@ -213,7 +215,7 @@ def pc_kci_truth(index):
 
 @pytest.mark.parametrize("name, agent", [("random_guided", "random"), ("complete_guided", COMPLETE_AGENT)])
 def test_guided_table_restoration_precision_recall_by_hand(stores, frame, name, agent):
-    table = report.heuresis_guided_table(frame)
+    table = heuresis_report.heuresis_guided_table(frame)
     precision, recall, gain, guided_f1 = [], [], [], {}
     for line in lines(stores[name]):
         pc, deleted, wrong, dag = pc_kci_truth(line["instance"])
@@ -238,7 +240,7 @@ def test_guided_table_restoration_precision_recall_by_hand(stores, frame, name, 
 
 
 def test_floor_table_by_hand(frame, refs):
-    got = row(report.heuresis_floor_table(frame, refs), family="lg")
+    got = row(heuresis_report.heuresis_floor_table(frame, refs), family="lg")
     pc_f1, oracle_f1, complete_f1 = [], [], []
     for k in (0, 1):
         pc, deleted, wrong, dag = pc_kci_truth(k)
@@ -256,11 +258,11 @@ def test_floor_table_by_hand(frame, refs):
     assert got["oracle"] == pytest.approx(np.mean(oracle_f1))
     assert got["complete"] == pytest.approx(np.mean(complete_f1))
     # the agent that restores every deletion scores the complete floor (the env's scorer, not the references')
-    assert row(report.heuresis_agent_table(frame, refs), agent=COMPLETE_AGENT)["f1"] == pytest.approx(got["complete"])
+    assert row(heuresis_report.heuresis_agent_table(frame, refs), agent=COMPLETE_AGENT)["f1"] == pytest.approx(got["complete"])
 
 
 def test_behaviour_table_against_the_traces(stores, frame):
-    table = report.heuresis_behaviour_table(frame)
+    table = heuresis_report.heuresis_behaviour_table(frame)
     algorithm = lines(stores["algorithm"])
     got = row(table, agent="algorithm(algorithm=B)")
     slots = [line["scores"]["algorithm_slots"]["B"] for line in algorithm]
@@ -276,7 +278,7 @@ def test_behaviour_table_against_the_traces(stores, frame):
 
 
 def test_causalab_table_by_hand(stores, frame):
-    table = report.causalab_agent_table(frame)
+    table = causalab_report.causalab_agent_table(frame)
     systematic = row(table, agent="causalab-systematic", setting="4node")
     assert systematic["accuracy"] == 1.0 and systematic["episodes"] == 3
     for name, agent in [("systematic", "causalab-systematic"), ("observe", "causalab-observe"),
@@ -304,7 +306,7 @@ def test_causalab_table_by_hand(stores, frame):
 
 
 def test_trajectories_end_at_the_final_hypothesis_scores(stores, frame):
-    curves = report.causalab_trajectories(frame)
+    curves = causalab_report.causalab_trajectories(frame)
     for name, agent in [("systematic", "causalab-systematic"), ("observe", "causalab-observe")]:
         infos = [line["record"]["final_info"] for line in lines(stores[name])]
         mine = curves[curves["agent"] == agent].sort_values("step")
@@ -319,7 +321,7 @@ def test_trajectories_carry_an_ended_episode_forward(frame):
     episodes = frame[frame["agent"] == "causalab-systematic"].copy()
     first = episodes.index[0]
     episodes.at[first, "trajectory"] = episodes.at[first, "trajectory"][:-1]  # as if it had ended a step earlier
-    curves = report.causalab_trajectories(episodes).sort_values("step")
+    curves = causalab_report.causalab_trajectories(episodes).sort_values("step")
     trajectories = list(episodes["trajectory"])
     last = curves.iloc[-1]
     assert last["step"] == max(len(t) for t in trajectories)
@@ -357,11 +359,11 @@ def test_write_tables_writes_csv_markdown_and_pngs(frame, tmp_path):
 def test_format_table_folds_intervals_and_marks_missing_values():
     table = pd.DataFrame({"agent": ["a", "b"], "gain": [-0.25, math.nan], "gain_low": [-0.5, math.nan],
                           "gain_high": [-0.125, math.nan], "n": [3, 4]})
-    lines_ = report.format_table(table).splitlines()
+    lines_ = tables.format_table(table).splitlines()
     assert lines_[0].split() == ["agent", "gain", "n"]
     assert lines_[1].split() == ["a", "-0.250", "[-0.500,", "-0.125]", "3"]
     assert lines_[2].split() == ["b", "-", "4"]
-    assert "| a | -0.250 [-0.500, -0.125] | 3 |" in report.markdown_table(table)
+    assert "| a | -0.250 [-0.500, -0.125] | 3 |" in tables.markdown_table(table)
 
 
 def test_missing_pandas_names_the_report_extra(monkeypatch, stores):
@@ -408,7 +410,8 @@ def test_reproduce_causalab_quick_accuracy_is_the_success_mean(tmp_path, capsys)
 
 def test_arena_tables_match_the_raw_lines(tmp_path):
     from causal_gym.eval import RunConfig, run
-    from causal_gym.eval.report import arena_agent_table, arena_slice_table, load_runs
+    from causal_gym.envs.arena.report import arena_agent_table, arena_slice_table
+    from causal_gym.eval.report import load_runs
 
     out = tmp_path / "arena"
     config = RunConfig(env_ids=("CausalArena-synthetic-v0",), agent="arena-method", agent_kwargs={"method": "pc"},

@@ -17,14 +17,24 @@ causal_gym`` cheap.
 
 Report modules
 --------------
-``report`` names a module with two functions, both optional in effect but both required by name:
+``report`` names a module that :mod:`causal_gym.eval.report` calls; it may not import
+:mod:`causal_gym.eval` (the layers point down) and builds its tables with :mod:`causal_gym.tables`:
 
-- ``episode_columns(params, line, info) -> dict``: the benchmark's columns of one episode row of
-  :func:`causal_gym.eval.report.load_runs` (``setting``, ``condition``, ``d``, ``n``, the
-  ``scores`` to flatten, ...), from the env kwargs ``params``, the store ``line`` and the final info;
-- ``report_tables(frame, options) -> list[causal_gym.tables.ReportTable]``: the benchmark's tables
-  of the episodes of ``frame`` that are its own (``options``: :class:`ReportOptions`), and
-  optionally ``write_figures(tables, out_dir) -> list[Path]``.
+- ``episode_columns(params, line, info) -> dict | None`` (required): the benchmark's columns of
+  one episode row of :func:`causal_gym.eval.report.load_runs`, from the env kwargs ``params``
+  (registered kwargs updated with the run's ``env_kwargs``), the store ``line`` and the final
+  ``info`` (empty for failed episodes). Keys ``setting``, ``condition``, ``d``, ``n`` and
+  ``expected_degree`` fill the frame's shared instance columns (they make up the ``unit`` that
+  pairs episodes of one instance); ``scores`` replaces the line's scores as the ``score.*``
+  columns; any other key becomes a column of its own (leave out None values). None: an id whose
+  episodes the benchmark does not report (its rows get benchmark ``"other"``);
+- ``report_tables(frame, options) -> list[causal_gym.tables.ReportTable]`` (required): the
+  benchmark's tables, given the frame's rows of the benchmark (``options``:
+  :class:`ReportOptions`); empty tables are left out of the report;
+- ``write_figures(tables, out_dir) -> list[Path]`` (optional): its figures of the report's
+  ``tables`` (all of them; it picks its own by name), written to ``out_dir``;
+- ``POSITION`` (optional number): where its tables stand among the benchmarks' (smaller first;
+  without one, after those that have one, in :func:`benchmarks` order).
 """
 
 from __future__ import annotations

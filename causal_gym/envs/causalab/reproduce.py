@@ -11,7 +11,7 @@ The baselines (:mod:`causal_gym.envs.causalab.baselines`, registry names ``causa
 through :func:`causal_gym.eval.runner.run`, one run store per (agent, setting) under ``--out``
 (default: a temporary directory removed afterwards; give ``--out`` to keep the stores, which
 ``causal-gym report`` reads and a rerun resumes). The table is
-:func:`causal_gym.eval.report.causalab_agent_table`; the paper reports LLM agents only, so its
+:func:`causal_gym.envs.causalab.report.causalab_agent_table`; the paper reports LLM agents only, so its
 GPT-5-mini rows of the main suites are printed below ours as context, not as targets. A setting
 without a registered id of its own plays through the id with its node count and
 ``setting=<name>`` (e.g. ``CausaLab-4node-v0`` with ``setting="4node-hidden-n2"``). The full run
@@ -121,7 +121,9 @@ def run_baselines(
 
 def print_table(stores: Sequence[Path]) -> pd.DataFrame:
     """Table 7 of the baselines' run stores, then the paper's GPT-5-mini rows of the settings present."""
-    from causal_gym.eval.report import causalab_agent_table, format_table, load_runs
+    from causal_gym.envs.causalab.report import causalab_agent_table
+    from causal_gym.eval.report import load_runs
+    from causal_gym.tables import format_table
 
     table = causalab_agent_table(load_runs(*stores))
     print("\nTable 7 -- scripted baselines on the published suites (accuracy with a 95% bootstrap interval over "

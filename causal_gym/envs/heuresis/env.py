@@ -11,7 +11,15 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.heuresis.families import FAMILIES
-from causal_gym.envs.heuresis.instances import SPLITS, HeuresisInstance, make_instance, split_size
+from causal_gym.envs.heuresis.instances import (
+    DEFAULT_D,
+    DEFAULT_EXPECTED_DEGREE,
+    DEFAULT_N,
+    SPLITS,
+    HeuresisInstance,
+    make_instance,
+    split_size,
+)
 from causal_gym.envs.heuresis.prompts import agent_prompts
 from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_reference, run_menu_entry, score_graph
 from causal_gym.envs.heuresis.tools import (
@@ -245,9 +253,9 @@ class HeuresisEnv(DataTools, ToolEnv):
         self,
         family: str = "wild",
         guided: bool = False,
-        d: int = 10,
-        n: int = 600,
-        expected_degree: float = 2.0,
+        d: int = DEFAULT_D,
+        n: int = DEFAULT_N,
+        expected_degree: float = DEFAULT_EXPECTED_DEGREE,
         split: str = "test",
         budgets: Mapping[str, Any] | None = None,
         reward: str = "adjacency_f1",

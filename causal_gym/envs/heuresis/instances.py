@@ -38,6 +38,9 @@ from causal_gym.seal import Seal, keyed_entropy
 
 __all__ = [
     "MASTER_SEED",
+    "DEFAULT_D",
+    "DEFAULT_N",
+    "DEFAULT_EXPECTED_DEGREE",
     "SPLITS",
     "GRAPH_PRIORS",
     "HiddenRecord",
@@ -49,6 +52,13 @@ __all__ = [
 
 MASTER_SEED = 4_675_061_318
 """Master seed of the released instances: an arbitrary constant, fixed once and never tuned."""
+
+DEFAULT_D = 10
+DEFAULT_N = 600
+DEFAULT_EXPECTED_DEGREE = 2.0
+"""The paper's instance shape (§5): d variables, n rows, expected degree of the graph prior. Every
+Heuresis entry point defaults to it (:func:`make_instance`, the env, the references), and reports
+read it for runs that left it unset."""
 
 SPLITS: Mapping[str, int | None] = MappingProxyType({"dev": 100, "test": 32, "train": None})
 """Instances per family and split (paper §5: 100 development, 32 test); train is an unbounded stream."""
@@ -169,9 +179,9 @@ def make_instance(
     family: str,
     split: str = "dev",
     index: int = 0,
-    d: int = 10,
-    n: int = 600,
-    expected_degree: float = 2.0,
+    d: int = DEFAULT_D,
+    n: int = DEFAULT_N,
+    expected_degree: float = DEFAULT_EXPECTED_DEGREE,
     *,
     master_seed: int = MASTER_SEED,
     seal: Seal | None = None,

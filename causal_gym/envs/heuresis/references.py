@@ -53,10 +53,18 @@ from causal_gym._cache import cached
 from causal_gym._validation import check_data
 from causal_gym.discovery import DeletionRecord, run
 from causal_gym.envs.heuresis.families import FAMILIES
-from causal_gym.envs.heuresis.instances import HeuresisInstance, make_instance, split_size
+from causal_gym.envs.heuresis.instances import (
+    DEFAULT_D,
+    DEFAULT_EXPECTED_DEGREE,
+    DEFAULT_N,
+    HeuresisInstance,
+    make_instance,
+    split_size,
+)
 from causal_gym.seal import Seal
 from causal_gym.graphs import meek
-from causal_gym.metrics import adjacency_scores, bootstrap_interval, nshd, paired_bootstrap
+from causal_gym.metrics import adjacency_scores, nshd
+from causal_gym.tables import interval, paired_interval
 
 __all__ = [
     "CODE_VERSION",
@@ -453,9 +461,9 @@ def instance_row(
     family: str,
     split: str,
     index: int,
-    d: int = 10,
-    n: int = 600,
-    expected_degree: float = 2.0,
+    d: int = DEFAULT_D,
+    n: int = DEFAULT_N,
+    expected_degree: float = DEFAULT_EXPECTED_DEGREE,
     labels: Sequence[str] = tuple(MENU),
     seal: Seal | None = None,
 ) -> dict[str, Any]:
@@ -521,9 +529,9 @@ def collect_rows(
     families: Sequence[str] = FAMILIES,
     split: str = "test",
     indices: Iterable[int] | None = None,
-    d: int = 10,
-    n: int = 600,
-    expected_degree: float = 2.0,
+    d: int = DEFAULT_D,
+    n: int = DEFAULT_N,
+    expected_degree: float = DEFAULT_EXPECTED_DEGREE,
     labels: Sequence[str] = tuple(MENU),
     workers: int = 2,
     progress: bool = True,
@@ -594,19 +602,11 @@ def best_chosen_algorithms(dev_rows: Sequence[Mapping[str, Any]]) -> tuple[str, 
     return bca_g, {family: max(labels, key=lambda label: m[label]) for family, m in means.items()}
 
 
-def _interval(values: Sequence[float], seed: int) -> list[float]:
-    return list(bootstrap_interval(np.asarray(values, dtype=float), seed=seed))
-
-
-def _paired(a: Sequence[float], b: Sequence[float], seed: int) -> list[float]:
-    return list(paired_bootstrap(np.asarray(a, dtype=float), np.asarray(b, dtype=float), seed=seed))
-
-
 def reference_table(dev_rows: Sequence[Mapping[str, Any]], test_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Table-3-style references and Table-11 floors: chosen on dev rows, reported on test rows.
 
     Every value is ``[estimate, low, high]`` (95% bootstrap over test instances; paired for the
-    headrooms and the router's residual gain).
+    headrooms and the router's residual gain; NaN bounds for a family with one test instance).
 
     Returns
     -------
@@ -626,15 +626,15 @@ def reference_table(dev_rows: Sequence[Mapping[str, Any]], test_rows: Sequence[M
         out["families"][family] = {
             "bca_phi": phi,
             "n": len(rows),
-            "f1_bca_g": _interval(f1_g, 0),
-            "f1_bca_phi": _interval(f1_phi, 1),
-            "f1_oracle": _interval(f1_oracle, 2),
-            "selection_headroom": _paired(f1_phi, f1_g, 3),
-            "repair_headroom": _paired(f1_oracle, f1_phi, 4),
-            "router_residual_gain": _paired(f1_router, f1_phi, 5),
+            "f1_bca_g": list(interval(f1_g, 0)),
+            "f1_bca_phi": list(interval(f1_phi, 1)),
+            "f1_oracle": list(interval(f1_oracle, 2)),
+            "selection_headroom": list(paired_interval(f1_phi, f1_g, 3)),
+            "repair_headroom": list(paired_interval(f1_oracle, f1_phi, 4)),
+            "router_residual_gain": list(paired_interval(f1_router, f1_phi, 5)),
             "router_kci_share": float(np.mean([row["router"]["branch"] == "pc_kci" for row in rows])),
             "floors": {
-                floor: _interval([row["floors"][floor] for row in rows], 6 + k)
+                floor: list(interval([row["floors"][floor] for row in rows], 6 + k))
                 for k, floor in enumerate(rows[0]["floors"])
             },
         }

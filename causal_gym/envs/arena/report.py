@@ -1,0 +1,90 @@
+"""CausalArena reports: submit-mode scores by source, split, d and agent, and slices by a factor.
+
+The report module of the CausalArena benchmark (see :mod:`causal_gym.envs.benchmark`): the episode
+columns of :func:`causal_gym.eval.report.load_runs` (source as ``setting``, split as ``condition``,
+``d`` for synthetic SCMs, the instance's ``factors``) and the tables:
+
+- :func:`arena_agent_table`: directed F1 with a 95% bootstrap interval over instances, and the
+  other metrics' means (precision, recall, SHD, nSHD, SID, CPDAG SHD, adjacency F1);
+- :func:`arena_slice_table`: mean directed F1 per agent and value of one factor of the instance
+  (graph family, difficulty, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from causal_gym.envs.benchmark import ReportOptions
+from causal_gym.envs.arena.spec import SPEC
+from causal_gym.tables import ReportTable, build_table, column, interval, interval_cells, mean, per_unit, played
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["POSITION", "episode_columns", "arena_agent_table", "arena_slice_table", "report_tables"]
+
+POSITION = 3
+"""CausalArena tables come after Heuresis's and CausaLab's in a report of several benchmarks."""
+
+_METRICS = ("precision", "recall", "shd", "nshd", "sid", "cpdag_shd", "adjacency_f1")
+
+
+def episode_columns(params: Mapping[str, Any], line: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
+    """Source, split, ``d`` (synthetic SCMs only: the other sources fix their variables) and the
+    instance's ``factors`` when the final info has them."""
+    source = params.get("source", "synthetic")
+    columns: dict[str, Any] = {
+        "setting": source,
+        "condition": params.get("split", "obs"),
+        "d": int(params.get("d", 10)) if source == "synthetic" else None,
+    }
+    if info.get("factors") is not None:
+        columns["factors"] = info["factors"]
+    return columns
+
+
+def _arena(frame: pd.DataFrame) -> pd.DataFrame:
+    return played(frame, SPEC.name)
+
+
+def arena_agent_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """CausalArena: per source, split, d and agent, directed F1 (95% bootstrap over instances) and the
+    other submit-mode metrics (means); the paper's F1-vs-d comparison reads off the ``d`` column."""
+    episodes = _arena(frame)
+    rows: list[dict[str, Any]] = []
+    keys = ["setting", "condition", "d", "agent"]
+    for (source, split, d, agent), group in episodes.groupby(keys, dropna=False, sort=True):
+        rows.append({
+            "source": source, "split": split, "d": d, "agent": agent, "episodes": len(group),
+            **interval_cells("f1", interval(per_unit(group, ["score.f1"])["score.f1"])),
+            **{name: mean(column(group, f"score.{name}")) for name in _METRICS},
+        })
+    return build_table(rows)
+
+
+def arena_slice_table(frame: pd.DataFrame, factor: str = "graph_family") -> pd.DataFrame:
+    """CausalArena slices: mean directed F1 per agent and value of ``factor`` (a key of the final
+    info's ``factors``, e.g. ``graph_family``, ``difficulty``, ``root_dependency``), over the
+    episodes that carry it."""
+    episodes = _arena(frame)
+    rows: list[dict[str, Any]] = []
+    if episodes.empty or "factors" not in episodes:
+        return build_table(rows)
+    values = [f.get(factor) if isinstance(f, Mapping) else None for f in episodes["factors"]]
+    tagged = episodes.assign(slice=[v if isinstance(v, str) else None for v in values]).dropna(subset=["slice"])
+    for (agent, value), group in tagged.groupby(["agent", "slice"], sort=True):
+        rows.append({"agent": agent, factor: value, "episodes": len(group), "f1": mean(column(group, "score.f1"))})
+    return build_table(rows)
+
+
+def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTable]:
+    """The scores table and the graph-family slices of the frame's CausalArena episodes (``options`` unused)."""
+    if _arena(frame).empty:
+        return []
+    return [
+        ReportTable("arena_agents", "CausalArena -- directed F1 (95% bootstrap over instances), precision, recall, "
+                    "SHD, nSHD, SID by source, split, d and agent", arena_agent_table(frame)),
+        ReportTable("arena_graph_families", "CausalArena -- mean directed F1 by graph family (synthetic)",
+                    arena_slice_table(frame, "graph_family")),
+    ]

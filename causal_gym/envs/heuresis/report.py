@@ -1,0 +1,603 @@
+"""Heuresis reports: paper Tables 3, 4, 6, 8, 11, 13 and Figure 6, rebuilt from run stores.
+
+The report module of the Heuresis benchmark (see :mod:`causal_gym.envs.benchmark`): its episode
+columns for :func:`causal_gym.eval.report.load_runs`, its tables and its figure. Every table takes
+the episode frame and uses its non-failed Heuresis episodes; the interval conventions are those of
+:mod:`causal_gym.tables`.
+
+Tables
+------
+- :func:`heuresis_agent_table` (Table 6): adjacency F1 and the residual gain over the family's
+  best chosen algorithm, over all episodes and over finished episodes, with the truncation rate;
+- :func:`heuresis_headroom_table` (Table 3): BCA_g, BCA_phi and the oracle on the instances the
+  agent played, both headrooms, the gain ``Delta^s = F1(A) - F1(BCA_g)``, the residual gain
+  ``Delta^r = F1(A) - F1(BCA_phi)`` and the share of the repair headroom it closes
+  (``Delta^r / H^r``, our addition);
+- :func:`heuresis_guided_table` (Table 8): precision and recall of restoring PC-KCI's wrong
+  deletions, the paired gain over PC-KCI, the drill-down counts, and the paired gain over the same
+  agent's unguided episodes on the same instances;
+- :func:`heuresis_floor_table` (Table 11): the trivial floors on the instances present;
+- :func:`heuresis_repeat_table` (Table 13): per run and repeat, the last-turn setting, the
+  episodes that reached a budget limit and how many of those the agent still submitted;
+- :func:`heuresis_behaviour_table` (§4.3 and Table 4): tool calls, shortcut rate, distinct
+  algorithms, merge* and unsupported restorations, tool-choice mutual information;
+- :func:`plot_residual_gain` (Figure 6).
+
+Conventions
+-----------
+- Views. *All*: every episode that did not fail. *Finished*: status ``"finished"`` (the agent
+  submitted before any limit was reached). The truncation rate is the share of the non-failed
+  episodes that are not finished (``"truncated"``: a limit was reached but the agent submitted;
+  ``"rescued"``: the env submitted for it). The paper's finished view also keeps the episodes
+  whose agent submitted in the last turn; ours is stricter, and Table 13 gives the counts between.
+- References (:func:`heuresis_references`): BCA_g and BCA_phi are chosen on ``dev`` development
+  instances of every family (BCA_g is defined across all six), generated with the run's ``d``,
+  ``n`` and ``expected_degree``, then scored on the instances the runs played. The menu leaves
+  RESIT out by default (as ``causal-gym reproduce heuresis --quick``; it is never the best chosen
+  algorithm in the paper and costs about 4.5 s per d=10 instance). Every reference run is cached
+  on disk; a cold cache costs about 1.6 s per d=10 instance (``dev`` x 6 of them).
+- The last-turn setting (Table 13) is always ``"retry"``: the working-graph harness gives every
+  episode one submit-only last turn with one retry after a rejected edge list.
+- Episodes of the repair-policy RL ids (``HeuresisRepair-*``) are not in these tables: the report
+  counts them as benchmark ``"other"``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from causal_gym.envs.benchmark import ReportOptions
+from causal_gym.envs.heuresis.instances import DEFAULT_D, DEFAULT_EXPECTED_DEGREE, DEFAULT_N
+from causal_gym.envs.heuresis.spec import FAMILIES, SPEC
+from causal_gym.seal import Seal
+from causal_gym.tables import (
+    ReportTable,
+    build_table,
+    error_bars,
+    in_order,
+    interval,
+    interval_cells,
+    is_missing,
+    joined_labels,
+    mean,
+    new_figure,
+    paired_interval,
+    per_unit,
+    played,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "POSITION",
+    "LAST_TURN",
+    "FLOORS",
+    "HeuresisReferences",
+    "episode_columns",
+    "heuresis_references",
+    "heuresis_agent_table",
+    "heuresis_headroom_table",
+    "heuresis_guided_table",
+    "heuresis_floor_table",
+    "heuresis_repeat_table",
+    "heuresis_behaviour_table",
+    "plot_residual_gain",
+    "report_tables",
+    "write_figures",
+]
+
+POSITION = 1
+"""Heuresis tables come first in a report of several benchmarks (the papers' order)."""
+
+LAST_TURN = "retry"
+"""The last-turn setting of every working-graph episode (Table 13's column): one submit-only turn
+after a limit, with one retry after a rejected edge list."""
+
+FLOORS = ("empty", "complete", "pc_kci", "random_restoration", "oracle")
+"""The trivial floors of Table 11, as :func:`causal_gym.envs.heuresis.references.trivial_floors` names them."""
+
+F1 = "score.adjacency_f1"
+_WORKING_GRAPH_IDS = frozenset(entry.id for entry in SPEC.envs if entry.entry_point.endswith(":HeuresisEnv"))
+
+
+def episode_columns(params: Mapping[str, Any], line: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Family, condition and instance shape of a Heuresis episode (None for the repair-policy ids).
+
+    ``params`` (the registered kwargs with the run's ``env_kwargs``) always name the family and
+    the condition; ``d``, ``n`` and ``expected_degree`` default to the paper's instance shape.
+    """
+    if line["env_id"].rsplit(":", 1)[-1] not in _WORKING_GRAPH_IDS:
+        return None
+    return {
+        "setting": params["family"],
+        "condition": "guided" if params["guided"] else "unguided",
+        "d": int(params.get("d", DEFAULT_D)),
+        "n": int(params.get("n", DEFAULT_N)),
+        "expected_degree": float(params.get("expected_degree", DEFAULT_EXPECTED_DEGREE)),
+    }
+
+
+def _heuresis(frame: pd.DataFrame) -> pd.DataFrame:
+    return played(frame, SPEC.name)
+
+
+def _by_family(group: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
+    """``(family, rows)`` in the papers' family order, then ``("all", group)`` when several are present."""
+    families = in_order(group["setting"], FAMILIES)
+    for family in families:
+        yield family, group[group["setting"] == family]
+    if len(families) > 1:
+        yield "all", group
+
+
+def _check_seal(episodes: pd.DataFrame, seal: Seal | None) -> None:
+    """Refuse sealed episodes whose seal is not the one given (their instances cannot be rebuilt)."""
+    fingerprints = sorted({f for f in episodes["seal"] if not is_missing(f)})
+    wanted = None if seal is None else seal.fingerprint
+    foreign = [f for f in fingerprints if f != wanted]
+    if foreign:
+        raise ValueError(
+            f"episodes were played under seal(s) {foreign}; their references need that seal "
+            f"(pass seal=Seal.from_file(...), or --seal-file on the command line){'' if wanted is None else f'; got {wanted}'}"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# references
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeuresisReferences:
+    """Reference scores of the Heuresis instances in a frame.
+
+    Attributes
+    ----------
+    units : mapping
+        ``unit`` (the frame's column) -> ``{"bca_g", "bca_phi"`` (menu labels), ``"f1_bca_g"``,
+        ``"f1_bca_phi"``, ``"f1_oracle"``, ``"floors"`` (Table 11, by name)``}``.
+    dev : int
+        Development instances per family the best chosen algorithms were chosen on.
+    labels : tuple of str
+        The menu they were chosen from.
+    """
+
+    units: Mapping[str, Mapping[str, Any]]
+    dev: int
+    labels: tuple[str, ...]
+
+    def attach(self, episodes: pd.DataFrame) -> pd.DataFrame:
+        """``episodes`` with ``ref.*`` columns (labels, F1s, floors) looked up by ``unit``.
+
+        Raises
+        ------
+        ValueError
+            When an episode's instance has no reference (compute them for the same frame).
+        """
+        missing = sorted(set(episodes["unit"]) - set(self.units))
+        if missing:
+            raise ValueError(f"no references for instance(s) {missing[:3]}; compute heuresis_references on this frame")
+        out = episodes.copy()
+        keys = ("bca_g", "bca_phi", "f1_bca_g", "f1_bca_phi", "f1_oracle")
+        for key in keys:
+            out[f"ref.{key}"] = [self.units[u][key] for u in out["unit"]]
+        for floor in FLOORS:
+            out[f"ref.floor.{floor}"] = [self.units[u]["floors"][floor] for u in out["unit"]]
+        return out
+
+
+def heuresis_references(
+    frame: pd.DataFrame,
+    *,
+    dev: int = 100,
+    labels: Sequence[str] | None = None,
+    workers: int = 1,
+    progress: bool = False,
+    seal: Seal | None = None,
+) -> HeuresisReferences:
+    """Best chosen algorithms (chosen on dev instances), oracle, PC-KCI and floors for every Heuresis instance played.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        From :func:`causal_gym.eval.report.load_runs`; only its non-failed Heuresis episodes are used.
+    dev : int, default 100
+        Development instances per family for choosing BCA_g and BCA_phi (the paper's 100). Each
+        family is generated with the run's ``d``, ``n`` and ``expected_degree``.
+    labels : sequence of str, optional
+        Menu entries to choose from; default the menu without RESIT (``anm``).
+    workers : int
+        Processes of :func:`causal_gym.envs.heuresis.references.collect_rows`.
+    progress : bool
+        Progress display while references are computed (they are cached on disk).
+    seal : Seal, optional
+        The seal of sealed episodes (their instances, dev ones included, exist only under it).
+
+    Raises
+    ------
+    ValueError
+        When episodes were played under a seal other than ``seal`` (or ``seal`` is missing).
+    """
+    from causal_gym.envs.heuresis.references import MENU, best_chosen_algorithms, collect_rows
+
+    if isinstance(dev, bool) or not isinstance(dev, int) or dev < 1:
+        raise ValueError(f"dev must be a positive number of development instances per family, got {dev!r}")
+    labels = tuple(label for label in MENU if label != "anm") if labels is None else tuple(labels)
+    if not labels:
+        raise ValueError("labels must name at least one menu algorithm to choose the best chosen algorithms from")
+    episodes = _heuresis(frame)
+    units: dict[str, dict[str, Any]] = {}
+    if episodes.empty:
+        return HeuresisReferences(units, dev, labels)
+    _check_seal(episodes, seal)
+    for (d, n, degree, sealed), group in episodes.groupby(["d", "n", "expected_degree", "seal"], dropna=False):
+        shape = {"d": int(d), "n": int(n), "expected_degree": float(degree),
+                 "seal": None if is_missing(sealed) else seal}
+        dev_rows = collect_rows(FAMILIES, "dev", range(dev), labels=labels, workers=workers, progress=progress, **shape)
+        # the rows always hold both PC variants (the oracle and the router need them); choose among `labels` only
+        bca_g, bca_phi = best_chosen_algorithms([{**row, "menu": {k: row["menu"][k] for k in labels}} for row in dev_rows])
+        for (family, split), group_of in group.groupby(["setting", "split"]):
+            unit_of = {int(k): unit for k, unit in zip(group_of["instance"], group_of["unit"])}
+            rows = collect_rows((family,), split, sorted(unit_of), labels=labels, workers=workers, progress=progress,
+                                **shape)
+            for row in rows:
+                phi = bca_phi.get(family, bca_g)
+                units[unit_of[row["index"]]] = {
+                    "bca_g": bca_g,
+                    "bca_phi": phi,
+                    "f1_bca_g": row["menu"][bca_g]["f1"],
+                    "f1_bca_phi": row["menu"][phi]["f1"],
+                    "f1_oracle": row["oracle"]["f1"],
+                    "floors": dict(row["floors"]),
+                }
+    return HeuresisReferences(units, dev, labels)
+
+
+# ---------------------------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------------------------
+
+
+def _residual_cells(group: pd.DataFrame, suffix: str) -> dict[str, float]:
+    per = per_unit(group, [F1, "ref.f1_bca_phi"])
+    return {
+        f"f1{suffix}": mean(per[F1]),
+        **interval_cells(f"delta_r{suffix}", paired_interval(per[F1], per["ref.f1_bca_phi"])),
+    }
+
+
+def heuresis_agent_table(frame: pd.DataFrame, references: HeuresisReferences) -> pd.DataFrame:
+    """Table 6: per agent, condition and family (and ``all``), adjacency F1 and ``Delta^r`` vs BCA_phi.
+
+    Columns: ``episodes``, ``instances``, ``bca_phi``, ``f1``, ``delta_r`` (paired interval over
+    instances), ``finished`` (episodes), ``f1_finished``, ``delta_r_finished``,
+    ``truncation_rate``.
+    """
+    if _heuresis(frame).empty:
+        return build_table([])
+    episodes = references.attach(_heuresis(frame))
+    rows = []
+    for (agent, condition), group in episodes.groupby(["agent", "condition"]):
+        for family, rows_of in _by_family(group):
+            finished = rows_of[rows_of["finished"]]
+            rows.append({
+                "agent": agent,
+                "condition": condition,
+                "family": family,
+                "episodes": len(rows_of),
+                "instances": rows_of["unit"].nunique(),
+                "bca_phi": joined_labels(rows_of["ref.bca_phi"]),
+                **_residual_cells(rows_of, ""),
+                "finished": len(finished),
+                **_residual_cells(finished, "_finished"),
+                "truncation_rate": 1.0 - float(rows_of["finished"].mean()),
+            })
+    return build_table(rows)
+
+
+def heuresis_headroom_table(frame: pd.DataFrame, references: HeuresisReferences) -> pd.DataFrame:
+    """Table 3: references, headrooms and the agent's gains, on the instances each agent played.
+
+    Columns: ``instances``, ``bca_g``, ``bca_phi``, ``f1_bca_g``, ``f1_bca_phi``, ``f1_oracle``,
+    ``h_s = F1(BCA_phi) - F1(BCA_g)`` and ``h_r = F1(oracle) - F1(BCA_phi)`` (paired
+    intervals), ``f1``, ``delta_s = F1(A) - F1(BCA_g)``, ``delta_r = F1(A) - F1(BCA_phi)``
+    (paired intervals) and ``closed = delta_r / h_r`` (NaN when ``h_r <= 0``). All episodes.
+    """
+    if _heuresis(frame).empty:
+        return build_table([])
+    episodes = references.attach(_heuresis(frame))
+    columns = [F1, "ref.f1_bca_g", "ref.f1_bca_phi", "ref.f1_oracle"]
+    rows = []
+    for (agent, condition), group in episodes.groupby(["agent", "condition"]):
+        for family, rows_of in _by_family(group):
+            per = per_unit(rows_of, columns)
+            agent_f1, g, phi, oracle = (per[c] for c in columns)
+            h_r = paired_interval(oracle, phi)
+            delta_r = paired_interval(agent_f1, phi)
+            rows.append({
+                "agent": agent,
+                "condition": condition,
+                "family": family,
+                "instances": len(per),
+                "bca_g": joined_labels(rows_of["ref.bca_g"]),
+                "bca_phi": joined_labels(rows_of["ref.bca_phi"]),
+                "f1_bca_g": mean(g),
+                "f1_bca_phi": mean(phi),
+                "f1_oracle": mean(oracle),
+                **interval_cells("h_s", paired_interval(phi, g)),
+                **interval_cells("h_r", h_r),
+                "f1": mean(agent_f1),
+                **interval_cells("delta_s", paired_interval(agent_f1, g)),
+                **interval_cells("delta_r", delta_r),
+                "closed": delta_r[0] / h_r[0] if h_r[0] > 0 else math.nan,
+            })
+    return build_table(rows)
+
+
+_DRILL_DOWN = ("n_wrong_deletions", "recovered", "harmful", "pc_edges_dropped", "reoriented")
+
+
+def heuresis_guided_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 8: the guided condition's repair of PC-KCI's deletion log, all episodes.
+
+    Columns: ``episodes``, ``instances``, ``precision`` and ``recall`` of restoring the wrongly
+    deleted pairs (the env's per-episode ``restoration_precision`` / ``_recall``, averaged, with
+    intervals), ``gain_over_pc`` (paired: the agent's F1 minus PC-KCI's on the instance), the mean
+    drill-down counts (``n_wrong_deletions``, ``recovered``, ``harmful``, ``pc_edges_dropped``,
+    ``reoriented``), ``paired_unguided`` (instances where the same agent also played unguided)
+    and ``guided_minus_unguided`` (paired over those instances).
+    """
+    episodes = _heuresis(frame)
+    rows: list[dict[str, Any]] = []
+    if episodes.empty:
+        return build_table(rows)
+    guided = episodes[episodes["condition"] == "guided"]
+    drill = [f"score.{name}" for name in _DRILL_DOWN]
+    for agent, group in guided.groupby("agent"):
+        unguided = episodes[(episodes["condition"] == "unguided") & (episodes["agent"] == agent)]
+        for family, rows_of in _by_family(group):
+            per = per_unit(rows_of, ["score.restoration_precision", "score.restoration_recall", F1,
+                                     "score.pc_kci_f1", *drill])
+            alone = unguided if family == "all" else unguided[unguided["setting"] == family]
+            other = per_unit(alone, [F1])[F1]
+            common = per.index.intersection(other.index)
+            rows.append({
+                "agent": agent,
+                "family": family,
+                "episodes": len(rows_of),
+                "instances": len(per),
+                **interval_cells("precision", interval(per["score.restoration_precision"])),
+                **interval_cells("recall", interval(per["score.restoration_recall"])),
+                **interval_cells("gain_over_pc", paired_interval(per[F1], per["score.pc_kci_f1"])),
+                **{name: mean(per[f"score.{name}"]) for name in _DRILL_DOWN},
+                "paired_unguided": len(common),
+                **interval_cells("guided_minus_unguided", paired_interval(per.loc[common, F1], other.loc[common])),
+            })
+    return build_table(rows)
+
+
+def heuresis_floor_table(frame: pd.DataFrame, references: HeuresisReferences) -> pd.DataFrame:
+    """Table 11: the trivial floors (adjacency F1) per family, over the distinct instances played."""
+    episodes = _heuresis(frame)
+    rows: list[dict[str, Any]] = []
+    if episodes.empty:
+        return build_table(rows)
+    instances = references.attach(episodes.drop_duplicates("unit"))
+    for family in in_order(instances["setting"], FAMILIES):
+        rows_of = instances[instances["setting"] == family]
+        row: dict[str, Any] = {"family": family, "instances": len(rows_of)}
+        for floor in FLOORS:
+            row.update(interval_cells(floor, interval(rows_of[f"ref.floor.{floor}"])))
+        rows.append(row)
+    return build_table(rows)
+
+
+def heuresis_repeat_table(frame: pd.DataFrame, references: HeuresisReferences) -> pd.DataFrame:
+    """Table 13: per agent, condition, family, run and repeat, the limit counts and both views.
+
+    Columns: ``last_turn`` (:data:`LAST_TURN`), ``episodes``, ``reached_limit`` (a budget ran
+    out: turns, tests, algorithm calls or wall time), ``submitted_after_limit`` (of those, the
+    agent still submitted in the last turn; the rest were rescued), ``f1``, ``delta_r``,
+    ``finished``, ``f1_finished``, ``delta_r_finished``.
+    """
+    if _heuresis(frame).empty:
+        return build_table([])
+    episodes = references.attach(_heuresis(frame))
+    rows = []
+    keys = ["agent", "condition", "setting", "run", "repeat"]
+    order = {family: k for k, family in enumerate(in_order(episodes["setting"], FAMILIES))}
+    groups = sorted(episodes.groupby(keys), key=lambda item: (item[0][0], item[0][1], order[item[0][2]], *item[0][3:]))
+    for (agent, condition, family, run, repeat), group in groups:
+        limit = group["truncated_reason"].fillna("").astype(str).str.startswith("budget_exhausted")
+        finished = group[group["finished"]]
+        rows.append({
+            "agent": agent,
+            "condition": condition,
+            "family": family,
+            "run": run,
+            "repeat": int(repeat),
+            "last_turn": LAST_TURN,
+            "episodes": len(group),
+            "reached_limit": int(limit.sum()),
+            "submitted_after_limit": int((limit & (group["status"] == "truncated")).sum()),
+            **_residual_cells(group, ""),
+            "finished": len(finished),
+            **_residual_cells(finished, "_finished"),
+        })
+    return build_table(rows)
+
+
+@lru_cache(maxsize=256)
+def _truth(
+    family: str, split: str, index: int, d: int, n: int, degree: float, seal: Seal | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The hidden DAG of an instance and PC-KCI's output on it (cached on disk by the references)."""
+    from causal_gym.envs.heuresis.instances import make_instance
+    from causal_gym.envs.heuresis.references import pc_kci_reference
+
+    instance = make_instance(family, split, index, d=d, n=n, expected_degree=degree, seal=seal)
+    return instance.hidden.dag, pc_kci_reference(instance).graph
+
+
+def _attribution(row: Any, seal: Seal | None) -> dict[str, Any]:
+    """Per-episode inputs of the behaviour table: shortcut, algorithms, merge inputs, restorations."""
+    from causal_gym.envs.heuresis.analysis import (
+        MergeEpisode,
+        algorithm_outputs,
+        distinct_algorithms,
+        shortcut,
+        unsupported_restorations,
+    )
+
+    calls, info = row.calls or [], row.final_info
+    dag, pc = _truth(row.setting, row.split, int(row.instance), int(row.d), int(row.n), float(row.expected_degree),
+                     None if is_missing(row.seal) else seal)
+    outputs = algorithm_outputs(calls, info)
+    submitted = np.asarray(info["completed_graph"], dtype=np.int8)
+    adjacent, truth, pc_adjacent = (g.astype(bool) | g.T.astype(bool) for g in (submitted, dag, pc))
+    return {
+        "calls": len(calls),
+        "errors": sum(not call["ok"] for call in calls),
+        "shortcut": shortcut(calls, info),
+        "distinct": distinct_algorithms(calls),
+        "merge": MergeEpisode([g for name, g in outputs if name != "pc_kci"], dag, pc),
+        "restored_true": int(np.count_nonzero(np.triu(adjacent & truth & ~pc_adjacent, 1))),
+        "unsupported": unsupported_restorations(submitted, pc, [g for _, g in outputs], dag),
+    }
+
+
+def heuresis_behaviour_table(frame: pd.DataFrame, seal: Seal | None = None) -> pd.DataFrame:
+    """Behaviour statistics (§4.3) and trace attribution (Table 4), all episodes.
+
+    Columns: ``episodes``, ``calls`` and ``errors`` (means per episode), ``shortcut_rate``,
+    ``distinct_algorithms`` (mean), ``merge_k`` and ``merge_f1`` (merge*: the k-vote merge of
+    the algorithms the agent called, PC-KCI excluded, added to PC-KCI's output, ``k`` chosen per
+    family in hindsight; on ``all`` rows the episode-weighted mean of the family values), ``f1``
+    (the agent's, for comparison), ``restored_true`` (true edges PC-KCI missed that the final
+    graph has), ``unsupported`` (of those, proposed by no called algorithm),
+    ``unsupported_share`` and, on ``all`` rows, ``tool_mi_bits`` (mutual information between the
+    family and the tool called).
+    """
+    from causal_gym.envs.heuresis.analysis import best_k_merge, tool_choice_mutual_information
+
+    episodes = _heuresis(frame)
+    rows: list[dict[str, Any]] = []
+    if episodes.empty:
+        return build_table(rows)
+    for (agent, condition), group in episodes.groupby(["agent", "condition"]):
+        stats = {index: _attribution(row, seal) for index, row in zip(group.index, group.itertuples())}
+        merged: dict[str, tuple[float, int]] = {}  # family -> (merge* F1, episodes)
+        for family, rows_of in _by_family(group):
+            mine = [stats[i] for i in rows_of.index]
+            if family != "all":
+                k, f1 = best_k_merge([s["merge"] for s in mine])
+                merged[family] = (f1, len(mine))
+            else:
+                k = math.nan
+                f1 = sum(value * count for value, count in merged.values()) / sum(c for _, c in merged.values())
+            restored = sum(s["restored_true"] for s in mine)
+            unsupported = sum(s["unsupported"] for s in mine)
+            rows.append({
+                "agent": agent,
+                "condition": condition,
+                "family": family,
+                "episodes": len(mine),
+                "calls": mean([s["calls"] for s in mine]),
+                "errors": mean([s["errors"] for s in mine]),
+                "shortcut_rate": mean([s["shortcut"] for s in mine]),
+                "distinct_algorithms": mean([s["distinct"] for s in mine]),
+                "merge_k": k,
+                "merge_f1": f1,
+                "f1": mean(rows_of[F1]),
+                "restored_true": restored,
+                "unsupported": unsupported,
+                "unsupported_share": unsupported / restored if restored else math.nan,
+                "tool_mi_bits": (
+                    tool_choice_mutual_information((c or [], i) for c, i in zip(rows_of["calls"], rows_of["final_info"]))
+                    if family == "all" else math.nan
+                ),
+            })
+    return build_table(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# the figure and the report
+# ---------------------------------------------------------------------------------------------
+
+
+def plot_residual_gain(headroom: pd.DataFrame, path: str | Path) -> Path:
+    """Figure 6: ``Delta^r`` per agent on every family, against the two headrooms.
+
+    One panel per family of :func:`heuresis_headroom_table` (the ``all`` rows are left out): a bar
+    per agent and condition with its 95% interval, a black tick at the repair headroom ``H^r``
+    (the oracle's level) and a grey tick at ``-H^s`` (BCA_g's level); 0 is BCA_phi.
+    """
+    families = [f for f in headroom["family"].unique() if f != "all"]
+    if not families:
+        raise ValueError("plot_residual_gain needs at least one family row of heuresis_headroom_table")
+    figure, axes = new_figure(3.2, 3.0, len(families), min(3, len(families)))
+    for axis, family in zip(axes, families):
+        rows = headroom[headroom["family"] == family]
+        x = np.arange(len(rows))
+        gain = rows["delta_r"].to_numpy(dtype=float)
+        # as nested lists: matplotlib warns about a (2, 1) array (one bar) but reads the lists the same way
+        yerr = error_bars(rows, "delta_r").tolist()
+        axis.bar(x, gain, yerr=yerr, color="tab:blue", capsize=3, label="Δʳ (agent)")
+        axis.scatter(x, rows["h_r"].to_numpy(dtype=float), marker="_", s=400, color="black", zorder=3,
+                     label="Hʳ (oracle)")
+        axis.scatter(x, -rows["h_s"].to_numpy(dtype=float), marker="_", s=400, color="grey", zorder=3,
+                     label="−Hˢ (BCA_g)")
+        axis.axhline(0.0, color="black", linewidth=0.8)
+        axis.set_xticks(x, [f"{a}\n{c}" for a, c in zip(rows["agent"], rows["condition"])], fontsize=7)
+        axis.set_title(family)
+        axis.set_ylabel("adjacency F1 − F1(BCA_φ)")
+    axes[0].legend(fontsize=7, loc="best")
+    path = Path(path)
+    figure.savefig(path, dpi=120)
+    return path
+
+
+def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTable]:
+    """Tables 6, 3, 8, 11, 13 and 4 of the frame's Heuresis episodes (none without any).
+
+    The references are computed once for all of them (:func:`heuresis_references` with
+    ``options.dev``, ``labels``, ``workers``, ``progress`` and ``seal``).
+    """
+    if _heuresis(frame).empty:
+        return []
+    refs = heuresis_references(frame, dev=options.dev, labels=options.labels, workers=options.workers,
+                               progress=options.progress, seal=options.seal)
+    chosen = f"chosen on {refs.dev} dev instances per family"
+    return [
+        ReportTable("heuresis_agents", "Heuresis (Table 6) -- adjacency F1 and the residual gain over BCA_phi "
+                    f"({chosen}), all episodes and finished only, 95% paired bootstrap over instances",
+                    heuresis_agent_table(frame, refs)),
+        ReportTable("heuresis_headroom", "Heuresis (Table 3) -- references, headrooms H^s and H^r, gain Delta^s over "
+                    "BCA_g and residual gain Delta^r over BCA_phi, on the instances each agent played",
+                    heuresis_headroom_table(frame, refs)),
+        ReportTable("heuresis_guided", "Heuresis (Table 8) -- guided condition: restoring PC-KCI's wrong deletions, "
+                    "gain over PC-KCI and over the agent's own unguided episodes", heuresis_guided_table(frame)),
+        ReportTable("heuresis_floors", "Heuresis (Table 11) -- trivial floors, adjacency F1 on the instances played",
+                    heuresis_floor_table(frame, refs)),
+        ReportTable("heuresis_repeats", "Heuresis (Table 13) -- per run and repeat: last-turn setting, episodes that "
+                    "reached a budget limit / still submitted, both views", heuresis_repeat_table(frame, refs)),
+        ReportTable("heuresis_behaviour", "Heuresis (Section 4.3, Table 4) -- tool calls, shortcut rate, distinct "
+                    "algorithms, merge*, unsupported restorations, tool-choice mutual information",
+                    heuresis_behaviour_table(frame, options.seal)),
+    ]
+
+
+def write_figures(tables: Sequence[ReportTable], out_dir: str | Path) -> list[Path]:
+    """``heuresis_residual_gain.png`` (Figure 6) when ``tables`` hold a headroom table with a family row."""
+    headroom = next((table.frame for table in tables if table.name == "heuresis_headroom"), None)
+    if headroom is None or not (headroom["family"] != "all").any():
+        return []
+    return [plot_residual_gain(headroom, Path(out_dir) / "heuresis_residual_gain.png")]
