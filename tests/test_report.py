@@ -395,17 +395,26 @@ def test_cli_report_prints_the_tables(stores, tmp_path, capsys):
 
 
 def test_reproduce_causalab_quick_accuracy_is_the_success_mean(tmp_path, capsys):
-    out = tmp_path / "stores"
-    assert main(["reproduce", "causalab", "--quick", "--out", str(out), "--quiet"]) == 0
+    from causal_gym.envs.causalab.reproduce import env_for
+
+    assert main(["reproduce", "causalab", "--quick", "--quiet"]) == 0
     printed = capsys.readouterr().out
     rows = [text.split() for text in printed.splitlines() if text.split()[:1] and text.split()[0] in
             ("3node", "4node", "4node-freqparent") and text.split()[1].startswith("causalab-")]
     assert len(rows) == 9
+    # The same episodes through the runner (reproduce plays them with the runner's seeds).
+    out = tmp_path / "stores"
+    for setting, agent, *_ in rows:
+        env_id, env_kwargs = env_for(setting)
+        run(RunConfig((env_id,), agent, instances=range(10), env_kwargs=env_kwargs), out / agent / setting,
+            progress=False)
     for setting, agent, episodes, accuracy, *_ in rows:
         success = [x["record"]["final_info"]["success"] for x in lines(out / agent / setting)]
         assert int(episodes) == len(success) == 10
         assert float(accuracy) == pytest.approx(np.mean(success), abs=5e-4)
     assert RunStore(out / "causalab-systematic" / "4node").read_config()["config"]["env_ids"] == ["CausaLab-4node-v0"]
+    table = causalab_report.causalab_agent_table(report.load_runs(*(out / a / s for s, a, *_ in rows)))
+    assert tables.format_table(table) in printed
 
 
 def test_arena_tables_match_the_raw_lines(tmp_path):

@@ -24,6 +24,7 @@ def test_random_agent_satisfies_protocol_and_is_reproducible():
 def test_max_steps_truncates_and_record_is_json():
     record = rollout(gym.make("CartPole-v1"), RandomAgent(seed=0), seed=0, max_steps=3)
     assert record.steps == 3 and record.truncated and not record.finished
+    assert record.status == "truncated"  # the run store's status of a limit-ended episode
     payload = json.loads(json.dumps(record.to_dict()))
     assert payload["steps"] == 3 and payload["truncated"] is True
     with pytest.raises(ValueError):

@@ -30,7 +30,7 @@ Seeds
 -----
 Episode ``(env_id, instance, repeat)`` of a run with base ``seed`` uses the two 32-bit words of
 ``np.random.SeedSequence(seed, spawn_key=(zlib.crc32(env_id.encode()), instance, repeat))
-.generate_state(2)``: the first seeds ``env.reset``, the second is passed as ``seed=`` to the
+.generate_state(2)`` (:func:`causal_gym.harness.rollout.episode_seeds`): the first seeds ``env.reset``, the second is passed as ``seed=`` to the
 agent when its factory takes a ``seed`` argument and ``agent_kwargs`` does not fix one. Seeds do
 not depend on the order of the grid, the backend or the number of workers, so the scores do not
 either.
@@ -69,7 +69,6 @@ import sys
 import threading
 import time
 import traceback
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -84,11 +83,11 @@ from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count
 from causal_gym._workers import die_with_parent, limit_blas_threads
 from causal_gym.agents.registry import agent_factory, make_agent
-from causal_gym.harness.rollout import EpisodeRecord, RolloutInterrupted, rollout
+from causal_gym.harness.rollout import RolloutInterrupted, episode_seeds, rollout
 from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
 from causal_gym.seal import OPEN, Seal, resolve_seal
 
-__all__ = ["BACKENDS", "DRAIN_SECONDS", "EpisodeTask", "RunConfig", "RunSummary", "episode_seeds", "run"]
+__all__ = ["BACKENDS", "DRAIN_SECONDS", "EpisodeTask", "RunConfig", "RunSummary", "run"]
 
 BACKENDS = ("local", "ray")
 
@@ -219,12 +218,6 @@ class RunConfig:
         })
 
 
-def episode_seeds(seed: int, env_id: str, instance: int, repeat: int) -> tuple[int, int]:
-    """``(env_seed, agent_seed)`` of one episode of a run (see *Seeds* in the module docstring)."""
-    words = np.random.SeedSequence(seed, spawn_key=(zlib.crc32(env_id.encode()), instance, repeat)).generate_state(2)
-    return int(words[0]), int(words[1])
-
-
 @dataclass(frozen=True)
 class EpisodeTask:
     """Everything a worker needs to play one episode (picklable, plain values)."""
@@ -313,12 +306,6 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
 # -- one episode (runs in a worker) --------------------------------------------------------------
 
 
-def _status(record: EpisodeRecord) -> str:
-    if record.final_info.get("submission_source") == "rescued_working_graph":
-        return "rescued"
-    return "truncated" if record.truncated else "finished"
-
-
 def _agent_hook(agent: Any, name: str) -> Any:
     """The agent's optional ``usage()`` / ``transcript()``; a failing hook is recorded, not raised."""
     hook = getattr(agent, name, None)
@@ -374,7 +361,7 @@ def _play_episode(task: EpisodeTask) -> dict[str, Any]:
         record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps,
                          should_stop=_STOP.is_set)
         return _line(
-            task, agent, start, status=_status(record), error=None, traceback=None, reward=record.total_reward,
+            task, agent, start, status=record.status, error=None, traceback=None, reward=record.total_reward,
             steps=record.steps, scores=record.final_info.get("scores", {}), record=record.to_dict(), trace=None,
         )
     except (RolloutInterrupted, KeyboardInterrupt) as exc:

@@ -1,21 +1,25 @@
 """One episode of an agent on an environment, kept as a JSON-serialisable record.
 
-The full runner (many episodes, resumable run stores, Ray) builds on :func:`rollout`.
+The full runner (many episodes, resumable run stores, Ray; :mod:`causal_gym.eval.runner`) builds
+on :func:`rollout`, and so do the benchmarks' reproduce scripts: :func:`episode_seeds` gives both
+the same seeds for the same episode, so they play it identically.
 """
 
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym.harness.agent import Agent, task_spec
 
-__all__ = ["EpisodeRecord", "RolloutInterrupted", "rollout"]
+__all__ = ["EpisodeRecord", "RolloutInterrupted", "episode_seeds", "rollout"]
 
 
 class RolloutInterrupted(BaseException):
@@ -52,6 +56,14 @@ class EpisodeRecord:
         """True when the task ended on its own (not cut off by a limit)."""
         return self.terminated and not self.truncated
 
+    @property
+    def status(self) -> str:
+        """The run store's status of the episode: ``"rescued"`` (the env submitted the working graph
+        for the agent), ``"truncated"`` (a limit was involved but the agent submitted) or ``"finished"``."""
+        if self.final_info.get("submission_source") == "rescued_working_graph":
+            return "rescued"
+        return "truncated" if self.truncated else "finished"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "env_id": self.env_id,
@@ -67,6 +79,22 @@ class EpisodeRecord:
             "final_info": to_jsonable(self.final_info),
             "env_record": to_jsonable(self.env_record),
         }
+
+
+def episode_seeds(seed: int, env_id: str, instance: int, repeat: int) -> tuple[int, int]:
+    """``(env_seed, agent_seed)`` of episode ``(env_id, instance, repeat)`` of a run with base ``seed``.
+
+    The two 32-bit words of ``SeedSequence(seed, spawn_key=(crc32(env_id), instance, repeat))``:
+    the first seeds ``env.reset``, the second the agent. They do not depend on the order in which
+    a run plays its episodes, its backend or its number of workers.
+
+    Examples
+    --------
+    >>> episode_seeds(0, "CartPole-v1", 0, 0) == episode_seeds(0, "CartPole-v1", 0, 0)
+    True
+    """
+    words = np.random.SeedSequence(seed, spawn_key=(zlib.crc32(env_id.encode()), instance, repeat)).generate_state(2)
+    return int(words[0]), int(words[1])
 
 
 def rollout(

@@ -4,16 +4,17 @@ Usage
 -----
     causal-gym reproduce causalab --quick      # 3node, 4node, 4node-freqparent; 10 instances each
     causal-gym reproduce causalab              # every published setting, 50 instances each
-    causal-gym reproduce causalab --settings 4node,4node-quad --instances 20 --out runs/causalab
+    causal-gym reproduce causalab --settings 4node,4node-quad --instances 20 --workers 2
 
 The baselines (:mod:`causal_gym.envs.causalab.baselines`, registry names ``causalab-observe``,
 ``causalab-random``, ``causalab-systematic``) play every instance of each setting's test suite
-through :func:`causal_gym.eval.runner.run`, one run store per (agent, setting) under ``--out``
-(default: a temporary directory removed afterwards; give ``--out`` to keep the stores, which
-``causal-gym report`` reads and a rerun resumes). The table is
-:func:`causal_gym.envs.causalab.report.causalab_agent_table`; the paper reports LLM agents only, so its
-GPT-5-mini rows of the main suites are printed below ours as context, not as targets. A setting
-without a registered id of its own plays through the id with its node count and
+through :func:`causal_gym.harness.rollout.rollout`, with the seeds ``causal-gym run`` gives the
+same episodes (``--workers`` > 1: in a process pool). The table is
+:func:`causal_gym.envs.causalab.report.causalab_agent_table`, the one ``causal-gym report`` prints
+for run stores of the same episodes (``causal-gym run --env CausaLab-4node-v0 --agent
+causalab-systematic --episodes 50 --out DIR`` keeps them). The paper reports LLM agents only, so
+its GPT-5-mini rows of the main suites are printed below ours as context, not as targets. A
+setting without a registered id of its own plays through the id with its node count and
 ``setting=<name>`` (e.g. ``CausaLab-4node-v0`` with ``setting="4node-hidden-n2"``). The full run
 (every setting x 50 instances x 3 agents) takes well under a minute on one core.
 """
@@ -21,13 +22,24 @@ without a registered id of its own plays through the id with its node count and
 from __future__ import annotations
 
 import argparse
-import tempfile
+import inspect
+import multiprocessing
+import sys
 import time
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import gymnasium as gym
+
+from causal_gym._validation import check_count
+from causal_gym._workers import limit_blas_threads
+from causal_gym.envs.benchmark import load
+from causal_gym.envs.causalab.report import causalab_agent_table, episode_columns
+from causal_gym.envs.causalab.spec import SPEC
 from causal_gym.envs.causalab.suites import SETTINGS, SUITE_SIZE
+from causal_gym.harness.rollout import episode_seeds, rollout
+from causal_gym.tables import build_table, format_table, score_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,7 +50,7 @@ __all__ = [
     "QUICK_INSTANCES",
     "PAPER_TABLE7",
     "env_for",
-    "run_baselines",
+    "play_baselines",
     "print_table",
     "main",
 ]
@@ -88,44 +100,77 @@ def env_for(setting: str) -> tuple[str, dict[str, Any]]:
     return f"CausaLab-{SETTINGS[setting].n_nodes}node-v0", {"setting": setting}
 
 
-def run_baselines(
+def _play(agent: str, setting: str, instance: int) -> dict[str, Any]:
+    """One episode of ``agent`` on test instance ``instance`` of ``setting``, as its row of Table 7.
+
+    Played as ``causal-gym run`` plays it (base seed 0, :func:`causal_gym.harness.rollout.episode_seeds`),
+    so the table is the one ``causal-gym report`` builds from the same episodes.
+    """
+    env_id, env_kwargs = env_for(setting)
+    env_seed, agent_seed = episode_seeds(0, env_id, instance, 0)
+    factory = load(SPEC.agents[agent].path)
+    seeded = "seed" in inspect.signature(factory).parameters
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        record = rollout(env, factory(**({"seed": agent_seed} if seeded else {})), seed=env_seed,
+                         options={"split": "test", "instance": instance})
+        params = dict(env.spec.kwargs)
+    finally:
+        env.close()
+    columns = episode_columns(params, {"env_id": env_id}, record.final_info)
+    return {
+        "benchmark": SPEC.name,
+        "setting": columns["setting"],
+        "agent": agent,
+        "status": record.status,
+        "finished": record.status == "finished",
+        **score_columns(columns["scores"]),
+    }
+
+
+def _played(tasks: Sequence[tuple[str, str, int]], workers: int) -> Iterator[dict[str, Any]]:
+    """The rows of ``tasks`` in task order: here, or in ``workers`` spawned processes (a fork of a
+    process running BLAS threads can deadlock), each on one BLAS thread."""
+    if workers == 1:
+        yield from (_play(*task) for task in tasks)
+        return
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
+                             initializer=limit_blas_threads) as pool:
+        yield from pool.map(_play, *zip(*tasks))
+
+
+def play_baselines(
     settings: Sequence[str],
     instances: int,
-    out_dir: str | Path,
     agents: Sequence[str] = BASELINES,
     workers: int = 1,
     progress: bool = True,
-) -> list[Path]:
-    """Play ``agents`` on test instances ``0 .. instances - 1`` of every setting; one run store each.
+) -> pd.DataFrame:
+    """Play ``agents`` on test instances ``0 .. instances - 1`` of every setting; one row per episode.
 
-    Returns
-    -------
-    list of Path
-        The run stores, ``out_dir/<agent>/<setting>``, in (agent, setting) order.
+    ``workers > 1`` plays the episodes in a pool of fresh (spawned) processes with one BLAS
+    thread each; the rows, and so the table, do not depend on ``workers``. ``progress`` prints a
+    line per (agent, setting) on stderr.
     """
-    from causal_gym.eval.runner import RunConfig, run
-
     if isinstance(instances, bool) or not isinstance(instances, int) or not 1 <= instances <= SUITE_SIZE:
         raise ValueError(f"instances must be an integer in 1..{SUITE_SIZE}, got {instances!r}")
-    stores = []
-    for agent in agents:
-        for setting in settings:
-            env_id, env_kwargs = env_for(setting)
-            config = RunConfig((env_id,), agent, instances=range(instances), split="test", env_kwargs=env_kwargs,
-                               workers=workers)
-            store = Path(out_dir) / agent / setting
-            run(config, store, progress=progress)
-            stores.append(store)
-    return stores
+    check_count(workers, "workers", 1)
+    groups = [(agent, setting) for agent in agents for setting in settings]
+    tasks = [(agent, setting, k) for agent, setting in groups for k in range(instances)]
+    start = time.perf_counter()
+    rows = []
+    for row in _played(tasks, workers):
+        rows.append(row)
+        if progress and len(rows) % instances == 0:
+            agent, setting = groups[len(rows) // instances - 1]
+            print(f"{agent} {setting}: {instances} episode(s) ({time.perf_counter() - start:.0f} s)", file=sys.stderr,
+                  flush=True)
+    return build_table(rows)
 
 
-def print_table(stores: Sequence[Path]) -> pd.DataFrame:
-    """Table 7 of the baselines' run stores, then the paper's GPT-5-mini rows of the settings present."""
-    from causal_gym.envs.causalab.report import causalab_agent_table
-    from causal_gym.eval.report import load_runs
-    from causal_gym.tables import format_table
-
-    table = causalab_agent_table(load_runs(*stores))
+def print_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Table 7 of the baselines' episodes, then the paper's GPT-5-mini rows of the settings present."""
+    table = causalab_agent_table(episodes)
     print("\nTable 7 -- scripted baselines on the published suites (accuracy with a 95% bootstrap interval over "
           "episodes)")
     print(format_table(table))
@@ -148,7 +193,6 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
                         f"{','.join(QUICK_SETTINGS)})")
     parser.add_argument("--instances", type=int, help=f"instances per setting (default {SUITE_SIZE}, quick "
                         f"{QUICK_INSTANCES})")
-    parser.add_argument("--out", help="keep the run stores here (default: a temporary directory)")
     parser.add_argument("--workers", type=int, default=1, help="episodes at once (default 1: in this process)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
@@ -161,12 +205,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
         env_for(setting)  # unknown names fail before any episode
     instances = args.instances if args.instances is not None else (QUICK_INSTANCES if args.quick else SUITE_SIZE)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="causalab-reproduce-") as scratch:
-        stores = run_baselines(settings, instances, args.out or scratch, workers=args.workers, progress=not args.quiet)
-        print_table(stores)
-    where = f"; run stores in {args.out}" if args.out else ""
+    print_table(play_baselines(settings, instances, workers=args.workers, progress=not args.quiet))
     print(f"\n{len(settings)} setting(s) x {instances} instance(s) x {len(BASELINES)} agents; "
-          f"{time.perf_counter() - start:.0f} s{where}")
+          f"{time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":
