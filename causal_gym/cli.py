@@ -233,8 +233,9 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("dirs", nargs="+", metavar="DIR", help="run store directories (causal-gym run --out)")
     parser.add_argument("--out", help="output directory (default: DIR/report of the first DIR)")
-    parser.add_argument("--dev", type=int, default=100,
-                        help="Heuresis dev instances per family for choosing BCA_g and BCA_phi (default 100)")
+    parser.add_argument("--dev", type=int, default=None,
+                        help="Heuresis dev instances per family for choosing BCA_g and BCA_phi (default: the published "
+                        "choice on 100 dev instances, for open runs at d=10, n=600; other shapes need --dev)")
     parser.add_argument("--full-menu", action="store_true", help="choose the BCA from the full menu (with RESIT)")
     parser.add_argument("--workers", type=int, default=1, help="processes for the Heuresis references (default 1)")
     _add_seal_options(parser)

@@ -276,3 +276,38 @@ def test_fidelity_pc_kci_difficulty_matches_table_2(family, monkeypatch):
     assert 0.97 <= cell["f1_oracle"] <= 0.995
     assert abs(cell["wrong"] - wrong) <= 0.35 * wrong
     assert abs(cell["zero_share"] - zero) <= 0.12
+
+
+@pytest.mark.slow
+def test_the_published_best_chosen_algorithms_are_what_100_dev_instances_choose(monkeypatch):
+    """The choice reports use by default (PUBLISHED_CHOICE) recomputed from scratch on the dev split."""
+    monkeypatch.delenv(_cache.CACHE_ENV)  # the shared cache: 600 menu rows
+    labels = refs.PUBLISHED_CHOICE["labels"]
+    rows = refs.collect_rows(refs.FAMILIES, "dev", range(100), labels=labels, progress=False,
+                             **refs.PUBLISHED_CHOICE["shape"])
+    bca_g, bca_phi = refs.best_chosen_algorithms([{**row, "menu": {k: row["menu"][k] for k in labels}} for row in rows])
+    assert bca_g == refs.PUBLISHED_CHOICE["bca_g"] and bca_phi == dict(refs.PUBLISHED_CHOICE["bca_phi"])
+
+
+def test_reports_use_the_published_choice_and_compute_only_the_instances_played(monkeypatch):
+    """A report of a few default-shape episodes asks for no dev row (the 4-8 h a new user met)."""
+    pd = pytest.importorskip("pandas")
+    from causal_gym.envs.heuresis import report
+
+    asked = []
+
+    def fake_rows(families, split, indices, **kwargs):
+        asked.append((tuple(families), split, tuple(indices)))
+        menu = {label: {"f1": 0.5} for label in ("pc_fisherz", *refs.PUBLISHED_CHOICE["labels"])}
+        return [{"family": f, "split": split, "index": i, "menu": menu, "oracle": {"f1": 0.9},
+                 "floors": {name: 0.1 for name in report.FLOORS}} for f in families for i in indices]
+
+    monkeypatch.setattr(refs, "collect_rows", fake_rows)
+    frame = pd.DataFrame([{"benchmark": "heuresis", "status": "finished", "setting": "lg", "split": "test",
+                           "instance": k, "unit": f"lg|test|{k}", "d": 10, "n": 600, "expected_degree": 2.0,
+                           "seal": None} for k in (3, 5)])
+    references = report.heuresis_references(frame)
+    assert asked == [(("lg",), "test", (3, 5))]
+    assert references.units["lg|test|3"]["bca_phi"] == "ges" and references.units["lg|test|5"]["bca_g"] == "pc_kci"
+    with pytest.raises(ValueError, match="not published"):
+        report.heuresis_references(frame.assign(d=4))

@@ -99,8 +99,9 @@ class ReportOptions:
 
     Attributes
     ----------
-    dev : int
-        Development instances per family for reference choices (Heuresis: the best chosen algorithms).
+    dev : int or None
+        Development instances per family for reference choices (Heuresis: the best chosen
+        algorithms); None uses a benchmark's published choice where it has one.
     labels : tuple of str or None
         Algorithm-menu entries to choose from (None: the benchmark's default).
     workers : int
@@ -111,7 +112,7 @@ class ReportOptions:
         The :class:`causal_gym.seal.Seal` of sealed episodes (None: open only).
     """
 
-    dev: int = 100
+    dev: int | None = None
     labels: tuple[str, ...] | None = None
     workers: int = 1
     progress: bool = False

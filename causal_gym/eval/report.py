@@ -244,7 +244,7 @@ def _reports() -> list[tuple[BenchmarkSpec, ModuleType]]:
 def report_tables(
     frame: pd.DataFrame,
     *,
-    dev: int = 100,
+    dev: int | None = None,
     labels: Sequence[str] | None = None,
     workers: int = 1,
     progress: bool = False,
@@ -310,7 +310,7 @@ def write_report(
     run_dirs: Sequence[str | Path],
     out_dir: str | Path,
     *,
-    dev: int = 100,
+    dev: int | None = None,
     labels: Sequence[str] | None = None,
     workers: int = 1,
     progress: bool = False,

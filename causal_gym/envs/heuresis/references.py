@@ -578,6 +578,19 @@ def _by_family(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
     return grouped
 
 
+PUBLISHED_CHOICE: Mapping[str, Any] = MappingProxyType({
+    "shape": {"d": 10, "n": 600, "expected_degree": 2.0},
+    "labels": ("pc_fisherz", "pc_kci", "fci", "ges", "direct_lingam", "notears"),
+    "bca_g": "pc_kci",
+    "bca_phi": MappingProxyType({"lg": "ges", "anm": "pc_kci", "hetero": "pc_kci", "wild": "pc_kci",
+                                 "mixed": "pc_kci", "gauntlet": "pc_kci"}),
+})
+"""The best chosen algorithms on the 100 open dev instances per family at the default shape, from
+``causal-gym reproduce heuresis --quick --dev 100`` (the menu without RESIT, which is never best):
+reports use them instead of recomputing 600 menu rows for every report (a slow test recomputes
+them). Any other shape, menu or a seal needs the dev instances computed."""
+
+
 def best_chosen_algorithms(dev_rows: Sequence[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
     """BCA_g and BCA_phi chosen on development rows by mean adjacency F1.
 

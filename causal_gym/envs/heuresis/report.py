@@ -164,14 +164,14 @@ class HeuresisReferences:
     units : mapping
         ``unit`` (the frame's column) -> ``{"bca_g", "bca_phi"`` (menu labels), ``"f1_bca_g"``,
         ``"f1_bca_phi"``, ``"f1_oracle"``, ``"floors"`` (Table 11, by name)``}``.
-    dev : int
+    dev : int or None
         Development instances per family the best chosen algorithms were chosen on.
     labels : tuple of str
         The menu they were chosen from.
     """
 
     units: Mapping[str, Mapping[str, Any]]
-    dev: int
+    dev: int | None
     labels: tuple[str, ...]
 
     def attach(self, episodes: pd.DataFrame) -> pd.DataFrame:
@@ -197,7 +197,7 @@ class HeuresisReferences:
 def heuresis_references(
     frame: pd.DataFrame,
     *,
-    dev: int = 100,
+    dev: int | None = None,
     labels: Sequence[str] | None = None,
     workers: int = 1,
     progress: bool = False,
@@ -209,9 +209,12 @@ def heuresis_references(
     ----------
     frame : DataFrame
         From :func:`causal_gym.eval.report.load_runs`; only its non-failed Heuresis episodes are used.
-    dev : int, default 100
+    dev : int, optional
         Development instances per family for choosing BCA_g and BCA_phi (the paper's 100). Each
-        family is generated with the run's ``d``, ``n`` and ``expected_degree``.
+        family is generated with the run's ``d``, ``n`` and ``expected_degree``. None (default):
+        the published choice (:data:`~causal_gym.envs.heuresis.references.PUBLISHED_CHOICE`) for
+        open episodes of the default shape and menu, so that a report computes references for the
+        instances played only; other episodes then need ``dev``.
     labels : sequence of str, optional
         Menu entries to choose from; default the menu without RESIT (``anm``).
     workers : int
@@ -226,10 +229,10 @@ def heuresis_references(
     ValueError
         When episodes were played under a seal other than ``seal`` (or ``seal`` is missing).
     """
-    from causal_gym.envs.heuresis.references import MENU, best_chosen_algorithms, collect_rows
+    from causal_gym.envs.heuresis.references import MENU, PUBLISHED_CHOICE, best_chosen_algorithms, collect_rows
 
-    if isinstance(dev, bool) or not isinstance(dev, int) or dev < 1:
-        raise ValueError(f"dev must be a positive number of development instances per family, got {dev!r}")
+    if dev is not None and (isinstance(dev, bool) or not isinstance(dev, int) or dev < 1):
+        raise ValueError(f"dev must be None or a positive number of development instances per family, got {dev!r}")
     labels = tuple(label for label in MENU if label != "anm") if labels is None else tuple(labels)
     if not labels:
         raise ValueError("labels must name at least one menu algorithm to choose the best chosen algorithms from")
@@ -241,9 +244,22 @@ def heuresis_references(
     for (d, n, degree, sealed), group in episodes.groupby(["d", "n", "expected_degree", "seal"], dropna=False):
         shape = {"d": int(d), "n": int(n), "expected_degree": float(degree),
                  "seal": None if is_missing(sealed) else seal}
-        dev_rows = collect_rows(FAMILIES, "dev", range(dev), labels=labels, workers=workers, progress=progress, **shape)
-        # the rows always hold both PC variants (the oracle and the router need them); choose among `labels` only
-        bca_g, bca_phi = best_chosen_algorithms([{**row, "menu": {k: row["menu"][k] for k in labels}} for row in dev_rows])
+        if dev is None:
+            published = is_missing(sealed) and tuple(labels) == PUBLISHED_CHOICE["labels"] and all(
+                shape[key] == value for key, value in PUBLISHED_CHOICE["shape"].items())
+            if not published:
+                raise ValueError(
+                    f"the best chosen algorithms of d={shape['d']}, n={shape['n']}, expected degree "
+                    f"{shape['expected_degree']:g}{', sealed' if shape['seal'] is not None else ''} or this menu are not "
+                    "published: choose them on development instances (--dev N; the paper uses 100)"
+                )
+            bca_g, bca_phi = PUBLISHED_CHOICE["bca_g"], dict(PUBLISHED_CHOICE["bca_phi"])
+        else:
+            dev_rows = collect_rows(FAMILIES, "dev", range(dev), labels=labels, workers=workers, progress=progress,
+                                    **shape)
+            # the rows always hold both PC variants (the oracle and the router need them); choose among `labels`
+            bca_g, bca_phi = best_chosen_algorithms([{**row, "menu": {k: row["menu"][k] for k in labels}}
+                                                     for row in dev_rows])
         for (family, split), group_of in group.groupby(["setting", "split"]):
             unit_of = {int(k): unit for k, unit in zip(group_of["instance"], group_of["unit"])}
             rows = collect_rows((family,), split, sorted(unit_of), labels=labels, workers=workers, progress=progress,
@@ -575,7 +591,8 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
         return []
     refs = heuresis_references(frame, dev=options.dev, labels=options.labels, workers=options.workers,
                                progress=options.progress, seal=options.seal)
-    chosen = f"chosen on {refs.dev} dev instances per family"
+    chosen = ("the published choice on 100 dev instances per family" if refs.dev is None
+              else f"chosen on {refs.dev} dev instances per family")
     return [
         ReportTable("heuresis_agents", "Heuresis (Table 6) -- adjacency F1 and the residual gain over BCA_phi "
                     f"({chosen}), all episodes and finished only, 95% paired bootstrap over instances",
