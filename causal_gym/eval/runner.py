@@ -610,14 +610,15 @@ def _summarize(store: RunStore, tasks: list[EpisodeTask], skipped: int, played: 
     for env_id in dict.fromkeys(task.env_id for task in tasks):
         mine = [lines[t.key] for t in tasks if t.env_id == env_id and lines[t.key] is not None]
         played_ok = [line for line in mine if line["status"] not in UNFINISHED]
-        f1 = [line["scores"]["adjacency_f1"] for line in played_ok if line["scores"].get("adjacency_f1") is not None]
+        f1 = [(line.get("scores") or {})["adjacency_f1"] for line in played_ok
+              if (line.get("scores") or {}).get("adjacency_f1") is not None]
         rows.append({
             "env_id": env_id,
             "episodes": sum(t.env_id == env_id for t in tasks),
             **{status: sum(line["status"] == status for line in mine) for status in STATUSES},
             "never_called_a_tool": sum(bool((line.get("usage") or {}).get("never_called_a_tool")) for line in mine
                                        if isinstance(line.get("usage"), Mapping)),
-            "mean_reward": _mean([line["reward"] for line in played_ok if line["reward"] is not None]),
+            "mean_reward": _mean([line["reward"] for line in played_ok if line.get("reward") is not None]),
             "mean_adjacency_f1": _mean(f1),
         })
     return RunSummary(store.directory, len(tasks), skipped, played, dict(counts), tuple(rows))
@@ -641,6 +642,14 @@ def _check_config(config: RunConfig, tasks: Sequence[EpisodeTask]) -> None:
             env = first[env_id].make_env()
         except gym.error.Error as exc:
             raise ValueError(f"cannot make env {env_id!r}: {exc}") from exc
+        check = getattr(env.unwrapped, "check_reset_options", None)
+        if callable(check):  # an index beyond the split fails here, not once per episode
+            last = max(config.instances)
+            try:
+                check({"instance": last} if config.split is None else {"split": config.split, "instance": last})
+            except ValueError as exc:
+                env.close()
+                raise ValueError(f"{env_id} cannot play instance {last} of split {config.split!r}: {exc}") from None
         agent = make_agent(config.agent, **config.agent_kwargs)
         bind = getattr(agent, "bind", None)
         try:
@@ -690,6 +699,11 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
     store = RunStore(out_dir)
     with store.lock():
         store.initialize(config.to_dict(), causal_gym.__version__)
+        keys = {task.key for task in tasks}
+        foreign = next((line["key"] for line in store.episodes() if line["key"] not in keys), None)
+        if foreign is not None:
+            raise ValueError(f"{store.episodes_path} holds a line for {foreign!r}, which is not an episode of this run "
+                             "(the store was edited or mixed with another): use a new output directory")
         done = store.finished_keys()
         todo = [task for task in tasks if task.key not in done]
         bar = _Progress(len(todo), progress)

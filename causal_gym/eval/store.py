@@ -56,7 +56,7 @@ from typing import Any
 
 from causal_gym._jsonable import to_jsonable
 
-__all__ = ["EPISODES_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "episode_key", "redact"]
+__all__ = ["EPISODES_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "episode_key", "line_problem", "redact"]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -82,6 +82,28 @@ def redact(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     Run stores are shared and published; a key passed as an agent argument must not end up in them.
     """
     return {name: _REDACTED if _SECRET.search(name) else value for name, value in kwargs.items()}
+
+
+_LINE_TYPES: dict[str, tuple[type, ...]] = {
+    "key": (str,), "env_id": (str,), "instance": (int,), "repeat": (int,), "agent": (str,),
+    "agent_kwargs": (dict,), "scores": (dict,), "reward": (int, float, type(None)), "steps": (int, type(None)),
+    "usage": (dict, type(None)), "transcript": (list, dict, type(None)), "record": (dict, type(None)),
+    "error": (str, type(None)), "wall_time": (int, float, type(None)),
+}
+
+
+def line_problem(line: Any) -> str | None:
+    """Why ``line`` is not a valid episode line (None when it is): a schema check made on load, so a
+    hand-edited or corrupted store is refused naming the line instead of crashing a summary later."""
+    if not isinstance(line, dict):
+        return f"not a JSON object but {type(line).__name__}"
+    if not isinstance(line.get("key"), str) or line.get("status") not in STATUSES:
+        return f"not an episode line (needs a string 'key' and a 'status' among {STATUSES})"
+    for name, types in _LINE_TYPES.items():
+        if name in line and not isinstance(line[name], types) or (name in line and isinstance(line[name], bool)
+                                                                    and bool not in types):
+            return f"field {name!r} is a {type(line[name]).__name__}, expected {' or '.join(t.__name__ for t in types)}"
+    return None
 
 
 def _now() -> str:
@@ -140,6 +162,12 @@ class RunStore:
         """
         wanted = to_jsonable(config)
         existing = self.read_config()
+        if existing is None and self.episodes_path.exists() and self.episodes_path.stat().st_size:
+            raise ValueError(
+                f"{self.directory} holds {EPISODES_FILE} but no {RUN_FILE}: the configuration its episodes were "
+                "played with is unknown, so they cannot be resumed or mixed with this run; restore run.json or use "
+                "a new output directory"
+            )
         if existing is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             payload = {"schema": _SCHEMA, "causal_gym_version": version, "created": _now(), "config": wanted}
@@ -243,8 +271,9 @@ class RunStore:
                     line = json.loads(text)
                 except ValueError as exc:
                     raise ValueError(f"{self.episodes_path}, line {number}: not valid JSON ({exc})") from exc
-                if not isinstance(line, dict) or not isinstance(line.get("key"), str) or line.get("status") not in STATUSES:
-                    raise ValueError(f"{self.episodes_path}, line {number}: not an episode line (needs 'key' and 'status')")
+                problem = line_problem(line)
+                if problem is not None:
+                    raise ValueError(f"{self.episodes_path}, line {number}: {problem}")
                 out.append(line)
         return out
 
