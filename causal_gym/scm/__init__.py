@@ -12,7 +12,7 @@ Mechanism and noise families are registries: a benchmark adds its own with
 
 from __future__ import annotations
 
-from causal_gym.scm.graph_priors import barabasi_albert_dag, erdos_renyi_dag
+from causal_gym.scm.graph_priors import barabasi_albert_dag, erdos_renyi_dag, place_in_order
 from causal_gym.scm.interventions import (
     HardDo,
     HiddenDisturbance,
@@ -22,7 +22,16 @@ from causal_gym.scm.interventions import (
     Soft,
     intervention_from_dict,
 )
-from causal_gym.scm.mechanisms import Mechanism, get_mechanism, mechanism_names, register_mechanism
+from causal_gym.scm.mechanisms import (
+    Mechanism,
+    combine,
+    get_mechanism,
+    mechanism_names,
+    register_mechanism,
+    signed_uniform,
+    softplus,
+    unit_direction,
+)
 from causal_gym.scm.model import FORMAT_VERSION, SCM, NodeRecipe, NodeSpec, RecipeChooser
 from causal_gym.scm.noise import NoiseFamily, get_noise, noise_names, register_noise
 from causal_gym.scm.transforms import standardize
@@ -35,10 +44,15 @@ __all__ = [
     "FORMAT_VERSION",
     "erdos_renyi_dag",
     "barabasi_albert_dag",
+    "place_in_order",
     "Mechanism",
     "register_mechanism",
     "get_mechanism",
     "mechanism_names",
+    "combine",
+    "signed_uniform",
+    "softplus",
+    "unit_direction",
     "NoiseFamily",
     "register_noise",
     "get_noise",

@@ -18,7 +18,7 @@ import numpy as np
 
 from causal_gym._validation import as_generator, check_count, check_real
 
-__all__ = ["erdos_renyi_dag", "barabasi_albert_dag"]
+__all__ = ["erdos_renyi_dag", "barabasi_albert_dag", "place_in_order"]
 
 
 def _check_prior(d: object, expected_degree: object) -> tuple[int, float]:
@@ -29,7 +29,7 @@ def _check_prior(d: object, expected_degree: object) -> tuple[int, float]:
     return d, k
 
 
-def _place(edges_by_position: np.ndarray, order: np.ndarray) -> np.ndarray:
+def place_in_order(edges_by_position: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Map an adjacency over causal-order positions to node indices (node ``order[a]`` at ``a``)."""
     d = order.size
     adjacency = np.zeros((d, d), dtype=np.int8)
@@ -66,7 +66,7 @@ def erdos_renyi_dag(d: int, expected_degree: float = 2.0, *, rng: object) -> np.
     order = gen.permutation(d)
     p = k / (d - 1) if d > 1 else 0.0
     forward = np.triu(gen.random((d, d)) < p, k=1)
-    return _place(forward, order)
+    return place_in_order(forward, order)
 
 
 def _attachments_per_node(d: int, k: float) -> float:
@@ -135,7 +135,7 @@ def barabasi_albert_dag(d: int, expected_degree: float = 2.0, *, rng: object) ->
     order = gen.permutation(d)
     forward = np.zeros((d, d), dtype=bool)
     if d == 1:
-        return _place(forward, order)
+        return place_in_order(forward, order)
     m = _attachments_per_node(d, k)
     m_floor = int(np.floor(m))
     degree = np.zeros(d)
@@ -149,4 +149,4 @@ def barabasi_albert_dag(d: int, expected_degree: float = 2.0, *, rng: object) ->
         degree[chosen] += 1.0
         degree[t] += count
     # forward[a, b] = 1 only for a > b: reversing the positions turns it into a causal order.
-    return _place(forward[::-1, ::-1], order)
+    return place_in_order(forward[::-1, ::-1], order)

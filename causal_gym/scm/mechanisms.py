@@ -53,7 +53,16 @@ from causal_gym._validation import check_data
 from causal_gym._validation import check_count, check_range, check_real
 from causal_gym.scm._registry import Registry
 
-__all__ = ["Mechanism", "register_mechanism", "get_mechanism", "mechanism_names"]
+__all__ = [
+    "Mechanism",
+    "register_mechanism",
+    "get_mechanism",
+    "mechanism_names",
+    "combine",
+    "signed_uniform",
+    "softplus",
+    "unit_direction",
+]
 
 
 class Mechanism(Protocol):
@@ -98,7 +107,7 @@ def mechanism_names() -> tuple[str, ...]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _signed_uniform(rng: np.random.Generator, value_range: object, name: str, size: int) -> np.ndarray:
+def signed_uniform(rng: np.random.Generator, value_range: object, name: str, size: int) -> np.ndarray:
     """``±U[low, high]`` with a fair random sign per entry."""
     low, high = check_range(value_range, name, minimum=0.0)
     sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
@@ -110,7 +119,8 @@ def _scaled(value: object, factor: float) -> Any:
     return (factor * np.asarray(value, dtype=float)).tolist()
 
 
-def _softplus(x: np.ndarray) -> np.ndarray:
+def softplus(x: np.ndarray) -> np.ndarray:
+    """``log(1 + exp(x))``, computed without overflow."""
     return np.logaddexp(0.0, x)
 
 
@@ -119,10 +129,10 @@ def _require_parents(n_parents: object) -> int:
     return check_count(n_parents, "n_parents", minimum=1)
 
 
-def _unit_direction(rng: np.random.Generator, k: int) -> np.ndarray:
+def unit_direction(rng: np.random.Generator, k: int) -> np.ndarray:
     """Uniform on the unit sphere in ``R^k`` (normalised Gaussian vector)."""
     v = rng.standard_normal(k)
-    return v / np.linalg.norm(v)
+    return v / np.sqrt((v * v).sum())  # not np.linalg.norm: BLAS would round it per CPU kernel
 
 
 def _sample_mlp(
@@ -153,10 +163,30 @@ def _sample_mlp(
     }
 
 
+def combine(columns: np.ndarray, weights: Any) -> np.ndarray:
+    """``columns @ weights`` computed without BLAS, so data are bit-identical on every CPU.
+
+    A BLAS kernel (OpenBLAS picks one per CPU: Haswell, SkylakeX, ...) orders and fuses the
+    multiply-adds its own way, and the generated data then differed in the last bit between
+    machines, which changed cache keys and ``summarize``'s ``-0.0``. Here the products are summed
+    one parent at a time in a fixed order with plain IEEE multiplications and additions.
+
+    Parameters
+    ----------
+    columns : (n, k) array
+    weights : (k,) or (k, h) array-like
+    """
+    weights = np.asarray(weights, dtype=float)
+    columns = np.asarray(columns, dtype=float)
+    out = np.zeros((columns.shape[0], *weights.shape[1:]))
+    for j in range(weights.shape[0]):
+        out += columns[:, j, None] * weights[j] if weights.ndim == 2 else columns[:, j] * weights[j]
+    return out
+
+
 def _mlp(params: Mapping[str, Any], parents: np.ndarray) -> np.ndarray:
-    weights = np.asarray(params["hidden_weights"], dtype=float)
-    hidden = np.tanh(parents @ weights + np.asarray(params["hidden_bias"], dtype=float))
-    return hidden @ np.asarray(params["output_weights"], dtype=float)
+    hidden = np.tanh(combine(parents, params["hidden_weights"]) + np.asarray(params["hidden_bias"], dtype=float))
+    return combine(hidden, params["output_weights"])
 
 
 def _direction(params: Mapping[str, Any]) -> np.ndarray:
@@ -179,10 +209,10 @@ class Linear:
         self, rng: np.random.Generator, n_parents: int, weight_range: tuple[float, float] = (0.5, 2.0)
     ) -> dict[str, Any]:
         k = check_count(n_parents, "n_parents", minimum=0)
-        return {"weights": _signed_uniform(rng, weight_range, "weight_range", k).tolist()}
+        return {"weights": signed_uniform(rng, weight_range, "weight_range", k).tolist()}
 
     def evaluate(self, params: Mapping[str, Any], parents: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        return parents @ np.asarray(params["weights"], dtype=float) + noise
+        return combine(parents, params["weights"]) + noise
 
     def scale_params(self, params: Mapping[str, Any], factor: float) -> dict[str, Any]:
         """Multiply every edge weight."""
@@ -243,7 +273,7 @@ class MLPHetero:
         }
 
     def evaluate(self, params: Mapping[str, Any], parents: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        noise_scale = _softplus(_mlp(params["scale_net"], parents)) + params["noise_floor"]
+        noise_scale = softplus(_mlp(params["scale_net"], parents)) + params["noise_floor"]
         return _mlp(params["mean_net"], parents) + noise_scale * noise
 
     def scale_params(self, params: Mapping[str, Any], factor: float) -> dict[str, Any]:
@@ -275,11 +305,11 @@ class _ScalarMap(ABC):
         k = _require_parents(n_parents)
         if not isinstance(standardize_map, bool):
             raise ValueError(f"standardize_map must be a bool, got {standardize_map!r}")
-        direction = _unit_direction(rng, k).tolist()
+        direction = unit_direction(rng, k).tolist()
         return {"direction": direction, **self._sample_shape(rng, **shape), "standardize": standardize_map}
 
     def evaluate(self, params: Mapping[str, Any], parents: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        h = self._map(params, parents @ _direction(params))
+        h = self._map(params, combine(parents, _direction(params)))
         if params["standardize"]:
             if "center" not in params:
                 raise ValueError(
@@ -297,7 +327,7 @@ class _ScalarMap(ABC):
         if not params["standardize"]:
             return dict(params)
         reference = check_data(parents, "reference parents", min_rows=2)
-        h = self._map(params, reference @ _direction(params))
+        h = self._map(params, combine(reference, _direction(params)))
         spread = float(h.std())
         if not spread > 0.0:
             raise ValueError("the map is constant on the reference parents; cannot standardise it")
@@ -335,7 +365,7 @@ class Piecewise(_ScalarMap):
         low, high = check_range(knot_range, "knot_range")
         return {
             "knot": float(rng.uniform(low, high)),
-            "slopes": _signed_uniform(rng, slope_range, "slope_range", 2).tolist(),
+            "slopes": signed_uniform(rng, slope_range, "slope_range", 2).tolist(),
         }
 
     def _map(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
@@ -359,7 +389,7 @@ class Sigmoid(_ScalarMap):
     ) -> dict[str, Any]:
         low, high = check_range(steepness_range, "steepness_range", minimum=0.0)
         steepness = float(rng.uniform(low, high))
-        amplitude = float(_signed_uniform(rng, amplitude_range, "amplitude_range", 1)[0])
+        amplitude = float(signed_uniform(rng, amplitude_range, "amplitude_range", 1)[0])
         return {"steepness": steepness, "amplitude": amplitude}
 
     def _map(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
@@ -391,7 +421,7 @@ class Fourier(_ScalarMap):
     def _map(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
         frequencies = np.asarray(params["frequencies"], dtype=float)
         phases = np.asarray(params["phases"], dtype=float)
-        return np.cos(z[:, None] * frequencies + phases) @ np.asarray(params["coefficients"], dtype=float)
+        return combine(np.cos(z[:, None] * frequencies + phases), params["coefficients"])
 
 
 class _VertexMap(_ScalarMap):
@@ -407,7 +437,7 @@ class _VertexMap(_ScalarMap):
     ) -> dict[str, Any]:
         low, high = check_range(vertex_range, "vertex_range")
         vertex = float(rng.uniform(low, high))
-        coefficient = float(_signed_uniform(rng, coefficient_range, "coefficient_range", 1)[0])
+        coefficient = float(signed_uniform(rng, coefficient_range, "coefficient_range", 1)[0])
         return {"vertex": vertex, "coefficient": coefficient}
 
 
@@ -446,9 +476,9 @@ class SigmoidHetero:
     ) -> dict[str, Any]:
         k = _require_parents(n_parents)
         floor = check_real(noise_floor, "noise_floor", minimum=0.0)
-        direction = _unit_direction(rng, k).tolist()
-        steepness = float(_signed_uniform(rng, steepness_range, "steepness_range", 1)[0])
-        noise_slope = float(_signed_uniform(rng, noise_slope_range, "noise_slope_range", 1)[0])
+        direction = unit_direction(rng, k).tolist()
+        steepness = float(signed_uniform(rng, steepness_range, "steepness_range", 1)[0])
+        noise_slope = float(signed_uniform(rng, noise_slope_range, "noise_slope_range", 1)[0])
         return {
             "direction": direction,
             "steepness": steepness,
@@ -458,8 +488,8 @@ class SigmoidHetero:
         }
 
     def evaluate(self, params: Mapping[str, Any], parents: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        z = parents @ _direction(params)
-        noise_scale = _softplus(params["noise_slope"] * z) + params["noise_floor"]
+        z = combine(parents, _direction(params))
+        noise_scale = softplus(params["noise_slope"] * z) + params["noise_floor"]
         return params["amplitude"] * np.tanh(params["steepness"] * z) + noise_scale * noise
 
     def scale_params(self, params: Mapping[str, Any], factor: float) -> dict[str, Any]:

@@ -50,8 +50,16 @@ from typing import Any
 import numpy as np
 
 from causal_gym._validation import check_choice, check_count, check_data, check_range, check_real
-from causal_gym.scm import get_mechanism, get_noise, register_mechanism, register_noise
-from causal_gym.scm.mechanisms import _signed_uniform, _softplus, _unit_direction
+from causal_gym.scm import (
+    combine,
+    get_mechanism,
+    get_noise,
+    register_mechanism,
+    register_noise,
+    signed_uniform,
+    softplus,
+    unit_direction,
+)
 
 __all__ = [
     "MECHANISM_TAGS",
@@ -272,7 +280,7 @@ class Polynomial(_Form):
         degree = _integer(rng, degree_range, "degree_range")
         if not 2 <= degree <= 4:
             raise ValueError(f"degree_range must lie within [2, 4], got {degree_range}")
-        columns = [_signed_uniform(rng, (0.5, 2.0), "linear", k) * 0.8 / math.sqrt(k)]
+        columns = [signed_uniform(rng, (0.5, 2.0), "linear", k) * 0.8 / math.sqrt(k)]
         for power, value_range in ((2, quadratic_range), (3, cubic_range), (4, quartic_range)):
             low, high = check_range(value_range, f"power {power} range")
             columns.append(rng.uniform(low, high, k) if power <= degree else np.zeros(k))
@@ -281,7 +289,7 @@ class Polynomial(_Form):
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
         c = _array(params["coefficients"])
         z2 = z * z
-        return z @ c[:, 0] + z2 @ c[:, 1] + (z2 * z) @ c[:, 2] + (z2 * z2) @ c[:, 3]
+        return combine(z, c[:, 0]) + combine(z2, c[:, 1]) + combine(z2 * z, c[:, 2]) + combine(z2 * z2, c[:, 3])
 
 
 @register_mechanism("arena_product")
@@ -297,7 +305,7 @@ class ParentProduct(_Form):
         k = _n_parents(n_parents)
         low, high = check_range(bias_range, "bias_range")
         return {
-            "weights": (_signed_uniform(rng, (0.5, 2.0), "weights", k) * 0.8 / math.sqrt(k)).tolist(),
+            "weights": (signed_uniform(rng, (0.5, 2.0), "weights", k) * 0.8 / math.sqrt(k)).tolist(),
             "biases": rng.uniform(low, high, k).tolist(),
         }
 
@@ -330,9 +338,9 @@ class FunctionProduct(_Form):
         k = _n_parents(n_parents)
         return {
             "responses": [str(_RESPONSES[i]) for i in rng.integers(len(_RESPONSES), size=k)],
-            "slopes": _signed_uniform(rng, (0.5, 2.0), "slopes", k).tolist(),
+            "slopes": signed_uniform(rng, (0.5, 2.0), "slopes", k).tolist(),
             "shifts": rng.uniform(-1.0, 1.0, k).tolist(),
-            "offsets": _signed_uniform(rng, (0.25, 1.0), "offsets", k).tolist(),
+            "offsets": signed_uniform(rng, (0.25, 1.0), "offsets", k).tolist(),
         }
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
@@ -363,14 +371,15 @@ class Interaction(_Form):
             pairs = [all_pairs[i] for i in rng.choice(len(all_pairs), size=count, replace=False)]
         scale = 0.5 / math.sqrt(len(pairs))
         return {
-            "weights": (_signed_uniform(rng, (0.5, 2.0), "weights", k) * 0.8 / math.sqrt(k)).tolist(),
+            "weights": (signed_uniform(rng, (0.5, 2.0), "weights", k) * 0.8 / math.sqrt(k)).tolist(),
             "pairs": pairs,
-            "pair_weights": (_signed_uniform(rng, (0.5, 1.5), "pair_weights", len(pairs)) * scale).tolist(),
+            "pair_weights": (signed_uniform(rng, (0.5, 1.5), "pair_weights", len(pairs)) * scale).tolist(),
         }
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
         pairs = np.asarray(params["pairs"], dtype=np.int64)
-        return z @ _array(params["weights"]) + (z[:, pairs[:, 0]] * z[:, pairs[:, 1]]) @ _array(params["pair_weights"])
+        return combine(z, _array(params["weights"])) + combine(z[:, pairs[:, 0]] * z[:, pairs[:, 1]],
+                                                               _array(params["pair_weights"]))
 
 
 @register_mechanism("arena_rational")
@@ -393,16 +402,16 @@ class Rational(_Form):
         if low <= 0.0:
             raise ValueError(f"offset_range must be positive to keep denominators away from zero, got {offset_range}")
         return {
-            "numerator": _unit_direction(rng, k).tolist(),
-            "denominator": _unit_direction(rng, k).tolist(),
+            "numerator": unit_direction(rng, k).tolist(),
+            "denominator": unit_direction(rng, k).tolist(),
             "offset": _uniform(rng, offset_range, "offset_range"),
-            "scale": float(_signed_uniform(rng, (0.5, 2.0), "scale", 1)[0]),
+            "scale": float(signed_uniform(rng, (0.5, 2.0), "scale", 1)[0]),
             "clip": float(clip),
         }
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
-        denominator = params["offset"] + np.abs(z @ _array(params["denominator"]))
-        ratio = params["scale"] * (z @ _array(params["numerator"])) / denominator
+        denominator = params["offset"] + np.abs(combine(z, _array(params["denominator"])))
+        ratio = params["scale"] * combine(z, _array(params["numerator"])) / denominator
         return np.clip(ratio, -params["clip"], params["clip"])
 
 
@@ -419,14 +428,14 @@ class ExpLog(_Form):
         k = _n_parents(n_parents)
         return {
             "variant": ("exp", "signed_log")[int(rng.integers(2))],
-            "direction": _unit_direction(rng, k).tolist(),
+            "direction": unit_direction(rng, k).tolist(),
             "slope": float(rng.uniform(0.5, 1.5)),
             "shift": float(rng.uniform(-0.5, 0.5)),
             "curvature": float(rng.uniform(1.0, 5.0)),
         }
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
-        s = params["slope"] * (z @ _array(params["direction"])) + params["shift"]
+        s = params["slope"] * combine(z, _array(params["direction"])) + params["shift"]
         if params["variant"] == "exp":
             return np.exp(np.clip(s, -3.0, 3.0))
         return np.sign(s) * np.log1p(params["curvature"] * np.abs(s))
@@ -446,13 +455,14 @@ class Periodic(_Form):
         k = _n_parents(n_parents)
         low, high = check_range(frequency_range, "frequency_range", minimum=0.0)
         return {
-            "amplitudes": _signed_uniform(rng, (0.5, 1.5), "amplitudes", k).tolist(),
+            "amplitudes": signed_uniform(rng, (0.5, 1.5), "amplitudes", k).tolist(),
             "frequencies": rng.uniform(low, high, k).tolist(),
             "phases": rng.uniform(0.0, 2.0 * np.pi, k).tolist(),
         }
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
-        return np.sin(z * _array(params["frequencies"]) + _array(params["phases"])) @ _array(params["amplitudes"])
+        waves = np.sin(z * _array(params["frequencies"]) + _array(params["phases"]))
+        return combine(waves, _array(params["amplitudes"]))
 
 
 @register_mechanism("arena_threshold")
@@ -475,7 +485,7 @@ class Threshold(_Form):
     ) -> dict[str, Any]:
         k = _n_parents(n_parents)
         return {
-            "direction": _unit_direction(rng, k).tolist(),
+            "direction": unit_direction(rng, k).tolist(),
             "cutoff": _uniform(rng, cutoff_range, "cutoff_range"),
             "low_slope": _uniform(rng, low_slope_range, "low_slope_range"),
             "high_slope": _uniform(rng, high_slope_range, "high_slope_range"),
@@ -483,7 +493,7 @@ class Threshold(_Form):
         }
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
-        u = z @ _array(params["direction"]) - params["cutoff"]
+        u = combine(z, _array(params["direction"])) - params["cutoff"]
         return np.where(u < 0.0, params["low_slope"] * u, params["high_slope"] * u + params["offset"])
 
 
@@ -501,12 +511,12 @@ class Saturation(_Form):
         k = _n_parents(n_parents)
         return {
             "variant": ("tanh", "softsign", "clip")[int(rng.integers(3))],
-            "direction": _unit_direction(rng, k).tolist(),
+            "direction": unit_direction(rng, k).tolist(),
             "response": _uniform(rng, response_range, "response_range"),
         }
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
-        x = params["response"] * (z @ _array(params["direction"]))
+        x = params["response"] * combine(z, _array(params["direction"]))
         if params["variant"] == "tanh":
             return np.tanh(x)
         if params["variant"] == "softsign":
@@ -532,17 +542,18 @@ class Regime(_Form):
     ) -> dict[str, Any]:
         k = _n_parents(n_parents)
         return {
-            "gate": _unit_direction(rng, k).tolist(),
-            "first": _unit_direction(rng, k).tolist(),
-            "second": _unit_direction(rng, k).tolist(),
+            "gate": unit_direction(rng, k).tolist(),
+            "first": unit_direction(rng, k).tolist(),
+            "second": unit_direction(rng, k).tolist(),
             "gate_scale": _uniform(rng, gate_scale_range, "gate_scale_range"),
             "cutoff": _uniform(rng, cutoff_range, "cutoff_range"),
             "alternate": _uniform(rng, alternate_range, "alternate_range"),
         }
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
-        g = _sigmoid(params["gate_scale"] * (z @ _array(params["gate"]) - params["cutoff"]))
-        return (1.0 - g) * (z @ _array(params["first"])) + g * params["alternate"] * (z @ _array(params["second"]))
+        g = _sigmoid(params["gate_scale"] * (combine(z, _array(params["gate"])) - params["cutoff"]))
+        first, second = combine(z, _array(params["first"])), combine(z, _array(params["second"]))
+        return (1.0 - g) * first + g * params["alternate"] * second
 
 
 def _sample_rff(
@@ -562,8 +573,8 @@ def _sample_rff(
 
 def _rff(params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
     phases = _array(params["phases"])
-    features = np.cos(z @ _array(params["frequencies"]) + phases)
-    return math.sqrt(2.0 / phases.size) * (features @ _array(params["coefficients"]))
+    features = np.cos(combine(z, _array(params["frequencies"])) + phases)
+    return math.sqrt(2.0 / phases.size) * combine(features, _array(params["coefficients"]))
 
 
 @register_mechanism("arena_rff")
@@ -605,7 +616,7 @@ def _activation(name: str, x: np.ndarray, params: Mapping[str, Any], i: int) -> 
     if name == "leaky_relu":
         return np.where(x > 0.0, x, 0.1 * x)
     if name == "softplus":
-        return _softplus(x)
+        return softplus(x)
     if name == "sigmoid":
         return _sigmoid(x)
     if name == "abs":
@@ -660,7 +671,7 @@ class Activation(_Form):
             "activation": name,
             "weights": rng.uniform(0.5, 2.0, k).tolist(),
             "biases": rng.uniform(-1.0, 1.0, k).tolist(),
-            "amplitudes": _signed_uniform(rng, (0.5, 1.5), "amplitudes", k).tolist(),
+            "amplitudes": signed_uniform(rng, (0.5, 1.5), "amplitudes", k).tolist(),
         }
         if name == "modulo":
             params["period"] = _uniform(rng, period_range, "period_range")
@@ -682,7 +693,7 @@ class Activation(_Form):
             _requires_calibration(params, "rank_knots", "arena_activation (rank)")
         x = z * _array(params["weights"]) + _array(params["biases"])
         columns = np.stack([_activation(name, x[:, i], params, i) for i in range(x.shape[1])], axis=1)
-        return columns @ _array(params["amplitudes"])
+        return combine(columns, _array(params["amplitudes"]))
 
 
 @register_mechanism("arena_tree")
@@ -745,7 +756,7 @@ class Discretize(_Form):
             "values": rng.normal(0.0, 1.0, count).tolist(),
         }
         if params["variant"] == "bins":
-            params["direction"] = _unit_direction(rng, k).tolist()
+            params["direction"] = unit_direction(rng, k).tolist()
             params["levels"] = np.cumsum(rng.dirichlet(np.full(count, 2.0)))[:-1].tolist()
         else:
             params["centroids"] = rng.normal(0.0, 1.0, (count, k)).tolist()
@@ -755,16 +766,17 @@ class Discretize(_Form):
         """Store the bin cuts as reference quantiles of the projection (``bins`` only)."""
         if params["variant"] != "bins":
             return dict(params)
-        u = np.asarray(parents, dtype=float) @ _array(params["direction"])
+        u = combine(np.asarray(parents, dtype=float), _array(params["direction"]))
         return {**params, "cuts": np.quantile(u, params["levels"]).tolist()}
 
     def _f(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
         values = _array(params["values"])
         if params["variant"] == "bins":
             _requires_calibration(params, "cuts", "arena_discretize (bins)")
-            return values[np.searchsorted(_array(params["cuts"]), z @ _array(params["direction"]), side="right")]
+            projected = combine(z, _array(params["direction"]))
+            return values[np.searchsorted(_array(params["cuts"]), projected, side="right")]
         centroids = _array(params["centroids"])
-        distance = (z * z).sum(axis=1)[:, None] - 2.0 * z @ centroids.T + (centroids * centroids).sum(axis=1)
+        distance = (z * z).sum(axis=1)[:, None] - 2.0 * combine(z, centroids.T) + (centroids * centroids).sum(axis=1)
         return values[np.argmin(distance, axis=1)]
 
 
@@ -782,7 +794,7 @@ class Aggregate(_Form):
         k = _n_parents(n_parents)
         return {
             "variant": ("max", "logsumexp")[int(rng.integers(2))],
-            "weights": _signed_uniform(rng, (0.5, 2.0), "weights", k).tolist(),
+            "weights": signed_uniform(rng, (0.5, 2.0), "weights", k).tolist(),
             "biases": rng.uniform(-0.5, 0.5, k).tolist(),
             "temperature": _uniform(rng, temperature_range, "temperature_range"),
         }
@@ -1024,8 +1036,8 @@ class RootMultinomial(_Root):
     def sample_params(self, rng: np.random.Generator) -> dict[str, Any]:
         p = _softmax(rng.uniform(-1.5, 1.5, int(rng.integers(2, 11))))
         index = np.arange(p.size)
-        mean = float(p @ index)
-        return {"probabilities": p.tolist(), "mean": mean, "sd": float(math.sqrt(p @ (index - mean) ** 2))}
+        mean = float((p * index).sum())
+        return {"probabilities": p.tolist(), "mean": mean, "sd": float(math.sqrt((p * (index - mean) ** 2).sum()))}
 
     def quantile(self, params: Mapping[str, Any], u: np.ndarray) -> np.ndarray:
         index = _discrete_quantile(_array(params["probabilities"]), u)
@@ -1041,7 +1053,7 @@ class RootZipf(_Root):
         support = np.arange(1, int(rng.integers(8, 21)) + 1)
         p = support ** -float(rng.uniform(2.0, 4.0))
         p /= p.sum()
-        return {"probabilities": p.tolist(), "mean": float(p @ np.minimum(support, 10))}
+        return {"probabilities": p.tolist(), "mean": float((p * np.minimum(support, 10)).sum())}
 
     def quantile(self, params: Mapping[str, Any], u: np.ndarray) -> np.ndarray:
         value = _discrete_quantile(_array(params["probabilities"]), u) + 1
@@ -1261,7 +1273,7 @@ def couple(coupling: Mapping[str, Any], signal: np.ndarray, z: np.ndarray, noise
     if kind == "heteroskedastic":
         return signal + (coupling["base"] + coupling["slope"] * _sigmoid(np.abs(signal))) * noise
     if kind == "rff_heteroskedastic":
-        return signal + _softplus(coupling["amplitude"] * _rff(coupling["features"], z)) * noise
+        return signal + softplus(coupling["amplitude"] * _rff(coupling["features"], z)) * noise
     if kind == "quantized":
         step = coupling["step"]
         return step * np.round((signal + noise) / step)
@@ -1390,7 +1402,7 @@ class RootCopula:
         name = root_noise_name(marginal)
         return {
             "latent": "gaussian",
-            "loadings": (math.sqrt(rho) * _unit_direction(rng, k)).tolist(),
+            "loadings": (math.sqrt(rho) * unit_direction(rng, k)).tolist(),
             "residual": math.sqrt(1.0 - rho),
             "marginal": name,
             "marginal_params": get_noise(name).sample_params(rng),
@@ -1400,7 +1412,7 @@ class RootCopula:
         from scipy.special import betainc, ndtr
 
         if params["latent"] == "gaussian":
-            u = ndtr(parents @ _array(params["loadings"]) + params["residual"] * noise)
+            u = ndtr(combine(parents, _array(params["loadings"])) + params["residual"] * noise)
         else:
             r = params["dim"]
             g = parents[:, :r]

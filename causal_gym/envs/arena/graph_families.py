@@ -81,7 +81,7 @@ import numpy as np
 
 from causal_gym._validation import as_generator, check_choice, check_count, check_real
 from causal_gym.envs.arena.audits import audit_graph, graph_depth, min_edges_for
-from causal_gym.scm.graph_priors import _place
+from causal_gym.scm import place_in_order
 
 __all__ = [
     "GRAPH_FAMILIES",
@@ -458,7 +458,7 @@ def _candidate(
         if density > 1.0:
             raise ValueError(f"density must be at most 1, got {density}")
         positions, m = _DENSE_BUILDERS[family](d, density, cap, gen)
-    return _place(positions, gen.permutation(d)), m
+    return place_in_order(positions, gen.permutation(d)), m
 
 
 def candidate_graph(

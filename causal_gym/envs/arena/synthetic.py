@@ -106,7 +106,7 @@ from causal_gym.envs.arena.families import (
 )
 from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES, GenerationError, sample_graph
 from causal_gym.graphs import topological_order
-from causal_gym.scm import SCM, HardDo, NodeSpec, get_mechanism, get_noise
+from causal_gym.scm import SCM, HardDo, NodeSpec, combine, get_mechanism, get_noise
 from causal_gym.scm.interventions import Intervention, group_by_target
 
 __all__ = [
@@ -559,7 +559,7 @@ def _root_block(
         for _ in range(20):
             L = gen.standard_normal((r, q))
             norm = np.sqrt((L * L).sum(axis=1) + 0.15)
-            corr = (L @ L.T) / np.outer(norm, norm)
+            corr = combine(L, L.T) / np.outer(norm, norm)
             np.fill_diagonal(corr, 0.0)
             if np.abs(corr).max() <= NODE_MAX_ABS_CORR:
                 break
