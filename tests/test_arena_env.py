@@ -38,7 +38,7 @@ from causal_gym.envs.registration import env_descriptions, register_envs
 ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
 from causal_gym.envs.arena.scenarios.semantic import SEMANTIC_SCENARIOS
-from causal_gym.envs.heuresis import tools as heuresis_tools
+from causal_gym.harness import data_tools as heuresis_tools
 from causal_gym.graphs import meek
 from causal_gym.harness import ToolError
 from causal_gym.metrics import directed_edge_scores, shd

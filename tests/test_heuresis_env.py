@@ -20,8 +20,8 @@ from causal_gym import _cache
 from causal_gym.envs.heuresis.router import RouterAgent
 from causal_gym.discovery import run
 from causal_gym.envs.heuresis import env as env_module
-from causal_gym.envs.heuresis import tools as tools_module
-from causal_gym.envs.heuresis import tools
+from causal_gym.harness import data_tools as tools_module
+from causal_gym.harness import data_tools as tools
 from causal_gym.envs.heuresis.env import DEFAULT_BUDGETS, HeuresisEnv
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import HiddenRecord, make_instance

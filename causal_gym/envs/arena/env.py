@@ -5,8 +5,8 @@ Two environment classes share one instance machinery (:class:`ArenaSource`):
 - :class:`CausalArenaEnv` (``mode="submit"``): the observation is one exported split (data and
   intervention mask); the single action is a directed adjacency matrix; the reward is its
   directed-edge F1, scored as CausalArena scores a method (:mod:`.scoring`).
-- :class:`CausalArenaToolEnv` (``mode="tools"``): the same split behind the Heuresis evidence
-  tools (:mod:`causal_gym.envs.heuresis.tools`) and a working graph
+- :class:`CausalArenaToolEnv` (``mode="tools"``): the same split behind the evidence tools shared
+  with Heuresis (:mod:`causal_gym.harness.data_tools`) and a working graph
   (:class:`causal_gym.harness.ToolEnv`); the algorithm menu holds the arena's methods.
 
 :func:`make_arena_env` picks the class from ``mode`` and is the registered entry point of
@@ -96,12 +96,8 @@ from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 from causal_gym.envs.arena.protocol import ArenaDataset, ArenaProtocol, counterfactual_rows, sample_split
 from causal_gym.envs.arena.scoring import METRICS, orient_randomly, score_graph
 from causal_gym.envs.arena.synthetic import ROOT_DEPENDENCIES, STRESSORS, ArenaConfig, GenerationError
-from causal_gym.envs.heuresis.tools import (
-    ALGORITHM_SLOTS,
-    DataTools,
-    graph_text,
-)
-from causal_gym.harness import SandboxLimits, ToolEnv, ToolResult, check_sandbox_options, format_edge_list, render_rgb
+from causal_gym.harness import SandboxLimits, ToolEnv, ToolResult, check_sandbox_options, render_rgb
+from causal_gym.harness.data_tools import ALGORITHM_SLOTS, DataTools
 from causal_gym.graphs import directed_cycle
 from causal_gym.harness.working_graph import render_ansi, variable_name
 from causal_gym.seal import Seal, keyed_entropy, opaque_id, resolve_seal
@@ -979,7 +975,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
 
     The instance and its view are those of :class:`CausalArenaEnv` (same instance lists, column
     order, padding and scoring). The agent edits a working graph over ``X0 .. X{d-1}`` with the
-    tools of :mod:`causal_gym.envs.heuresis.tools`, whose computations are shared with Heuresis:
+    tools of :mod:`causal_gym.harness.data_tools`, whose computations are shared with Heuresis:
 
     | Tool                | Arguments               | Returns                                     | Cost |
     |---------------------|-------------------------|---------------------------------------------|------|
@@ -1199,17 +1195,12 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
         return ToolResult(f"error: {', '.join(bad)} {'is a padding slot' if len(bad) == 1 else 'are padding slots'}; "
                           f"the variables are X0..X{self._view.size - 1}", {"padding": bad}, ok=False)
 
-    def _tool_run_algorithm(self, algorithm: str) -> ToolResult:
-        cost = {"algorithm_calls": 1}
-        if not self._affordable(cost):
-            return ToolResult("", cost=cost)
+    def _menu_graph(self, algorithm: str) -> np.ndarray:
         view = self._view
-        found = menu_graph(view.task.dataset, self._slots[algorithm])
+        found = menu_graph(view.task.dataset, algorithm)
         graph = np.zeros((self.d, self.d), dtype=np.int8)
         graph[: view.size, : view.size] = found[np.ix_(view.columns, view.columns)]
-        return ToolResult(f"Algorithm {algorithm} returned {graph_text(graph)}",
-                          {"algorithm": algorithm, "edges": format_edge_list(graph)}, cost)
-
+        return graph
 
 
 CausalArenaToolEnv.__doc__ = CausalArenaToolEnv.__doc__.replace("{arguments}", _ARGUMENTS_DOC.rstrip("\n") + "\n")

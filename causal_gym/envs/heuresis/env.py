@@ -22,20 +22,9 @@ from causal_gym.envs.heuresis.instances import (
 )
 from causal_gym.envs.heuresis.prompts import agent_prompts
 from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_reference, run_menu_entry, score_graph
-from causal_gym.envs.heuresis.tools import (
-    ALGORITHM_SLOTS,
-    ALPHA,
-    DataTools,
-    deletion_log_text,
-    graph_text,
-)
-from causal_gym.harness import (
-    SandboxLimits,
-    ToolEnv,
-    ToolResult,
-    check_sandbox_options,
-    format_edge_list,
-)
+from causal_gym.envs.heuresis.tools import deletion_log_text
+from causal_gym.harness import SandboxLimits, ToolEnv, check_sandbox_options
+from causal_gym.harness.data_tools import ALGORITHM_SLOTS, ALPHA, DataTools, graph_text
 from causal_gym.metrics import adjacency_scores, nshd
 from causal_gym.seal import Seal, opaque_id, resolve_seal
 
@@ -130,7 +119,7 @@ class HeuresisEnv(DataTools, ToolEnv):
     Menu runs are cached on disk, so repeated calls are instant. ``ci_test`` keeps one
     :class:`causal_gym.stats.CITester` per test and episode, so repeated tests reuse kernels.
     ``stability`` draws its subsamples from a stream seeded at ``reset``. See
-    :mod:`causal_gym.envs.heuresis.tools` for the exact diagnostics and their grades.
+    :mod:`causal_gym.harness.data_tools` for the exact diagnostics and their grades.
 
     ## Action Space
 
@@ -385,17 +374,9 @@ class HeuresisEnv(DataTools, ToolEnv):
 
     # -- tools ---------------------------------------------------------------------------------
 
-    def _tool_run_algorithm(self, algorithm: str) -> ToolResult:
-        cost = {"algorithm_calls": 1}
-        if not self._affordable(cost):
-            return ToolResult("", cost=cost)
+    def _menu_graph(self, algorithm: str) -> np.ndarray:
         # references' cached menu run: the same disk entry the reference tables use; it reads the data only.
-        graph = np.asarray(run_menu_entry(self._instance, self._slots[algorithm])["graph"], dtype=np.int8)
-        return ToolResult(
-            f"Algorithm {algorithm} returned {graph_text(graph)}",
-            {"algorithm": algorithm, "edges": format_edge_list(graph)},
-            cost,
-        )
+        return np.asarray(run_menu_entry(self._instance, algorithm)["graph"], dtype=np.int8)
 
     # -- scoring -------------------------------------------------------------------------------
 

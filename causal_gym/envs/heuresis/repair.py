@@ -23,7 +23,7 @@ from causal_gym._validation import check_choice, check_count
 from causal_gym.envs.heuresis.env import HeuresisEnv, load_instance
 from causal_gym.seal import Seal
 from causal_gym.envs.heuresis.instances import SPLITS
-from causal_gym.envs.heuresis.tools import CI_TESTS
+from causal_gym.harness.data_tools import CI_TESTS
 from causal_gym.harness.tool_env import LAST_TURN
 from causal_gym.harness.toolbox import ToolCall, ToolError
 
