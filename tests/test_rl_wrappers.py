@@ -35,6 +35,7 @@ from causal_gym.envs.causalab.planner import (  # noqa: E402
     RoundRobinPlanner,
     estimate_shift_mechanism,
 )
+from causal_gym.envs.causalab.env import DEFAULT_NUMBER_GRIDS  # noqa: E402
 from causal_gym.envs.causalab.scoring import prf  # noqa: E402
 from causal_gym.envs.heuresis import env as heuresis_module  # noqa: E402
 from causal_gym.envs.causalab.spec import PLANNER_SETTINGS_BY_ID as CAUSALAB_PLANNER_SETTINGS  # noqa: E402
@@ -43,7 +44,6 @@ from causal_gym.envs.registration import env_descriptions  # noqa: E402
 
 ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.envs.wrappers import (  # noqa: E402
-    DEFAULT_NUMBER_GRIDS,
     DropText,
     FlatDictObservation,
     FlattenDictActions,

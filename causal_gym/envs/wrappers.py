@@ -28,8 +28,9 @@ field kind      values in the catalogue
 ``node``        every variable (the fields of one call name distinct variables)
 ``node_set``    every subset of at most ``max_set_size`` variables not named by the call
 ``choice``      every choice
-``number``      the grid ``number_grids[field]`` (fixed setpoints); a tool with a number
-                field that has no grid is left out of the catalogue
+``number``      the field's grid (``ActionField.grid``, declared by the env) or, when given,
+                ``number_grids[field]`` (fixed setpoints); a tool with a number field that
+                has no grid is left out of the catalogue
 ``text``        the empty string when the field is optional (e.g. CausaLab's hypothesis,
                 Heuresis's edge list: submit then submits the working graph); a tool with a
                 required text field (``run_code``, ``verify``, ``hypothesize``) is left out
@@ -51,12 +52,7 @@ from gymnasium import spaces
 from causal_gym._validation import check_count, check_real
 from causal_gym.harness.toolbox import ToolCall, Toolbox
 
-__all__ = ["DEFAULT_NUMBER_GRIDS", "DropText", "FlatDictObservation", "FlattenDictActions", "make_sb3_env"]
-
-DEFAULT_NUMBER_GRIDS: Mapping[str, tuple[float, ...]] = {"value": (0.0, 25.0, 50.0, 75.0, 100.0)}
-"""Grids :func:`make_sb3_env` uses when none are given: CausaLab's intervention setpoints (the
-planner's :data:`~causal_gym.envs.causalab.planner.VALUE_GRID`). CausaLab's ``frequency`` has no
-default grid, so its ``submit`` is left out unless a grid is passed."""
+__all__ = ["DropText", "FlatDictObservation", "FlattenDictActions", "make_sb3_env"]
 
 
 class DropText(gym.ObservationWrapper):
@@ -148,7 +144,8 @@ class FlattenDictActions(gym.ActionWrapper):
       the entries of ``Discrete`` fields (e.g. CausaLab's properties of this episode) and
       ``MultiBinary`` fields (Gymnasium's sample-mask convention: 0 forces 0, 1 forces 1, 2 free);
     - budgets: a tool that draws on a budget (``Tool.cost_kind``) is valid only while
-      ``info["budgets_remaining"][cost_kind]`` covers its cost (``tool_costs``, default 1 per call).
+      ``info["budgets_remaining"][cost_kind]`` covers its cost (``Tool.cost``, unless
+      ``tool_costs`` overrides it).
 
     Parameters
     ----------
@@ -156,14 +153,15 @@ class FlattenDictActions(gym.ActionWrapper):
         An env whose unwrapped instance has a ``toolbox`` (:class:`~causal_gym.harness.Toolbox`)
         and whose action space is that toolbox's typed space.
     number_grids : mapping of str to sequence of float, optional
-        Setpoints of each number field. A tool using a number field without a grid is omitted.
+        Setpoints of each number field, replacing the grids the fields declare
+        (``ActionField.grid``; the default). A tool using a number field without a grid is omitted.
     tools : sequence of str, optional
         Restrict the catalogue to these tools (default: every tool that can be enumerated).
     max_set_size : int, default 1
         Largest node set enumerated (the catalogue grows as ``d ** max_set_size``).
     tool_costs : mapping of str to float, optional
-        Budget units one call of a tool draws (default 1); e.g. Heuresis's ``stability`` costs
-        ``n_resamples`` tests.
+        Budget units one call of a tool draws, overriding what the tool declares (``Tool.cost``;
+        e.g. Heuresis's ``stability`` declares ``n_resamples`` tests).
 
     Raises
     ------
@@ -195,8 +193,10 @@ class FlattenDictActions(gym.ActionWrapper):
             raise ValueError("the wrapped env's action space must be its toolbox's typed Dict (is it already flattened?)")
         self.toolbox = toolbox
         self.max_set_size = check_count(max_set_size, "max_set_size", 0)
-        grids = self._check_grids(number_grids or {})
-        costs = self._check_costs(tool_costs or {})
+        if number_grids is None:
+            number_grids = {name: f.grid for name, f in toolbox.fields.items() if f.grid}
+        grids = self._check_grids(number_grids)
+        costs = {t.name: t.cost for t in toolbox.tools} | self._check_costs(tool_costs or {})
         wanted = self._check_tools(tools)
         self.omitted: dict[str, str] = {}
         calls: list[ToolCall] = []
@@ -216,7 +216,7 @@ class FlattenDictActions(gym.ActionWrapper):
         self.action_space = spaces.Discrete(len(calls))
         self._encoded = tuple(toolbox.encode(c) for c in calls)
         self._tool_index = np.array([toolbox.index(c.tool) for c in calls], dtype=np.intp)
-        self._cost = np.array([costs.get(c.tool, 1.0) for c in calls])
+        self._cost = np.array([costs[c.tool] for c in calls])
         self._cost_kind = tuple(toolbox.tool(c.tool).cost_kind for c in calls)
         self._info: Mapping[str, Any] = {}
 
@@ -355,13 +355,6 @@ class FlattenDictActions(gym.ActionWrapper):
         return bool(mask[index])
 
 
-def _tool_costs(base: gym.Env) -> dict[str, float]:
-    """Per-call budget costs that differ from 1 for the envs of causal_gym."""
-    from causal_gym.envs.heuresis.env import HeuresisEnv
-
-    return {"stability": float(base.n_resamples)} if isinstance(base, HeuresisEnv) else {}
-
-
 def make_sb3_env(
     env_id: str,
     *,
@@ -374,8 +367,8 @@ def make_sb3_env(
     """``gym.make(env_id, **env_kwargs)`` wrapped for SB3: discrete masked actions, flat observations.
 
     Applies, as needed by the env's spaces: :class:`FlattenDictActions` (a typed ``Dict`` action;
-    ``number_grids`` default :data:`DEFAULT_NUMBER_GRIDS`, budget costs of the causal_gym envs
-    filled in), :class:`DropText`, :class:`FlatDictObservation` and, with ``flatten=True``,
+    ``number_grids`` default: the grids the env's number fields declare, budget costs as its tools
+    declare them), :class:`DropText`, :class:`FlatDictObservation` and, with ``flatten=True``,
     Gymnasium's ``FlattenObservation`` (one ``Box``, for ``MlpPolicy``). Envs whose spaces are
     already SB3-ready (the CausaLab planner) only get the observation wrappers.
 
@@ -389,11 +382,7 @@ def make_sb3_env(
         raise ValueError(f"flatten must be True or False, got {flatten!r}")
     env = gym.make(env_id, **env_kwargs)
     if isinstance(env.action_space, spaces.Dict):
-        if number_grids is None:
-            fields = getattr(env.unwrapped, "toolbox", None)
-            fields = fields.fields if isinstance(fields, Toolbox) else {}
-            number_grids = {k: v for k, v in DEFAULT_NUMBER_GRIDS.items() if k in fields}
-        env = FlattenDictActions(env, number_grids, tools, max_set_size, _tool_costs(env.unwrapped))
+        env = FlattenDictActions(env, number_grids, tools, max_set_size)
     elif number_grids is not None or tools is not None or max_set_size != 1:
         raise ValueError(
             f"{env_id} has a {type(env.action_space).__name__} action space: number_grids, tools and max_set_size "

@@ -141,6 +141,7 @@ def data_tools(n_resamples: int) -> tuple[Tool, ...]:
             ("x", "y", "cond", "test"),
             ("x", "y", "test"),
             "tests",
+            n_resamples,
         ),
         Tool(
             "summarize",
@@ -551,7 +552,7 @@ class DataTools:
         return self._testers[test]
 
     def _tool_run_algorithm(self, algorithm: str) -> ToolResult:
-        cost = {"algorithm_calls": 1}
+        cost = self._declared_cost("run_algorithm")
         if not self._affordable(cost):
             return ToolResult("", cost=cost)
         graph = self._menu_graph(self._slots[algorithm])
@@ -562,14 +563,14 @@ class DataTools:
         )
 
     def _tool_ci_test(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
-        cost = {"tests": 1}
+        cost = self._declared_cost("ci_test")
         refused = self._refusal(x, y, *cond)
         if refused is not None or not self._affordable(cost):
             return refused or ToolResult("", cost=cost)
         return ToolResult(*ci_test(self._tester(test), x, y, cond), cost)
 
     def _tool_stability(self, x: int, y: int, cond: tuple[int, ...], test: str) -> ToolResult:
-        cost = {"tests": self.n_resamples}
+        cost = self._declared_cost("stability")
         refused = self._refusal(x, y, *cond)
         if refused is not None or not self._affordable(cost):
             return refused or ToolResult("", cost=cost)

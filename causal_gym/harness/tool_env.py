@@ -478,6 +478,11 @@ class ToolEnv(gym.Env):
 
     # -- the protocol --------------------------------------------------------------------------
 
+    def _declared_cost(self, tool: str) -> dict[str, float]:
+        """What one call of ``tool`` draws, as its :class:`~causal_gym.harness.toolbox.Tool` declares it."""
+        spec = self.toolbox.tool(tool)
+        return {} if spec.cost_kind is None else {spec.cost_kind: spec.cost}
+
     def _require_episode(self) -> None:
         if self._phase is None:
             raise RuntimeError("no episode yet: call reset() first")

@@ -92,6 +92,11 @@ class ActionField:
     bounds:
         The closed range ``(low, high)`` of a ``"number"`` field; ignored by other kinds. Numbers
         are finite by construction, so a typed action's ``Box`` is bounded like its JSON schema.
+    grid:
+        Default setpoints of a ``"number"`` field for policies that enumerate actions (the RL
+        wrappers' catalogue, :class:`causal_gym.envs.wrappers.FlattenDictActions`): distinct values
+        inside ``bounds``. Empty (the default, and for other kinds): no default, a tool using the
+        field is enumerated only when a grid is passed.
     """
 
     name: str
@@ -99,6 +104,7 @@ class ActionField:
     description: str
     choices: tuple[str, ...] = ()
     bounds: tuple[float, float] = (-1e6, 1e6)
+    grid: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         _check_identifier(self.name, "a field name")
@@ -116,6 +122,13 @@ class ActionField:
         if not (np.isfinite(low) and np.isfinite(high) and low < high):
             raise ValueError(f"field {self.name!r} needs finite bounds low < high, got {self.bounds!r}")
         object.__setattr__(self, "bounds", (low, high))
+        grid = tuple(float(v) for v in self.grid)
+        if grid and self.kind != "number":
+            raise ValueError(f"only number fields take a grid; {self.name!r} is a {self.kind} field")
+        if any(not low <= v <= high for v in grid) or len(set(grid)) != len(grid):
+            raise ValueError(f"the grid of field {self.name!r} must hold distinct values in [{low:g}, {high:g}], "
+                             f"got {self.grid!r}")
+        object.__setattr__(self, "grid", grid)
 
 
 @dataclass(frozen=True)
@@ -135,6 +148,10 @@ class Tool:
     cost_kind:
         The budget the tool's calls draw on (e.g. ``"tests"``), named in its schema description;
         ``None`` for tools that only cost a turn.
+    cost:
+        What one call draws from ``cost_kind`` (default 1; e.g. Heuresis's ``stability`` costs
+        ``n_resamples`` tests). The env that builds the toolbox sets it, so that its handlers and
+        the RL wrappers' budget masks read the same amount.
     """
 
     name: str
@@ -142,6 +159,7 @@ class Tool:
     fields: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     cost_kind: str | None = None
+    cost: float = 1.0
 
     def __post_init__(self) -> None:
         _check_identifier(self.name, "a tool name")
@@ -153,6 +171,11 @@ class Tool:
         extra = [f for f in required if f not in fields]
         if extra:
             raise ValueError(f"tool {self.name!r} requires {extra}, which are not among its fields {fields}")
+        if isinstance(self.cost, bool) or not isinstance(self.cost, (int, float, np.integer, np.floating)) or not (
+            0 <= self.cost < np.inf
+        ):
+            raise ValueError(f"the cost of tool {self.name!r} must be a finite number >= 0, got {self.cost!r}")
+        object.__setattr__(self, "cost", float(self.cost))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import gymnasium as gym
@@ -57,6 +58,8 @@ __all__ = [
     "BUDGET_NAMES",
     "SOURCES",
     "VALUE_BOUND",
+    "VALUE_GRID",
+    "DEFAULT_NUMBER_GRIDS",
     "FREQ_PARENT_NOTE",
     "CausaLabEnv",
 ]
@@ -84,6 +87,11 @@ intervention's result)."""
 VALUE_BOUND = 1e4
 """Intervention setpoints lie in ``[-VALUE_BOUND, VALUE_BOUND]``."""
 
+VALUE_GRID = (0.0, 25.0, 50.0, 75.0, 100.0)
+"""Default setpoints of an intervention: absolute values spanning the crystals' own range 0..100.
+The ``value`` field declares it as its grid (the RL wrappers' catalogue) and the planner
+(:mod:`causal_gym.envs.causalab.planner`) plays it by default."""
+
 FREQ_PARENT_NOTE = "The resonance frequency may itself influence other properties."
 """The sentence of the task statement that tells an agent it plays the FreqParent variant."""
 
@@ -102,11 +110,17 @@ _HYPOTHESIS_HELP = (
 _FIELDS = (
     ActionField("property", "choice", "The crystal property to set (must be one of this episode's properties).",
                 tuple(PROPERTIES)),
-    ActionField("value", "number", "The value to set the property to.", bounds=(-VALUE_BOUND, VALUE_BOUND)),
+    ActionField("value", "number", "The value to set the property to.", bounds=(-VALUE_BOUND, VALUE_BOUND),
+                grid=VALUE_GRID),
     ActionField("frequency", "number", "Predicted resonance frequency of the reactor crystal, in Hz.",
                 bounds=(0.0, MAX_TARGET)),
     ActionField("hypothesis", "text", _HYPOTHESIS_HELP),
 )
+
+DEFAULT_NUMBER_GRIDS: Mapping[str, tuple[float, ...]] = MappingProxyType({f.name: f.grid for f in _FIELDS if f.grid})
+"""The grids CausaLab's number fields declare, which :func:`causal_gym.envs.wrappers.make_sb3_env`
+enumerates when none are passed: ``value`` -> :data:`VALUE_GRID`. ``frequency`` has none, so
+``submit`` is left out of an RL catalogue unless a grid is passed."""
 
 _TOOLS = (
     Tool("intervene", "Set one property of the manipulator crystal to a value and read every property of the "

@@ -54,7 +54,7 @@ from gymnasium import spaces
 from causal_gym._validation import check_choice, check_real
 from causal_gym.harness.agent import TaskSpec
 from causal_gym.envs.causalab.baselines import hypothesis_json
-from causal_gym.envs.causalab.env import COLUMNS, SOURCES, VALUE_BOUND, CausaLabEnv
+from causal_gym.envs.causalab.env import COLUMNS, SOURCES, VALUE_BOUND, VALUE_GRID, CausaLabEnv
 from causal_gym.envs.causalab.suites import SETTINGS
 from causal_gym.envs.causalab.world import FREQ, MAX_TARGET, PROPERTIES, HiddenSpec, Setting
 from causal_gym.harness.record import EpisodeLog
@@ -72,9 +72,6 @@ __all__ = [
     "RandomPlanner",
     "RoundRobinPlanner",
 ]
-
-VALUE_GRID = (0.0, 25.0, 50.0, 75.0, 100.0)
-"""Default setpoints of an intervention: absolute values spanning the crystals' own range 0..100."""
 
 THRESHOLD = 0.5
 """Default edge threshold of the estimator: half the smallest |coefficient| of the linear family."""
