@@ -43,7 +43,7 @@ import numpy as np
 from causal_gym.envs.heuresis.baselines import guided_heuresis
 from causal_gym.harness.agent import TaskSpec, typed_action
 from causal_gym.envs.heuresis.references import ALPHA, ROUTER_GAP, ROUTER_SUBSAMPLE, ROUTER_TAU
-from causal_gym.envs.heuresis.tools import ALGORITHM_SLOTS
+from causal_gym.harness.data_tools import ALGORITHM_SLOTS
 from causal_gym.harness import format_edge_list, parse_edge_list
 
 __all__ = ["ROUTER_PROGRAM", "RouterAgent"]

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-# ALGORITHM_SLOTS is a plain re-export: causal_gym/agents/router.py imports it from here.
-from causal_gym.harness.data_tools import ALGORITHM_SLOTS, set_text
+from causal_gym.harness.data_tools import set_text
 from causal_gym.harness.working_graph import variable_name
 
-__all__ = ["ALGORITHM_SLOTS", "deletion_log_text"]
+__all__ = ["deletion_log_text"]
 
 
 def deletion_log_text(log: Sequence[Any]) -> str:
