@@ -1,6 +1,6 @@
-"""The working-graph harness: edge-list parsing, the toolbox, budgets, the record and ToolEnv.
+"""The working-graph harness: edge-list parsing, the toolbox, budgets, the record and WorkingGraphEnv.
 
-A tiny concrete ToolEnv (five columns of a linear-Gaussian SCM over a random DAG, with a partial
+A tiny concrete WorkingGraphEnv (five columns of a linear-Gaussian SCM over a random DAG, with a partial
 correlation tool that costs 1 + |conditioning set| tests) exercises the episode protocol end to end.
 """
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from causal_gym.graphs import meek
 from causal_gym.harness.budgets import Budget, Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
-from causal_gym.harness.tool_env import DONE, LAST_TURN, OPEN, SUBMISSION_SOURCES, ToolEnv, ToolResult
+from causal_gym.harness.tool_env import DONE, LAST_TURN, OPEN, ToolResult
 from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox
 from causal_gym.harness.working_graph import (
     RELATIONS,
@@ -31,12 +31,13 @@ from causal_gym.harness.working_graph import (
     render_rgb,
     set_relation,
 )
+from causal_gym.harness.working_graph_env import SUBMISSION_SOURCES, WorkingGraphEnv
 from causal_gym.metrics import adjacency_scores, nshd
 
 TEST_ID = "causal_gym_test/TinyTool-v0"
 
 
-class TinyEnv(ToolEnv):
+class TinyEnv(WorkingGraphEnv):
     """Five standardised columns of a linear-Gaussian SCM over a random DAG drawn at reset.
 
     One data tool: ``corr`` (a partial correlation, Pearson or Spearman), costing 1 + |given| tests;
@@ -135,7 +136,7 @@ def make(**kwargs) -> TinyEnv:
     return TinyEnv(**kwargs)
 
 
-def act(env: ToolEnv, name: str, **arguments):
+def act(env: WorkingGraphEnv, name: str, **arguments):
     """Typed action for a JSON-style call; fails the test if the call is rejected."""
     action = env.parse_tool_call(name, arguments)
     assert not isinstance(action, ToolError), action
@@ -541,7 +542,7 @@ def test_episode_log_views():
 
 
 # ---------------------------------------------------------------------------------------------
-# ToolEnv: the episode protocol
+# WorkingGraphEnv: the episode protocol
 # ---------------------------------------------------------------------------------------------
 
 STEP_INFO_KEYS = {"phase", "budgets_remaining", "action_mask", "result"}
@@ -714,7 +715,7 @@ def test_wall_time_budget_ends_the_open_phase():
     assert trunc and info["truncated_reason"] == "budget_exhausted:wall_time"
 
 
-def _garbage_action(env: ToolEnv, rng: np.random.Generator):
+def _garbage_action(env: WorkingGraphEnv, rng: np.random.Generator):
     """A random action of one of several kinds, most of them invalid."""
     kind = rng.integers(7)
     if kind in (0, 6):
@@ -875,4 +876,4 @@ def test_subclass_programming_errors_raise_at_once():
     with pytest.raises(ValueError, match="self-loops"):
         BadGraph().reset(seed=0)
     with pytest.raises(ValueError, match="budget_names"):
-        ToolEnv.__init__(make(), 5, budget_names=("turns",))
+        WorkingGraphEnv.__init__(make(), 5, budget_names=("turns",))

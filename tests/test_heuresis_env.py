@@ -33,7 +33,7 @@ ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.eval import rollout
 from causal_gym.graphs import dag_to_cpdag, meek
 from causal_gym.harness import CodeResult, ToolError, parse_edge_list
-from causal_gym.harness.tool_env import SUBMISSION_SOURCES
+from causal_gym.harness.working_graph_env import SUBMISSION_SOURCES
 from causal_gym.metrics import adjacency_scores, nshd
 from causal_gym.scm import erdos_renyi_dag
 from causal_gym.stats import CITester, strength_grade, verdict

@@ -140,7 +140,7 @@ class FlattenDictActions(gym.ActionWrapper):
     which indices the env accepts now, from the latest ``info``:
 
     - the env's ``info["action_mask"]``: the ``"tool"`` entry (tools valid in this phase: the
-      ToolEnv last turn, CausaLab's manipulator/reactor phases and used-up ``enter_reactor``) and
+      working-graph last turn, CausaLab's manipulator/reactor phases and used-up ``enter_reactor``) and
       the entries of ``Discrete`` fields (e.g. CausaLab's properties of this episode) and
       ``MultiBinary`` fields (Gymnasium's sample-mask convention: 0 forces 0, 1 forces 1, 2 free);
     - budgets: a tool that draws on a budget (``Tool.cost_kind``) is valid only while

@@ -1,8 +1,10 @@
-"""The working-graph episode machinery shared by the environments (tools, budgets, record, code tool).
+"""The tool machinery shared by the environments: tools, budgets, record, evidence tools, code tool.
 
-A benchmark env subclasses :class:`ToolEnv` and supplies its data-specific tools; the base class
-handles the typed action / JSON tool-call duality, budgets, the last-turn submit, the call record
-and scoring on the Meek-completed submitted graph.
+:class:`ToolEnv` is the step protocol of every tool env (typed action / JSON tool-call duality,
+dispatch, budgets, the call record, action masks); :class:`WorkingGraphEnv` adds the working-graph
+episode of Heuresis and CausalArena's tool mode (``set_edge``, the last-turn submit, scoring on
+the Meek-completed submitted graph), whose data tools are :mod:`causal_gym.harness.data_tools`.
+CausaLab subclasses :class:`ToolEnv` directly.
 """
 
 from causal_gym.harness.budgets import Budget, Budgets
@@ -17,8 +19,9 @@ from causal_gym.harness.sandbox import (
     run_code,
     sandbox_in_use,
 )
-from causal_gym.harness.tool_env import SUBMISSION_SOURCES, ToolEnv, ToolResult
+from causal_gym.harness.tool_env import ToolEnv, ToolResult
 from causal_gym.harness.toolbox import ActionField, Tool, ToolCall, Toolbox, ToolError
+from causal_gym.harness.working_graph_env import SUBMISSION_SOURCES, WorkingGraphEnv
 from causal_gym.harness.working_graph import (
     RELATIONS,
     format_edge_list,
@@ -47,6 +50,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "Toolbox",
+    "WorkingGraphEnv",
     "check_sandbox_options",
     "format_edge_list",
     "parse_edge_list",

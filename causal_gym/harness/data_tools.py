@@ -515,7 +515,8 @@ def probe_direction(data: np.ndarray, x: int, y: int) -> tuple[str, dict[str, An
 
 
 class DataTools:
-    """Mixin for a :class:`~causal_gym.harness.ToolEnv` that offers these tools over one data table.
+    """Mixin for a :class:`~causal_gym.harness.working_graph_env.WorkingGraphEnv` that offers these
+    tools over one data table.
 
     Heuresis and CausalArena's tool mode inherit it (before the env base) and provide
     :meth:`_menu_graph`, the benchmark's algorithm menu; the env keeps ``_data``, ``_budgets``,
@@ -539,10 +540,6 @@ class DataTools:
     def _refusal(self, *nodes: int) -> ToolResult | None:
         """An error ``ToolResult`` for nodes the env does not offer, else None (all are offered)."""
         return None
-
-    def _affordable(self, cost: dict[str, float]) -> bool:
-        remaining = self._budgets.remaining()
-        return all(amount <= remaining[name] for name, amount in cost.items())
 
     def _tester(self, test: str) -> Any:
         from causal_gym.stats import CITester

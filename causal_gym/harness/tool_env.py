@@ -1,14 +1,26 @@
-"""The base class of working-graph episodes: :class:`ToolEnv`.
+"""The base class of tool-calling episodes: :class:`ToolEnv`.
 
-Heuresis and CausalArena's tool mode share one episode protocol — an agent edits a working graph
-with tools drawing on budgets, then submits — and differ only in their data and data-specific
-tools. :class:`ToolEnv` implements the protocol; a subclass supplies the instance, its tools and
-the score.
+Every causal_gym env that an agent plays by calling tools -- Heuresis and CausalArena's tool mode
+(through :class:`~causal_gym.harness.working_graph_env.WorkingGraphEnv`) and CausaLab -- shares
+one step protocol, implemented here once:
+
+- one :class:`~causal_gym.harness.toolbox.Toolbox` gives the typed action space, the OpenAI tool
+  schemas (:meth:`ToolEnv.tool_specs`) and the converter of LLM tool calls
+  (:meth:`ToolEnv.parse_tool_call`);
+- a step decodes the action (a malformed one is an error message, never an exception), charges one
+  unit of the env's step budget, dispatches the call to the handler ``_tool_<name>`` and charges
+  what the handler's :class:`ToolResult` costs, all or nothing;
+- every call goes to the record (:meth:`ToolEnv.record`): tool, arguments, result, cost, time;
+- errors in a row are counted, and an env may end the episode at a limit; an exhausted budget is
+  handed to the env, which may grant a *last turn* (phase :data:`LAST_TURN`) or end the episode;
+- ``info`` carries the phase, the budgets left and a ``Dict.sample`` action mask.
+
+What a subclass adds is its episode: the instance, the observation, the handlers, how the episode
+ends and what the final info holds.
 """
 
 from __future__ import annotations
 
-import copy
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -17,81 +29,20 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
 from causal_gym._jsonable import to_jsonable
-from causal_gym._validation import check_adjacency, check_count
-from causal_gym.graphs import directed_cycle, meek
-from causal_gym.harness.budgets import WALL_TIME, Budgets
+from causal_gym._validation import check_count
+from causal_gym.harness.budgets import Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
-from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox, display_text
-from causal_gym.harness.working_graph import (
-    RELATIONS,
-    format_edge_list,
-    parse_edge_list,
-    relation_of,
-    render_ansi,
-    render_rgb,
-    set_relation,
-    variable_name,
-)
+from causal_gym.harness.toolbox import ToolCall, ToolError, Toolbox
 
-__all__ = [
-    "OPEN",
-    "LAST_TURN",
-    "DONE",
-    "TURNS",
-    "SUBMISSION_SOURCES",
-    "BASE_FIELDS",
-    "SET_EDGE",
-    "SUBMIT",
-    "ToolResult",
-    "ToolEnv",
-]
+__all__ = ["OPEN", "LAST_TURN", "DONE", "ERROR_PREFIX", "ToolResult", "Outcome", "ToolEnv"]
 
 OPEN, LAST_TURN, DONE = 0, 1, 2
-"""Episode phases, as in the ``"phase"`` observation."""
+"""Episode phases, as in the ``"phase"`` observation and info."""
 
-TURNS = "turns"
-"""Name of the turn budget: every step in the open phase costs one turn."""
-
-SUBMISSION_SOURCES = ("agent", "agent_edge_list", "rescued_working_graph")
-"""Where a submitted graph came from: the working graph on the agent's submit, the agent's edge
-list, or the working graph submitted by the environment because the agent did not submit validly."""
-
-BASE_FIELDS = (
-    ActionField("x", "node", "First variable of the pair."),
-    ActionField("y", "node", "Second variable of the pair."),
-    ActionField(
-        "relation",
-        "choice",
-        "New relation of the pair: 'none' = no edge, 'undirected' = x -- y, 'forward' = x -> y, "
-        "'backward' = y -> x.",
-        RELATIONS,
-    ),
-    ActionField(
-        "edges",
-        "text",
-        "Optional final edge list, e.g. 'X0 -> X1, X2 -- X3' (-> directed, -- undirected; 'none' for "
-        "no edges). Leave it out to submit the working graph.",
-    ),
-)
-"""Fields of the generic tools; subclass tools may use ``x`` and ``y`` too."""
-
-SET_EDGE = Tool(
-    "set_edge",
-    "Set the relation of one pair of variables in the working graph (the only way to edit it).",
-    ("x", "y", "relation"),
-    ("x", "y", "relation"),
-)
-SUBMIT = Tool(
-    "submit",
-    "Submit the final graph and end the episode: the edge list in 'edges' if given, else the working "
-    "graph. The submitted graph is completed with Meek's orientation rules before it is scored.",
-    ("edges",),
-)
-
-_ERROR_PREFIX = "error: "
+ERROR_PREFIX = "error: "
+"""How a result the agent should fix begins."""
 
 
 @dataclass(frozen=True)
@@ -106,273 +57,102 @@ class ToolResult:
         Structured result for the record and ``info["result"]`` (JSON-serialisable values).
     cost:
         Budget name -> amount, e.g. ``{"tests": 12}``; charged all-or-nothing after the call.
-        Calls cost one turn on top of this.
+        Calls cost one unit of the step budget on top of this.
     ok:
         False when the call failed for a reason the agent should fix; it then counts towards the
         consecutive-error limit.
+    end:
+        None while the episode goes on; otherwise why it ends after this call, in the subclass's
+        terms (read by its ``_finish``; e.g. CausaLab's ``"success"``).
     """
 
     text: str
     data: Mapping[str, Any] = field(default_factory=dict)
     cost: Mapping[str, float] = field(default_factory=dict)
     ok: bool = True
+    end: Any = None
 
 
 @dataclass
-class _Outcome:
-    """The result of one step before it is recorded; ``submission`` ends the episode."""
+class Outcome:
+    """One step's result before it is recorded; subclasses may add to it (a note, an ending).
+
+    ``cost`` holds what was charged; ``end`` is None while the episode goes on, otherwise what the
+    subclass's ``_finish`` needs to end it.
+    """
 
     ok: bool
     text: str
     data: dict[str, Any] = field(default_factory=dict)
     cost: dict[str, float] = field(default_factory=dict)
-    submission: tuple[np.ndarray, str, str | None] | None = None
+    end: Any = None
 
-
-def _pair_text(x: int, y: int, relation: str) -> str:
-    a, b = variable_name(x), variable_name(y)
-    return {
-        "none": f"{a} and {b} not adjacent",
-        "undirected": f"{a} -- {b}",
-        "forward": f"{a} -> {b}",
-        "backward": f"{b} -> {a}",
-    }[relation]
+    @classmethod
+    def of(cls, result: ToolResult) -> Outcome:
+        """The outcome of a handler's result, with copies of its data and cost."""
+        return cls(result.ok, result.text, dict(result.data), dict(result.cost), result.end)
 
 
 class ToolEnv(gym.Env):
-    """Base class of working-graph episodes: edit a graph with tools under budgets, then submit it.
+    """Base class of the tool envs: one step = one tool call, under budgets, on the record.
 
-    ## Description
+    Parameters
+    ----------
+    toolbox : Toolbox
+        Every tool of the env; each needs a handler ``_tool_<name>(**arguments) -> ToolResult``
+        receiving the tool's fields (optional ones at their empty default).
+    budget_names : sequence of str
+        The budgets an episode charges (its :class:`~causal_gym.harness.budgets.Budgets` hold
+        these, plus the wall time); every tool's ``cost_kind`` must be one of them.
+    step_budget : str
+        The budget every open-phase step draws one unit of (``"turns"``, ``"steps"``).
+    max_consecutive_errors : int or None
+        Errors in a row that end the episode (:meth:`_on_error_limit`); None: no limit.
+    render_mode : str or None
+        One of ``metadata["render_modes"]``.
 
-    The agent sees ``d`` anonymous variables ``X0 .. X{d-1}`` and a *working graph* over them, one
-    relation per unordered pair: none, ``x -- y``, ``x -> y`` or ``y -> x``. Each step calls one tool:
-    a data-specific tool of the subclass (CI tests, algorithm runs, fits, ...), ``set_edge`` (the
-    only way to edit the graph) or ``submit``. The episode returns a graph in every case.
-
-    ## Action Space
-
-    A ``Dict``: ``"tool"`` is ``Discrete(n_tools)`` (``set_edge`` = 0, ``submit`` = 1, then the
-    subclass's tools in order), followed by one entry per argument field — node ``Discrete(d)``,
-    node set ``MultiBinary(d)``, choice ``Discrete(k)``, text ``Text`` — shared by all tools; a
-    tool ignores the fields it does not use (see :mod:`causal_gym.harness.toolbox`). LLM agents use
-    :meth:`tool_specs` and :meth:`parse_tool_call`, which returns the typed action or a
-    :class:`~causal_gym.harness.toolbox.ToolError`; stepping with a ``ToolError`` plays it as an
-    invalid action, so malformed calls come back to the agent as error messages.
-
-    ## Observation Space
-
-    | Key                   | Space                               | Meaning                                   |
-    |-----------------------|-------------------------------------|-------------------------------------------|
-    | ``working_graph``     | ``MultiBinary((d, d))``             | the graph, causal_gym encoding            |
-    | ``budgets_remaining`` | ``Box(0, 1, (n_budgets,), float32)`` | share left of each budget (1: unlimited) |
-    | ``last_result``       | ``Text(text_max_length)``           | result text of the last call, cut         |
-    | ``last_ok``           | ``Discrete(2)``                     | 0 after an error, refusal or rejection    |
-    | ``phase``             | ``Discrete(3)``                     | 0 open, 1 last turn (only submit), 2 done |
-
-    ``budgets_remaining`` is ordered ``("turns", *budget_names, "wall_time")``. Characters of a
-    result outside the text charset are shown as ``?``; the record keeps the full text.
-    plus the subclass's extra entries. ``info`` carries ``"budgets_remaining"`` (absolute amounts,
-    ``inf`` when unlimited), ``"phase"``, ``"action_mask"`` (a ``Dict.sample`` mask: in the last
-    turn only ``submit``) and, after a tool call, ``"result"`` (the structured result).
-
-    ## Rewards
-
-    0 on every step but the last, whose reward is :meth:`_reward` of the scores (by default the
-    adjacency F1 of the submitted graph).
-
-    ## Starting State
-
-    ``reset`` draws an instance with :meth:`_new_episode` from ``self.np_random``; the working graph
-    starts as the graph it returns (e.g. complete undirected, or an algorithm's output).
-
-    ## Episode End
-
-    - The agent submits: ``terminated=True``. ``submit`` with an ``edges`` text submits the parsed
-      list (read tolerantly, :func:`~causal_gym.harness.working_graph.parse_edge_list`), without
-      it the working graph.
-    - A rejected submission (unparsable edge list or invalid ``submit`` arguments) returns an error
-      and the next step is a *last turn* with exactly one retry; a second rejection submits the
-      working graph.
-    - When a budget is exhausted (turns, the subclass's budgets, wall time) the agent gets one last
-      turn (phase 1) in which only ``submit`` is accepted; any other action submits the working
-      graph.
-    - ``max_consecutive_errors`` errors in a row submit the working graph.
-
-    ``truncated=True`` whenever a limit was involved (a budget ran out, errors in a row) or the
-    environment had to submit for the agent (``"rescued_working_graph"``); an agent that submits in
-    the last turn after a budget ran out gets both ``terminated`` and ``truncated``. The final info
-    holds ``"scores"`` (from :meth:`_score` on the Meek-completed submitted graph),
-    ``"submission_source"`` (one of :data:`SUBMISSION_SOURCES`), ``"truncated_reason"`` (None,
-    ``"budget_exhausted:<names>"``, ``"consecutive_errors"``, ``"edge_list_rejected"`` or
-    ``"last_turn_not_submit"``), ``"record"`` (a timing-free summary of the call record),
-    ``"submitted_graph"`` and ``"completed_graph"``. Steps: at most ``max_turns`` open turns plus
-    the last turn plus one retry.
-
-    Edits may create directed cycles (the working graph is a PDAG under construction), but an
-    answer may not: a submission whose directed edges form a cycle is rejected like an unparsable
-    edge list (one retry, the error names the cycle). When the env submits the working graph for
-    the agent, edges on directed cycles are made undirected first.
-
-    ## The truth rule
-
-    Ground truth is used only by :meth:`_score`, called once, after submission. Observations,
-    non-final infos, tool results and the record never contain truth-derived values; only the final
-    info does (and the reward of the final step).
-
-    ## Determinism
-
-    Same seed and same actions give identical observations, infos, rewards and records, except the
-    record's ``wall_time`` fields (see :meth:`EpisodeLog.deterministic_view
-    <causal_gym.harness.record.EpisodeLog.deterministic_view>`) — and except when the wall-time
-    budget is on, the one non-deterministic limit.
-
-    ## Arguments
-
-    | Parameter                  | Default | Description |
-    |----------------------------|---------|-------------|
-    | ``d``                      |         | number of variables (>= 2), fixed for the env |
-    | ``budget_names``           | ``()``  | the subclass's budgets (limits: :meth:`_budget_limits`) |
-    | ``max_turns``              | 50      | turn budget |
-    | ``wall_time_limit``        | None    | seconds from ``reset``; None = off |
-    | ``max_consecutive_errors`` | 5       | errors in a row that end the episode |
-    | ``text_max_length``        | 4000    | longest text argument and result shown |
-    | ``extra_observation_spaces`` | None  | the subclass's extra observation entries |
-    | ``render_mode``            | None    | ``"ansi"`` (text) or ``"rgb_array"`` (a 400x400 drawing) |
-
-    ## Subclass contract
-
-    - ``_tools()`` -> the data-specific :class:`~causal_gym.harness.toolbox.Tool` s, and
-      ``_fields()`` -> the :class:`~causal_gym.harness.toolbox.ActionField` s they use beyond
-      :data:`BASE_FIELDS` (both called once, in ``__init__``);
-    - ``_tool_<name>(**arguments) -> ToolResult`` for each of those tools, receiving every field of
-      the tool (optional ones at their empty default); exceptions are programmer errors and
-      propagate;
-    - ``_new_episode(rng, options) -> (initial_graph, extra_observation)``;
-    - ``_budget_limits() -> {name: limit or None}`` for ``budget_names``, called after
-      ``_new_episode``;
-    - ``_score(completed_graph) -> dict`` — the only place truth may be used;
-    - optionally ``_task_intro()``, ``_reward(scores)`` and ``_final_info()``.
+    Subclass contract
+    -----------------
+    - ``reset`` draws the instance and calls :meth:`_start_episode` with the episode's budgets;
+    - a handler ``_tool_<name>`` per tool; exceptions are programmer errors and propagate;
+    - ``_observation()``, ``_finish(outcome)`` (the final 5-tuple) and ``_render()``;
+    - optionally :meth:`_open_step` (to wrap the dispatch), :meth:`_on_exhausted` (a budget ran
+      out), :meth:`_on_error_limit`, :meth:`_last_turn`, :meth:`_action_masks`,
+      :meth:`_phase_info` and :meth:`_remaining`.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
-        d: int,
+        toolbox: Toolbox,
         *,
-        budget_names: Sequence[str] = (),
-        max_turns: int = 50,
-        wall_time_limit: float | None = None,
-        max_consecutive_errors: int = 5,
-        text_max_length: int = 4000,
-        extra_observation_spaces: Mapping[str, spaces.Space] | None = None,
+        budget_names: Sequence[str],
+        step_budget: str,
+        max_consecutive_errors: int | None = None,
         render_mode: str | None = None,
     ) -> None:
-        self.d = check_count(d, "d", 2)
-        self.max_turns = check_count(max_turns, "max_turns", 1)
-        self.max_consecutive_errors = check_count(max_consecutive_errors, "max_consecutive_errors", 1)
-        if wall_time_limit is not None and not (isinstance(wall_time_limit, (int, float)) and wall_time_limit > 0):
-            raise ValueError(f"wall_time_limit must be None or a positive number of seconds, got {wall_time_limit!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
-        names = tuple(budget_names)
-        if len(set(names)) != len(names) or {TURNS, WALL_TIME} & set(names):
-            raise ValueError(f"budget_names must be distinct and not {TURNS!r} or {WALL_TIME!r}, got {names}")
-        self.budget_names = names
-        self.wall_time_limit = wall_time_limit
-        self.render_mode = render_mode
-        self.toolbox = Toolbox(
-            (SET_EDGE, SUBMIT, *self._tools()), (*BASE_FIELDS, *self._fields()), self.d, text_max_length
-        )
-        for tool in self.toolbox.tools[2:]:
+        if step_budget not in budget_names:
+            raise ValueError(f"the step budget {step_budget!r} is not among the budgets {tuple(budget_names)}")
+        for tool in toolbox.tools:
             if not callable(getattr(self, f"_tool_{tool.name}", None)):
                 raise TypeError(f"{type(self).__name__} defines tool {tool.name!r} but no method _tool_{tool.name}")
-            if tool.cost_kind is not None and tool.cost_kind not in (TURNS, *names):
-                raise ValueError(f"tool {tool.name!r} draws on budget {tool.cost_kind!r}, which is not in {names}")
-        extras = dict(extra_observation_spaces or {})
-        core = {
-            "working_graph": spaces.MultiBinary((self.d, self.d)),
-            "budgets_remaining": spaces.Box(0.0, 1.0, (len(names) + 2,), dtype=np.float32),
-            "last_result": spaces.Text(self.toolbox.text_max_length, min_length=0, charset=TEXT_CHARSET),
-            "last_ok": spaces.Discrete(2),
-            "phase": spaces.Discrete(3),
-        }
-        if core.keys() & extras.keys():
-            raise ValueError(f"extra observation entries may not reuse {sorted(core.keys() & extras.keys())}")
-        self.observation_space = spaces.Dict({**core, **extras}, sort_keys=False)
-        self.action_space = self.toolbox.action_space()
-        self._extra_keys = tuple(extras)
+            if tool.cost_kind is not None and tool.cost_kind not in budget_names:
+                raise ValueError(f"tool {tool.name!r} draws on budget {tool.cost_kind!r}, which is not in "
+                                 f"{tuple(budget_names)}")
+        self.toolbox = toolbox
+        self.step_budget = step_budget
+        self.max_consecutive_errors = (
+            None if max_consecutive_errors is None
+            else check_count(max_consecutive_errors, "max_consecutive_errors", 1)
+        )
+        self.render_mode = render_mode
+        self.action_space = toolbox.action_space()
         self._phase: int | None = None
-        self._graph: np.ndarray | None = None
-
-    # -- subclass hooks ------------------------------------------------------------------------
-
-    def _tools(self) -> Sequence[Tool]:
-        """The subclass's data-specific tools (``set_edge`` and ``submit`` are added by the base)."""
-        return ()
-
-    def _fields(self) -> Sequence[ActionField]:
-        """Argument fields of the subclass's tools beyond :data:`BASE_FIELDS`."""
-        return ()
-
-    def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
-        """Draw an instance; return the initial working graph and the extra observation entries."""
-        raise NotImplementedError
-
-    def _budget_limits(self) -> dict[str, float | None]:
-        """Limits of the subclass's budgets for the current instance (``None`` = unlimited)."""
-        return {}
-
-    def _score(self, completed_graph: np.ndarray) -> dict[str, Any]:
-        """Scores of the Meek-completed submitted graph against the truth; called once per episode."""
-        raise NotImplementedError
-
-    def _reward(self, scores: Mapping[str, Any]) -> float:
-        """Final-step reward; the adjacency F1 (``scores["adjacency_f1"]``) unless overridden."""
-        if "adjacency_f1" not in scores:
-            raise KeyError(
-                f"{type(self).__name__}._score must return 'adjacency_f1' or the class must override _reward"
-            )
-        return float(scores["adjacency_f1"])
-
-    def _final_info(self) -> dict[str, Any]:
-        """Extra entries of the final info (not truth-derived), e.g. the sandbox backend."""
-        return {}
-
-    def _task_intro(self) -> str:
-        """What the data is; the first paragraph of the class docstring unless overridden."""
-        return (type(self).__doc__ or type(self).__name__).strip().split("\n\n")[0]
 
     # -- the public interface ------------------------------------------------------------------
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Start an episode: draw an instance, reset budgets, the record and the working graph."""
-        super().reset(seed=seed)
-        graph, extras = self._new_episode(self.np_random, dict(options or {}))
-        self._graph = check_adjacency(graph, "the initial working graph", d=self.d).copy()
-        if set(extras) != set(self._extra_keys):
-            raise ValueError(
-                f"_new_episode returned extra observation keys {sorted(extras)}, expected {sorted(self._extra_keys)}"
-            )
-        self._extras = dict(extras)
-        limits = self._budget_limits()
-        if set(limits) != set(self.budget_names):
-            raise ValueError(f"_budget_limits returned {sorted(limits)}, expected {sorted(self.budget_names)}")
-        self._budgets = Budgets(
-            {TURNS: self.max_turns, **{name: limits[name] for name in self.budget_names}},
-            wall_time=self.wall_time_limit,
-        )
-        self._log = EpisodeLog()
-        self._phase = OPEN
-        self._step_count = 0
-        self._consecutive_errors = 0
-        self._rejections = 0
-        self._limit_reason: str | None = None
-        self._last_text = ""
-        self._last_ok = True
-        return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Play one action: a typed action (element of ``action_space``) or a ``ToolError``.
@@ -391,14 +171,14 @@ class ToolEnv(gym.Env):
         call = action if isinstance(action, ToolError) else self.toolbox.decode(action)
         charged: Counter[str] = Counter()
         if self._phase == OPEN:
-            # An open phase always has a turn left: running out of turns moves to the last turn.
-            self._budgets.charge(TURNS, 1)
-            charged[TURNS] += 1.0
-            outcome = self._play(call)
+            # An open phase always has a step left: running out ends the phase (see _on_exhausted).
+            self._budgets.charge(self.step_budget, 1)
+            charged[self.step_budget] += 1.0
+            outcome = self._open_step(call)
         else:
-            outcome = self._play_last_turn(call)
+            outcome = self._last_turn(call)
         charged.update(outcome.cost)
-        if outcome.submission is None:
+        if outcome.end is None:
             self._after_call(outcome)
         if isinstance(call, ToolCall):
             tool, arguments = call.tool, call.to_dict()["arguments"]
@@ -417,9 +197,10 @@ class ToolEnv(gym.Env):
             )
         )
         self._last_text, self._last_ok = outcome.text, outcome.ok
-        if outcome.submission is None:
+        if outcome.end is None:
             return self._observation(), 0.0, False, False, self._info(outcome.data)
-        return self._finish(*outcome.submission, data=outcome.data)
+        self._phase = DONE
+        return self._finish(outcome)
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """OpenAI function-calling schemas of every tool."""
@@ -431,7 +212,7 @@ class ToolEnv(gym.Env):
         return call if isinstance(call, ToolError) else self.toolbox.encode(call)
 
     def record(self) -> EpisodeLog:
-        """The call record of the current (or last) episode."""
+        """The call record of the current (or last) episode: tool, arguments, result, cost, wall time."""
         self._require_episode()
         return self._log
 
@@ -440,205 +221,135 @@ class ToolEnv(gym.Env):
         self._require_episode()
         return self._budgets.limits()
 
-    def task_description(self) -> str:
-        """The task statement for LLM agents: the data, the tools, the budgets and the rules."""
-        if self._phase is None:
-            budgets = ", ".join((TURNS, *self.budget_names, WALL_TIME)) + " (limits are set per episode)"
-        else:
-            budgets = ", ".join(
-                f"{name} {'unlimited' if limit is None else format(limit, 'g')}"
-                for name, limit in self.budgets().items()
-            )
-        tools = "\n".join(f"- {t.name}: {t.description}" for t in self.toolbox.tools)
-        return (
-            f"{self._task_intro()}\n\n"
-            f"Variables: X0..X{self.d - 1}. You keep a working graph with one relation per pair of variables: "
-            "none, undirected (x -- y), forward (x -> y) or backward (y -> x). Each action calls one tool and costs "
-            "one turn; set_edge is the only way to change the working graph.\n\n"
-            f"Tools:\n{tools}\n\n"
-            f"Budgets: {budgets}. Calls that would overdraw a budget are refused. When a budget runs out you get "
-            "one last turn in which only submit is accepted; anything else submits the working graph. A rejected "
-            "edge list gets exactly one retry, after which the working graph is submitted. "
-            f"{self.max_consecutive_errors} errors in a row end the episode with the working graph submitted.\n\n"
-            "Submit with an edge list such as 'X0 -> X1, X2 -- X3' ('none' for no edges), or without one to submit "
-            "the working graph. Its directed edges must not form a cycle (a cyclic answer is rejected). The submitted "
-            "graph is completed with Meek's orientation rules before scoring."
-        )
-
     def render(self) -> str | np.ndarray | None:
-        """The working graph as text (``"ansi"``) or a 400x400 RGB drawing (``"rgb_array"``)."""
+        """The env's state in its ``render_mode`` (see the subclass); None, with a warning, without one."""
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            modes = " or ".join(repr(m) for m in self.metadata["render_modes"])
+            gym.logger.warn(f"render() called without a render_mode; pass render_mode={modes}")
             return None
         self._require_episode()
-        if self.render_mode == "ansi":
-            remaining = ", ".join(f"{k} {v:g}" for k, v in self._budgets.remaining().items())
-            return f"{render_ansi(self._graph)}\nphase {self._phase}; remaining: {remaining}\n"
-        return render_rgb(self._graph)
+        return self._render()
 
     # -- the protocol --------------------------------------------------------------------------
+
+    def _start_episode(self, budgets: Budgets) -> None:
+        """Open an episode with these budgets: empty record, no errors, step 0, phase :data:`OPEN`."""
+        self._budgets = budgets
+        self._log = EpisodeLog()
+        self._phase = OPEN
+        self._step_count = 0
+        self._consecutive_errors = 0
+        self._last_text = ""
+        self._last_ok = True
+
+    def _require_episode(self) -> None:
+        if self._phase is None:
+            raise RuntimeError("no episode yet: call reset() first")
+
+    def _open_step(self, call: ToolCall | ToolError) -> Outcome:
+        """An open-phase step (its step unit is charged): an invalid action is an error, a call runs."""
+        if isinstance(call, ToolError):
+            return Outcome(False, ERROR_PREFIX + call.message)
+        return self._run_tool(call.tool, call.arguments)
+
+    def _run_tool(self, name: str, arguments: Mapping[str, Any]) -> Outcome:
+        """Call the handler of tool ``name`` and charge its result's cost, or refuse the call if any
+        budget would be overdrawn (then nothing is charged and the result is dropped)."""
+        result = getattr(self, f"_tool_{name}")(**arguments)
+        if not isinstance(result, ToolResult):
+            raise TypeError(f"_tool_{name} must return a ToolResult, got {type(result).__name__}")
+        cost = dict(result.cost)
+        if not self._budgets.charge_all(cost):
+            remaining = self._budgets.remaining()
+            need = ", ".join(f"{k} {v:g} (remaining {remaining[k]:g})" for k, v in cost.items())
+            return Outcome(
+                False,
+                f"{ERROR_PREFIX}refused: not enough budget for this call, which needs {need}; nothing was charged",
+            )
+        return Outcome.of(result)
 
     def _declared_cost(self, tool: str) -> dict[str, float]:
         """What one call of ``tool`` draws, as its :class:`~causal_gym.harness.toolbox.Tool` declares it."""
         spec = self.toolbox.tool(tool)
         return {} if spec.cost_kind is None else {spec.cost_kind: spec.cost}
 
-    def _require_episode(self) -> None:
-        if self._phase is None:
-            raise RuntimeError("no episode yet: call reset() first")
+    def _affordable(self, cost: Mapping[str, float]) -> bool:
+        """Whether every budget covers ``cost`` now (handlers check before doing costly work)."""
+        remaining = self._budgets.remaining()
+        return all(amount <= remaining[name] for name, amount in cost.items())
 
-    def _play(self, call: ToolCall | ToolError) -> _Outcome:
-        """An open-phase step."""
-        if isinstance(call, ToolError):
-            if call.tool == SUBMIT.name:
-                return self._reject_submission(call.message)
-            return _Outcome(False, _ERROR_PREFIX + call.message)
-        if call.tool == SUBMIT.name:
-            return self._submit(call.arguments["edges"])
-        if call.tool == SET_EDGE.name:
-            return self._set_edge(**call.arguments)
-        result = getattr(self, f"_tool_{call.tool}")(**call.arguments)
-        if not isinstance(result, ToolResult):
-            raise TypeError(f"_tool_{call.tool} must return a ToolResult, got {type(result).__name__}")
-        cost = dict(result.cost)
-        if not self._budgets.charge_all(cost):
-            remaining = self._budgets.remaining()
-            need = ", ".join(f"{k} {v:g} (remaining {remaining[k]:g})" for k, v in cost.items())
-            return _Outcome(
-                False,
-                f"{_ERROR_PREFIX}refused: not enough budget for this call, which needs {need}; nothing was charged",
-            )
-        return _Outcome(result.ok, result.text, dict(result.data), cost)
-
-    def _play_last_turn(self, call: ToolCall | ToolError) -> _Outcome:
-        """A last-turn step: only a submission is accepted; anything else submits the working graph."""
-        if isinstance(call, ToolCall) and call.tool == SUBMIT.name:
-            return self._submit(call.arguments["edges"])
-        if isinstance(call, ToolError) and call.tool == SUBMIT.name:
-            return self._reject_submission(call.message)
-        return _Outcome(
-            False,
-            f"{_ERROR_PREFIX}only submit is accepted in the last turn; the working graph was submitted",
-            submission=(self._rescued(), SUBMISSION_SOURCES[2], self._limit_reason or "last_turn_not_submit"),
-        )
-
-    def _set_edge(self, x: int, y: int, relation: str) -> _Outcome:
-        before = relation_of(self._graph, x, y)
-        self._graph = set_relation(self._graph, x, y, relation)
-        data = {"x": variable_name(x), "y": variable_name(y), "relation": relation, "previous": before}
-        return _Outcome(True, f"set {_pair_text(x, y, relation)} (was: {_pair_text(x, y, before)})", data)
-
-    def _submit(self, edges: str) -> _Outcome:
-        if not edges.strip():
-            graph, source = self._graph.copy(), SUBMISSION_SOURCES[0]
-        else:
-            try:
-                graph, source = parse_edge_list(edges, self.d), SUBMISSION_SOURCES[1]
-            except ValueError as exc:
-                return self._reject_submission(str(exc))
-        cycle = directed_cycle(graph)
-        if cycle is not None:
-            what = "the working graph" if source == SUBMISSION_SOURCES[0] else "the edge list"
-            path = " -> ".join(variable_name(v) for v in cycle)
-            return self._reject_submission(
-                f"{what} has a directed cycle ({path}); the answer must be acyclic -- remove or undirect one of "
-                "these edges"
-            )
-        return self._submission(graph, source)
-
-    def _rescued(self) -> np.ndarray:
-        """The working graph as the env submits it for the agent: edges on directed cycles made undirected.
-
-        A rescued submission cannot be rejected, and the working graph may hold directed cycles (edits
-        are free), so the orientations that make it cyclic are dropped rather than scored.
-        """
-        graph = self._graph.copy()
-        while (cycle := directed_cycle(graph)) is not None:
-            for a, b in zip(cycle, cycle[1:]):
-                graph[b, a] = 1
-        return graph
-
-    def _submission(self, graph: np.ndarray, source: str) -> _Outcome:
-        n_edges = int(np.count_nonzero(np.triu(graph | graph.T, 1)))
-        listing = format_edge_list(graph) or "none"
-        return _Outcome(True, f"submitted {n_edges} edges ({source}): {listing}", submission=(graph, source, None))
-
-    def _reject_submission(self, message: str) -> _Outcome:
-        self._rejections += 1
-        if self._rejections > 1:
-            return _Outcome(
-                False,
-                f"{_ERROR_PREFIX}submission rejected again ({message}); the working graph was submitted instead",
-                submission=(self._rescued(), SUBMISSION_SOURCES[2], self._limit_reason or "edge_list_rejected"),
-            )
-        self._phase = LAST_TURN
-        return _Outcome(
-            False,
-            f"{_ERROR_PREFIX}submission rejected: {message}. You have one retry: the next action must be submit "
-            "(fix the edge list, or leave it out to submit the working graph); anything else submits the working "
-            "graph.",
-        )
-
-    def _after_call(self, outcome: _Outcome) -> None:
-        """Count errors and move to the last turn or end the episode when a limit is reached."""
+    def _after_call(self, outcome: Outcome) -> None:
+        """Count errors in a row and hand a reached limit to the subclass (only in the open phase)."""
         self._consecutive_errors = 0 if outcome.ok else self._consecutive_errors + 1
         if self._phase != OPEN:
             return
-        if self._consecutive_errors >= self.max_consecutive_errors:
-            outcome.text += f"\n{self._consecutive_errors} errors in a row: the working graph was submitted"
-            outcome.submission = (self._rescued(), SUBMISSION_SOURCES[2], "consecutive_errors")
+        if self.max_consecutive_errors is not None and self._consecutive_errors >= self.max_consecutive_errors:
+            self._on_error_limit(outcome)
             return
         exhausted = self._budgets.exhausted()
         if exhausted:
-            self._phase = LAST_TURN
-            self._limit_reason = "budget_exhausted:" + ",".join(exhausted)
-            outcome.text += (
-                f"\n[last turn: budget {', '.join(exhausted)} exhausted; only submit is accepted now, "
-                "anything else submits the working graph]"
-            )
+            self._on_exhausted(outcome, exhausted)
 
-    def _finish(
-        self, graph: np.ndarray, source: str, reason: str | None, data: dict[str, Any]
-    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        self._phase = DONE
-        reason = reason or self._limit_reason
-        completed = meek(graph)
-        scores = to_jsonable(self._score(completed.copy()))
-        info = self._info(data)
-        info.update(self._final_info())
-        info.update(
-            scores=scores,
-            submission_source=source,
-            truncated_reason=reason,
-            record=self._log.summary(),
-            submitted_graph=graph.copy(),
-            completed_graph=completed,
-        )
-        rescued = source == SUBMISSION_SOURCES[2]
-        return self._observation(), self._reward(scores), not rescued, rescued or reason is not None, info
+    def _on_error_limit(self, outcome: Outcome) -> None:
+        """End the episode after ``max_consecutive_errors`` errors in a row (set ``outcome.end``)."""
+        raise NotImplementedError(f"{type(self).__name__} sets max_consecutive_errors but not _on_error_limit")
 
-    # -- observation and info --------------------------------------------------------------------
+    def _on_exhausted(self, outcome: Outcome, exhausted: list[str]) -> None:
+        """React to the budgets in ``exhausted`` having run out: end the episode, grant a last turn
+        (phase :data:`LAST_TURN`) or carry on. The default carries on."""
 
-    def _observation(self) -> dict[str, Any]:
-        return {
-            "working_graph": self._graph.copy(),
-            "budgets_remaining": self._budgets.fractions(),
-            "last_result": display_text(self._last_text, self.toolbox.text_max_length),
-            "last_ok": np.int64(self._last_ok),
-            "phase": np.int64(self._phase),
-            **copy.deepcopy(self._extras),
-        }
+    def _last_turn(self, call: ToolCall | ToolError) -> Outcome:
+        """A step in phase :data:`LAST_TURN` (no step unit is charged); for envs that grant one."""
+        raise NotImplementedError(f"{type(self).__name__} entered the last turn but has no _last_turn")
+
+    # -- info ----------------------------------------------------------------------------------
 
     def _info(self, data: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        mask = np.zeros(len(self.toolbox.tools), dtype=np.int8)
-        mask[self.toolbox.index(SUBMIT.name)] = 1
-        if self._phase == OPEN:
-            mask[:] = 1
+        masks = self._action_masks()
         info: dict[str, Any] = {
             "phase": self._phase,
-            "budgets_remaining": self._budgets.remaining(),
-            "action_mask": {key: (mask if key == "tool" else None) for key in self.action_space.spaces},
+            **self._phase_info(),
+            "budgets_remaining": self._remaining(),
+            "action_mask": {key: masks.get(key) for key in self.action_space.spaces},
         }
         if data is not None:
             info["result"] = to_jsonable(data)
         return info
+
+    def _action_masks(self) -> dict[str, np.ndarray]:
+        """Field name -> ``Dict.sample`` mask of the actions valid now; fields left out are free."""
+        mask = np.zeros(len(self.toolbox.tools), dtype=np.int8)
+        if self._phase == OPEN:
+            mask[:] = 1
+        return {"tool": mask}
+
+    def _phase_info(self) -> dict[str, Any]:
+        """Info entries that follow ``"phase"`` (e.g. CausaLab's lab phase)."""
+        return {}
+
+    def _remaining(self) -> dict[str, float]:
+        """The ``"budgets_remaining"`` info: budget -> amount left (``inf`` when unlimited)."""
+        return self._budgets.remaining()
+
+    # -- the subclass's episode ----------------------------------------------------------------
+
+    def _observation(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _finish(self, outcome: Outcome) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """The final step's observation, reward, terminated, truncated and info (the phase is DONE)."""
+        raise NotImplementedError
+
+    def _render(self) -> str | np.ndarray:
+        raise NotImplementedError
+
+
+def __getattr__(name: str) -> Any:
+    # A plain re-export for causal_gym/agents/llm.py, which imports SUBMIT from here and is outside
+    # this change; SUBMIT is the working-graph submit tool. Lazy, because working_graph_env imports
+    # this module.
+    if name == "SUBMIT":
+        from causal_gym.harness.working_graph_env import SUBMIT
+
+        return SUBMIT
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

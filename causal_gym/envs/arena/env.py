@@ -7,7 +7,7 @@ Two environment classes share one instance machinery (:class:`ArenaSource`):
   directed-edge F1, scored as CausalArena scores a method (:mod:`.scoring`).
 - :class:`CausalArenaToolEnv` (``mode="tools"``): the same split behind the evidence tools shared
   with Heuresis (:mod:`causal_gym.harness.data_tools`) and a working graph
-  (:class:`causal_gym.harness.ToolEnv`); the algorithm menu holds the arena's methods.
+  (:class:`causal_gym.harness.WorkingGraphEnv`); the algorithm menu holds the arena's methods.
 
 :func:`make_arena_env` picks the class from ``mode`` and is the registered entry point of
 ``CausalArena-{synthetic,formula,semantic,real}-v0`` (:mod:`causal_gym.envs.registration`).
@@ -96,7 +96,7 @@ from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 from causal_gym.envs.arena.protocol import ArenaDataset, ArenaProtocol, counterfactual_rows, sample_split
 from causal_gym.envs.arena.scoring import METRICS, orient_randomly, score_graph
 from causal_gym.envs.arena.synthetic import ROOT_DEPENDENCIES, STRESSORS, ArenaConfig, GenerationError
-from causal_gym.harness import SandboxLimits, ToolEnv, ToolResult, check_sandbox_options, render_rgb
+from causal_gym.harness import SandboxLimits, ToolResult, WorkingGraphEnv, check_sandbox_options, render_rgb
 from causal_gym.harness.data_tools import ALGORITHM_SLOTS, DataTools
 from causal_gym.graphs import directed_cycle
 from causal_gym.harness.working_graph import render_ansi, variable_name
@@ -968,7 +968,7 @@ def menu_graph(dataset: ArenaDataset, method: str) -> np.ndarray:
     return np.asarray(_cache.cached(key, compute)["graph"], dtype=np.int8)
 
 
-class CausalArenaToolEnv(DataTools, ToolEnv):
+class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
     """CausalArena, tools mode: find the graph of one exported split with the Heuresis evidence tools.
 
     ## Description
@@ -1007,7 +1007,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
 
     ## Observation Space
 
-    The :class:`~causal_gym.harness.ToolEnv` entries (``working_graph``, ``budgets_remaining``
+    The :class:`~causal_gym.harness.WorkingGraphEnv` entries (``working_graph``, ``budgets_remaining``
     over turns, tests, algorithm_calls, wall_time, ``last_result`` ``Text(8000)``, ``last_ok``,
     ``phase``) plus ``intervention_mask`` ``MultiBinary((n, d))`` (rows sorted by regime, as the
     data tools see them) and ``variables`` ``MultiBinary(d)`` (0 for padding).
@@ -1025,7 +1025,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
 
     ## Episode End
 
-    As :class:`~causal_gym.harness.ToolEnv` (submit; budgets, then one last turn; five errors in a
+    As :class:`~causal_gym.harness.WorkingGraphEnv` (submit; budgets, then one last turn; five errors in a
     row). The final info holds ``"scores"`` (every metric of
     :data:`causal_gym.envs.arena.scoring.METRICS`), the truth-based entries of
     :class:`CausalArenaEnv`'s final info (``true_adjacency``, ``oriented_graph``, ``orient_seed``,
@@ -1094,7 +1094,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
             render_mode=render_mode,
         )
 
-    # -- ToolEnv hooks -------------------------------------------------------------------------
+    # -- WorkingGraphEnv hooks -------------------------------------------------------------------------
 
     def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
         permutation = rng.permutation(len(self.menu))
@@ -1142,7 +1142,7 @@ class CausalArenaToolEnv(DataTools, ToolEnv):
         return self._observation(), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Play one tool call (as :meth:`ToolEnv.step`); the final info adds the truth-based entries."""
+        """Play one tool call (as :meth:`WorkingGraphEnv.step`); the final info adds the truth-based entries."""
         observation, reward, terminated, truncated, info = super().step(action)
         if terminated or truncated:
             info.update(_final_extras(self._view, np.asarray(info["completed_graph"], dtype=np.int8), self.arena.seal))

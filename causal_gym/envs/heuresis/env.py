@@ -23,7 +23,7 @@ from causal_gym.envs.heuresis.instances import (
 from causal_gym.envs.heuresis.prompts import agent_prompts
 from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_reference, run_menu_entry, score_graph
 from causal_gym.envs.heuresis.tools import deletion_log_text
-from causal_gym.harness import SandboxLimits, ToolEnv, check_sandbox_options
+from causal_gym.harness import SandboxLimits, WorkingGraphEnv, check_sandbox_options
 from causal_gym.harness.data_tools import ALGORITHM_SLOTS, ALPHA, DataTools, graph_text
 from causal_gym.metrics import adjacency_scores, nshd
 from causal_gym.seal import Seal, opaque_id, resolve_seal
@@ -80,7 +80,7 @@ def _count_pairs(mask: np.ndarray) -> int:
     return int(np.count_nonzero(np.triu(mask, 1)))
 
 
-class HeuresisEnv(DataTools, ToolEnv):
+class HeuresisEnv(DataTools, WorkingGraphEnv):
     """Heuresis: repair a causal graph over anonymous variables with evidence at three granularities.
 
     ## Description
@@ -123,7 +123,7 @@ class HeuresisEnv(DataTools, ToolEnv):
 
     ## Action Space
 
-    A ``Dict`` (see :class:`~causal_gym.harness.ToolEnv`): ``"tool"`` ``Discrete(9)`` in the
+    A ``Dict`` (see :class:`~causal_gym.harness.WorkingGraphEnv`): ``"tool"`` ``Discrete(9)`` in the
     order ``set_edge, submit, run_algorithm, ci_test, stability, summarize, fit_parents,
     probe_direction, run_code``, then the argument fields ``x`` ``Discrete(d)``, ``y``
     ``Discrete(d)``, ``relation`` ``Discrete(4)`` (none, undirected, forward, backward),
@@ -171,7 +171,7 @@ class HeuresisEnv(DataTools, ToolEnv):
 
     ## Episode End
 
-    As in :class:`~causal_gym.harness.ToolEnv`: ``submit`` terminates; when a budget runs out
+    As in :class:`~causal_gym.harness.WorkingGraphEnv`: ``submit`` terminates; when a budget runs out
     the agent has one last turn in which only ``submit`` is accepted; a rejected edge list gets
     one retry; five errors in a row submit the working graph. There is no ``TimeLimit`` wrapper:
     at most ``turns + 2`` steps. The final info holds ``"scores"`` computed on the Meek
@@ -285,7 +285,7 @@ class HeuresisEnv(DataTools, ToolEnv):
             render_mode=render_mode,
         )
 
-    # -- ToolEnv hooks -------------------------------------------------------------------------
+    # -- WorkingGraphEnv hooks -------------------------------------------------------------------------
 
     def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
         unknown = sorted(set(options) - {"split", "instance"})
