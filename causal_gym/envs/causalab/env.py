@@ -1,22 +1,22 @@
-"""The CausaLab environment: intervene on a manipulator crystal, then predict a reactor's frequency."""
+"""The CausaLab environment: intervene on a manipulator crystal, then predict a reactor's frequency.
+
+:class:`CausaLabEnv` is a :class:`~causal_gym.harness.tool_env.ToolEnv` (the step protocol shared
+by every causal_gym tool env) whose episode is the lab: the manipulator and reactor phases, the
+hypothesis every step carries, and the final info scored against the hidden SCM.
+"""
 
 from __future__ import annotations
 
-import math
-
 import dataclasses
 import json
-import time
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.causalab.hypothesis import (
     Hypothesis,
@@ -46,7 +46,7 @@ from causal_gym.envs.causalab.world import (
     make_episode,
 )
 from causal_gym.harness.budgets import Budgets
-from causal_gym.harness.record import CallRecord, EpisodeLog
+from causal_gym.harness.tool_env import ERROR_PREFIX, Outcome, ToolEnv, ToolResult
 from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, Toolbox, ToolError, display_text
 from causal_gym.seal import Seal, keyed_entropy, opaque_id, resolve_seal
 
@@ -96,9 +96,7 @@ FREQ_PARENT_NOTE = "The resonance frequency may itself influence other propertie
 """The sentence of the task statement that tells an agent it plays the FreqParent variant."""
 
 MANIPULATOR_PHASE, REACTOR_PHASE, LAB_DONE = 0, 1, 2
-RUNNING, DONE = 0, 2
 _TRAIN_DRAWS = 2**31 - 1  # train-stream indices a seed can draw
-_ERROR = "error: "
 
 _HYPOTHESIS_HELP = (
     "Optional: your current hypothesis, a JSON object {\"edges\": [{\"from\": A, \"to\": B}, ...], "
@@ -137,17 +135,6 @@ _TOOLS = (
 )
 
 
-@dataclass
-class _Outcome:
-    """One step's result before it is recorded; ``end`` names why the episode ends, if it does."""
-
-    ok: bool
-    text: str
-    data: dict[str, Any] = field(default_factory=dict)
-    cost: dict[str, float] = field(default_factory=dict)
-    end: str | None = None
-
-
 def _fmt(value: float) -> str:
     return f"{value:.2f}"
 
@@ -184,7 +171,7 @@ def _hidden_spec(hidden: HiddenSpec | Mapping[str, Any]) -> HiddenSpec:
     return HiddenSpec(**values)
 
 
-class CausaLabEnv(gym.Env):
+class CausaLabEnv(ToolEnv):
     """CausaLab: find the hidden mechanism of a crystal by intervening on it, then predict a reactor crystal.
 
     ## Description
@@ -243,7 +230,10 @@ class CausaLabEnv(gym.Env):
     :meth:`parse_tool_call`, which returns the typed action or a
     :class:`~causal_gym.harness.ToolError`; stepping with a ``ToolError`` plays an invalid action
     (one step, nothing else), so malformed calls come back as error messages. A non-numeric or
-    out-of-range value or frequency is such an invalid action.
+    out-of-range value or frequency is such an invalid action. The step protocol (dispatch,
+    budgets, the record) is that of every causal_gym tool env,
+    :class:`~causal_gym.harness.tool_env.ToolEnv`; ``value`` declares :data:`VALUE_GRID` as its
+    grid for RL wrappers that enumerate actions.
 
     ## Observation Space
 
@@ -417,11 +407,13 @@ class CausaLabEnv(gym.Env):
             raise ValueError(f"oracle_chains must be True or False, got {oracle_chains!r}")
         self.oracle_chains = bool(oracle_chains)
         self.reward = check_choice(reward, REWARDS, "reward")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.render_mode = render_mode
         text_max_length = check_count(text_max_length, "text_max_length", 1)
-        self.toolbox = Toolbox(_TOOLS, _FIELDS, d=len(COLUMNS), text_max_length=text_max_length)
+        super().__init__(
+            Toolbox(_TOOLS, _FIELDS, d=len(COLUMNS), text_max_length=text_max_length),
+            budget_names=BUDGET_NAMES,
+            step_budget="steps",
+            render_mode=render_mode,
+        )
         golden_cap = self.setting.golden_max_length if self.setting.golden else 0
         self.max_records = self.setting.n_prior_records + golden_cap + 1 + budget
         r, c = self.max_records, len(COLUMNS)
@@ -443,7 +435,6 @@ class CausaLabEnv(gym.Env):
             },
             sort_keys=False,
         )
-        self.action_space = self.toolbox.action_space()
         self._episode: Episode | None = None
 
     # -- the public interface ------------------------------------------------------------------
@@ -478,17 +469,14 @@ class CausaLabEnv(gym.Env):
         for record in episode.golden_chain:
             self._rows.append((dict(record.values), 1, record.intervention[0] if record.intervention else None))
         self._rows.append((self._manipulator.values, 2, None))
-        self._budgets = Budgets(dict(zip(BUDGET_NAMES, self.budgets().values())))
-        self._log = EpisodeLog()
+        self._start_episode(Budgets(dict(zip(BUDGET_NAMES, self.budgets().values()))))
         self._steps: list[Hypothesis | HypothesisError | None] = []
         self._lab_phase = MANIPULATOR_PHASE
         self._targets: list[str] = [t for _, source, t in self._rows if source == 1 and t is not None]
         self._submissions: list[float] = []
         self._success = False
         self._commit_used: float | None = None
-        self._step_count = 0
         self._last_text = self._start_message()
-        self._last_ok = True
         observation = self._observation()
         if self.seal is not None:  # an opaque id: a hash of what the agent is shown anyway
             del self._where["index"]
@@ -504,52 +492,6 @@ class CausaLabEnv(gym.Env):
             truth["seed"] = None
         return truth
 
-    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Play one action: a typed action (element of ``action_space``) or a ``ToolError``.
-
-        Raises
-        ------
-        RuntimeError
-            If called before ``reset`` or after the episode ended (loop errors, not agent input).
-        """
-        if self._episode is None:
-            raise RuntimeError("call reset() before step()")
-        if self._lab_phase == LAB_DONE:
-            raise RuntimeError("the episode has ended; call reset() to start a new one")
-        start = time.perf_counter()
-        self._step_count += 1
-        self._budgets.charge("steps", 1)
-        call = action if isinstance(action, ToolError) else self.toolbox.decode(action)
-        if isinstance(call, ToolError):
-            stated: Hypothesis | HypothesisError | None = None
-            outcome = _Outcome(False, _ERROR + call.message)
-            tool, arguments = call.tool, {"raw": call.raw}
-        else:
-            stated = self._read_hypothesis(call.arguments["hypothesis"])
-            outcome = getattr(self, f"_tool_{call.tool}")(call.arguments, stated)
-            tool, arguments = call.tool, call.to_dict()["arguments"]
-            self._annotate(call, stated, outcome)
-        self._steps.append(stated)
-        if outcome.end is None and "steps" in self._budgets.exhausted():
-            outcome.end = "step_limit"
-            outcome.text += f"\nThe step limit ({self.step_limit}) is reached; the episode is over."
-        self._log.append(
-            CallRecord(
-                step=self._step_count,
-                tool=tool,
-                arguments=arguments,
-                ok=outcome.ok,
-                result_text=outcome.text,
-                data=to_jsonable(outcome.data),
-                cost={"steps": 1.0, **{k: float(v) for k, v in outcome.cost.items()}},
-                wall_time=time.perf_counter() - start,
-            )
-        )
-        self._last_text, self._last_ok = outcome.text, outcome.ok
-        if outcome.end is None:
-            return self._observation(), 0.0, False, False, self._info(outcome.data)
-        return self._finish(outcome)
-
     def tool_specs(self) -> list[dict[str, Any]]:
         """OpenAI function-calling schemas of every tool.
 
@@ -557,7 +499,7 @@ class CausaLabEnv(gym.Env):
         (:func:`~causal_gym.envs.causalab.hypothesis.hypothesis_schema`); :meth:`parse_tool_call`
         accepts it as an object or as a JSON string.
         """
-        schemas = self.toolbox.openai_schemas()
+        schemas = super().tool_specs()
         if self._episode is None:
             return schemas
         schema = hypothesis_schema(self._scm.properties, self._scm.kind)
@@ -584,16 +526,11 @@ class CausaLabEnv(gym.Env):
                 arguments = {**arguments, "hypothesis": json.dumps(arguments["hypothesis"])}
             except (TypeError, ValueError, RecursionError):
                 pass  # the toolbox reports the argument as not a string
-        call = self.toolbox.parse_tool_call(name, arguments)
-        return call if isinstance(call, ToolError) else self.toolbox.encode(call)
-
-    def record(self) -> EpisodeLog:
-        """The call record of the current (or last) episode: tool, arguments, result, cost, wall time."""
-        self._require_episode()
-        return self._log
+        return super().parse_tool_call(name, arguments)
 
     def budgets(self) -> dict[str, float]:
-        """Budget limits of the episode: interventions, steps, submissions."""
+        """Budget limits of the episode: interventions, steps, submissions (the same for every episode,
+        so known before ``reset``; there is no wall-time limit)."""
         return {
             "interventions": float(self.setting.intervention_budget),  # type: ignore[arg-type]
             "steps": float(self.step_limit),
@@ -669,12 +606,8 @@ class CausaLabEnv(gym.Env):
         )
         return "\n\n".join(parts)
 
-    def render(self) -> str | None:
+    def _render(self) -> str:
         """A records table, the manipulator, the reactor and the phase, as text (``"ansi"``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
-            return None
-        self._require_episode()
         names = (*self._scm.controllable, FREQ)
         width = max(10, *(len(n) for n in names))
         header = f"{'#':>3} {'source':<12} {'set':<14}" + "".join(f"{n:>{width + 1}}" for n in names)
@@ -691,22 +624,49 @@ class CausaLabEnv(gym.Env):
         return (f"{chr(10).join(lines)}\nmanipulator: {manipulator}\nreactor: {reactor}\n"
                 f"lab phase: {phase}; remaining: {remaining}\n")
 
+    # -- the step -------------------------------------------------------------------------------
+
+    def _open_step(self, call: ToolCall | ToolError) -> Outcome:
+        """Read the step's hypothesis, run the tool, and say in the result whether the hypothesis was valid.
+
+        The hypothesis is the agent's current claim whatever the tool; only ``verify`` and
+        ``hypothesize``, whose subject it is, receive it (parsed) as their argument.
+        """
+        if isinstance(call, ToolError):
+            self._steps.append(None)
+            return super()._open_step(call)
+        stated = self._read_hypothesis(call.arguments["hypothesis"])
+        arguments = {key: value for key, value in call.arguments.items() if key != "hypothesis"}
+        if "hypothesis" in self.toolbox.tool(call.tool).required:
+            arguments["hypothesis"] = stated
+        outcome = self._run_tool(call.tool, arguments)
+        self._annotate(call, stated, outcome)
+        self._steps.append(stated)
+        return outcome
+
+    def _on_exhausted(self, outcome: Outcome, exhausted: list[str]) -> None:
+        """The step limit ends the episode (truncated); the other budgets only bar their tools."""
+        if "steps" in exhausted:
+            outcome.end = "step_limit"
+            outcome.text += f"\nThe step limit ({self.step_limit}) is reached; the episode is over."
+
     # -- tools -----------------------------------------------------------------------------------
 
-    def _tool_intervene(self, arguments: Mapping[str, Any], _: Any) -> _Outcome:
-        node, value = arguments["property"], float(arguments["value"])
+    def _tool_intervene(self, property: str, value: float) -> ToolResult:
+        node, value = property, float(value)
         if self._lab_phase != MANIPULATOR_PHASE:
-            return _Outcome(False, _ERROR + "the manipulator is locked: you are in the reactor phase")
+            return ToolResult(ERROR_PREFIX + "the manipulator is locked: you are in the reactor phase", ok=False)
         if node not in self._scm.controllable:
-            return _Outcome(False, _ERROR + f"{node} is not a property of this crystal; the properties are "
-                            f"{', '.join(self._scm.controllable)} (no intervention was used)")
-        if not self._budgets.charge("interventions", 1):
-            return _Outcome(False, _ERROR + "no interventions left; enter the reactor when you are ready")
+            return ToolResult(ERROR_PREFIX + f"{node} is not a property of this crystal; the properties are "
+                              f"{', '.join(self._scm.controllable)} (no intervention was used)", ok=False)
+        cost = self._declared_cost("intervene")
+        if not self._affordable(cost):
+            return ToolResult(ERROR_PREFIX + "no interventions left; enter the reactor when you are ready", ok=False)
         result = self._manipulator.intervene(node, value)
         values = dict(result.values)
         self._rows.append((values, 2, node))
         self._targets.append(node)
-        left = self._remaining()["interventions"]
+        left = self._remaining()["interventions"] - cost["interventions"]
         readings = ", ".join(f"{n}={_fmt(v)}" for n, v in values.items())
         text = f"Set {node} to {_fmt(value)}. Manipulator readings: {readings}. Interventions left: {left:g}."
         data: dict[str, Any] = {"property": node, "value": value, "values": values, "changed": list(result.changed),
@@ -715,57 +675,58 @@ class CausaLabEnv(gym.Env):
             data["chains"] = [list(c) for c in result.chains]
             shown = "; ".join(" -> ".join(c) for c in result.chains) or "none"
             text += f" Changed causal chains to the frequency: {shown}."
-        return _Outcome(True, text, data, {"interventions": 1.0})
+        return ToolResult(text, data, cost)
 
-    def _tool_enter_reactor(self, arguments: Mapping[str, Any], _: Any) -> _Outcome:
+    def _tool_enter_reactor(self) -> ToolResult:
         if self._lab_phase != MANIPULATOR_PHASE:
-            return _Outcome(False, _ERROR + "you are already in the reactor phase")
+            return ToolResult(ERROR_PREFIX + "you are already in the reactor phase", ok=False)
         self._lab_phase = REACTOR_PHASE
         self._commit_used = self._used("interventions")
         readings = self._reactor_readings()
         shown = ", ".join(f"{n}={_fmt(v)}" for n, v in readings.items())
-        return _Outcome(
-            True,
+        return ToolResult(
             f"The manipulator is locked. Reactor crystal readings: {shown}. Its resonance frequency is unknown; "
             f"submit your prediction ({self._remaining()['submissions']:g} submission(s)).",
             {"reactor": readings},
         )
 
-    def _tool_submit(self, arguments: Mapping[str, Any], _: Any) -> _Outcome:
+    def _tool_submit(self, frequency: float) -> ToolResult:
         if self._lab_phase != REACTOR_PHASE:
-            return _Outcome(False, _ERROR + "enter the reactor (enter_reactor) before submitting a prediction")
-        value = float(arguments["frequency"])
-        self._budgets.charge("submissions", 1)
+            return ToolResult(ERROR_PREFIX + "enter the reactor (enter_reactor) before submitting a prediction",
+                              ok=False)
+        value = float(frequency)
+        # A wrong submission with none left ends the episode, so one is always left here.
+        cost = self._declared_cost("submit")
         self._submissions.append(value)
         target = self._episode.target  # type: ignore[union-attr]
         success = task_success(value, target, self.success_tol, self.success_rule)
-        left = self._remaining()["submissions"]
+        left = self._remaining()["submissions"] - cost["submissions"]
         data = {"frequency": value, "activated": success, "submissions_left": left}
         if success:
             self._success = True
-            return _Outcome(True, f"Submitted {_fmt(value)} Hz: the reactor activated. Success.", data,
-                            {"submissions": 1.0}, end="success")
+            return ToolResult(f"Submitted {_fmt(value)} Hz: the reactor activated. Success.", data, cost,
+                              end="success")
         if left <= 0:
-            return _Outcome(False, f"Submitted {_fmt(value)} Hz: the reactor did not activate. No submissions left; "
-                            "the episode is over.", data, {"submissions": 1.0}, end="out_of_submissions")
-        return _Outcome(False, f"Submitted {_fmt(value)} Hz: the reactor did not activate. Submissions left: {left:g}.",
-                        data, {"submissions": 1.0})
+            return ToolResult(f"Submitted {_fmt(value)} Hz: the reactor did not activate. No submissions left; "
+                              "the episode is over.", data, cost, ok=False, end="out_of_submissions")
+        return ToolResult(f"Submitted {_fmt(value)} Hz: the reactor did not activate. Submissions left: {left:g}.",
+                          data, cost, ok=False)
 
-    def _tool_verify(self, arguments: Mapping[str, Any], stated: Hypothesis | HypothesisError | None) -> _Outcome:
-        if not isinstance(stated, Hypothesis):
-            return _Outcome(False, _ERROR + "nothing to verify: the hypothesis is invalid")
-        result = verify(stated, [values for values, _, _ in self._rows])
+    def _tool_verify(self, hypothesis: Hypothesis | HypothesisError | None) -> ToolResult:
+        if not isinstance(hypothesis, Hypothesis):
+            return ToolResult(ERROR_PREFIX + "nothing to verify: the hypothesis is invalid", ok=False)
+        result = verify(hypothesis, [values for values, _, _ in self._rows])
         data = {"ok": result.ok, "n_records": result.n_records, "max_abs_error": result.max_abs_error,
                 "worst_record_index": result.worst_record_index}
-        return _Outcome(True, f"Verify: {result.message}.", {"verify": data})
+        return ToolResult(f"Verify: {result.message}.", {"verify": data})
 
-    def _tool_hypothesize(self, arguments: Mapping[str, Any], stated: Hypothesis | HypothesisError | None) -> _Outcome:
-        if not isinstance(stated, Hypothesis):
-            return _Outcome(False, _ERROR + "the hypothesis was not recorded")
-        return _Outcome(True, "Hypothesis noted.")
+    def _tool_hypothesize(self, hypothesis: Hypothesis | HypothesisError | None) -> ToolResult:
+        if not isinstance(hypothesis, Hypothesis):
+            return ToolResult(ERROR_PREFIX + "the hypothesis was not recorded", ok=False)
+        return ToolResult("Hypothesis noted.")
 
-    def _tool_give_up(self, arguments: Mapping[str, Any], _: Any) -> _Outcome:
-        return _Outcome(True, "You gave up; the episode is over.", end="give_up")
+    def _tool_give_up(self) -> ToolResult:
+        return ToolResult("You gave up; the episode is over.", end="give_up")
 
     # -- hypotheses --------------------------------------------------------------------------------
 
@@ -774,7 +735,7 @@ class CausaLabEnv(gym.Env):
             return None
         return parse_hypothesis(text, self._scm.properties, self._scm.kind)
 
-    def _annotate(self, call: ToolCall, stated: Hypothesis | HypothesisError | None, outcome: _Outcome) -> None:
+    def _annotate(self, call: ToolCall, stated: Hypothesis | HypothesisError | None, outcome: Outcome) -> None:
         """Add the hypothesis's status to the result: the agent learns what to fix, the record its validity."""
         status: dict[str, Any] = {"stated": stated is not None, "valid": None, "error": None}
         if isinstance(stated, HypothesisError):
@@ -788,7 +749,7 @@ class CausaLabEnv(gym.Env):
 
     # -- ending ------------------------------------------------------------------------------------
 
-    def _finish(self, outcome: _Outcome) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def _finish(self, outcome: Outcome) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         episode, scm = self._episode, self._scm
         assert episode is not None
         self._lab_phase = LAB_DONE
@@ -843,10 +804,6 @@ class CausaLabEnv(gym.Env):
         return float(c[1]) if isinstance(c, tuple) else float(c)
 
     # -- observation and info ----------------------------------------------------------------------
-
-    def _require_episode(self) -> None:
-        if self._episode is None:
-            raise RuntimeError("no episode yet: call reset() first")
 
     def _used(self, name: str) -> float:
         return float(self._budgets.used()[name])
@@ -906,12 +863,16 @@ class CausaLabEnv(gym.Env):
             "reactor_visible": np.int64(visible),
             "budgets_remaining": budgets.astype(np.float32),
             "lab_phase": np.int64(self._lab_phase),
-            "phase": np.int64(DONE if self._lab_phase == LAB_DONE else RUNNING),
+            "phase": np.int64(self._phase),
             "last_result": display_text(self._last_text, self.toolbox.text_max_length),
             "last_ok": np.int64(self._last_ok),
         }
 
-    def _info(self, data: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _phase_info(self) -> dict[str, Any]:
+        return {"lab_phase": self._lab_phase}
+
+    def _action_masks(self) -> dict[str, np.ndarray]:
+        """The tools valid in this lab phase with the budgets left, and the properties of this episode."""
         remaining = self._remaining()
         tools = np.zeros(len(TOOLS), dtype=np.int8)
         if self._lab_phase == MANIPULATOR_PHASE:
@@ -925,13 +886,4 @@ class CausaLabEnv(gym.Env):
         for name in allowed:
             tools[TOOLS.index(name)] = 1
         properties = np.array([p in self._scm.controllable for p in PROPERTIES], dtype=np.int8)
-        masks = {"tool": tools, "property": properties}
-        info: dict[str, Any] = {
-            "phase": DONE if self._lab_phase == LAB_DONE else RUNNING,
-            "lab_phase": self._lab_phase,
-            "budgets_remaining": remaining,
-            "action_mask": {key: masks.get(key) for key in self.action_space.spaces},
-        }
-        if data is not None:
-            info["result"] = to_jsonable(data)
-        return info
+        return {"tool": tools, "property": properties}
