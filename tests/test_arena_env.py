@@ -11,28 +11,20 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
+from gymnasium.utils.env_checker import check_env, data_equivalence
 from scipy import stats
 
 from causal_gym import _cache
 from causal_gym.discovery import run
-from causal_gym.envs.arena import env as env_module
 from causal_gym.envs.arena import reproduce
+from causal_gym.envs.arena import source as source_module
 from causal_gym.envs.arena.audits import audit_graph
-from causal_gym.envs.arena.env import (
-    REAL_NETWORKS,
-    SOURCES,
-    ArenaTask,
-    CausalArenaEnv,
-    CausalArenaToolEnv,
-    audit_split,
-    instance_list,
-    load_task,
-    make_arena_env,
-)
+from causal_gym.envs.arena.catalogue import REAL_NETWORKS, SOURCES, ArenaTask, audit_split, instance_list, load_task
+from causal_gym.envs.arena.env import CausalArenaEnv, make_arena_env
 from causal_gym.envs.arena.pool import pool_config, pool_slot
 from causal_gym.envs.arena.protocol import ArenaDataset
 from causal_gym.envs.arena.spec import SOURCES as ARENA_SOURCES
+from causal_gym.envs.arena.tool_env import CausalArenaToolEnv
 from causal_gym.envs.registration import env_descriptions, register_envs
 
 ENV_DESCRIPTIONS = env_descriptions()
@@ -95,18 +87,24 @@ def leaks(value, truth: np.ndarray) -> bool:
 
 
 ARENA_IDS = tuple(f"CausalArena-{s}-v0" for s in ARENA_SOURCES)
+ARENA_TOOL_IDS = tuple(f"CausalArena-{s}-tools-v0" for s in ARENA_SOURCES)
 
 
 def test_registration_ids_cover_every_source():
     assert ARENA_SOURCES == SOURCES
-    assert {i for i in ENV_DESCRIPTIONS if i.startswith("CausalArena-")} == set(ARENA_IDS)
+    assert {i for i in ENV_DESCRIPTIONS if i.startswith("CausalArena-")} == set(ARENA_IDS) | set(ARENA_TOOL_IDS)
     register_envs()  # idempotent
     for env_id, source in zip(ARENA_IDS, ARENA_SOURCES):
         spec = gym.spec(env_id)
         assert spec.entry_point == "causal_gym.envs.arena.env:make_arena_env" and spec.max_episode_steps is None
         assert spec.kwargs == {"source": source}
+    for env_id, source in zip(ARENA_TOOL_IDS, ARENA_SOURCES):
+        spec = gym.spec(env_id)
+        assert spec.entry_point == "causal_gym.envs.arena.tool_env:CausalArenaToolEnv"
+        assert spec.max_episode_steps is None and spec.kwargs == {"source": source}
 
 
+@pytest.mark.filterwarnings("ignore:mode='tools':DeprecationWarning")
 @pytest.mark.parametrize("mode", ["submit", "tools"])
 @pytest.mark.parametrize("env_id", sorted(ARENA_IDS))
 def test_check_env_passes_for_every_id_in_both_modes(env_id, mode):
@@ -123,6 +121,28 @@ def test_check_env_passes_for_every_id_in_both_modes(env_id, mode):
         warnings.filterwarnings("ignore", message=".*Box observation space (minimum|maximum) value is.*infinity")
         check_env(env.unwrapped)
     env.close()
+
+
+@pytest.mark.parametrize("source", ARENA_SOURCES)
+def test_tools_ids_make_the_tool_env_and_mode_tools_is_deprecated(source):
+    if source == "real":
+        from causal_gym.envs.arena.real import available_real_datasets
+
+        if not available_real_datasets()["tables"] or not available_real_datasets()["networks"]:
+            pytest.skip("cdt and pgmpy (extra 'real') are not installed")
+    env = gym.make(f"CausalArena-{source}-tools-v0", render_mode="ansi", **SMALL)
+    assert type(env.unwrapped) is CausalArenaToolEnv and env.unwrapped.arena.source == source
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Box observation space (minimum|maximum) value is.*infinity")
+        check_env(env.unwrapped)
+    with pytest.warns(DeprecationWarning, match=r"CausalArena-\{source\}-tools-v0"):
+        old = gym.make(f"CausalArena-{source}-v0", mode="tools", **SMALL)
+    assert type(old.unwrapped) is CausalArenaToolEnv
+    a, b = env.reset(seed=3), old.reset(seed=3)
+    assert data_equivalence(a, b, exact=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert type(gym.make(f"CausalArena-{source}-v0", mode="submit", **SMALL).unwrapped) is CausalArenaEnv
 
 
 def test_make_vec_plays_one_step_episodes():
@@ -454,7 +474,7 @@ def test_interventional_audit_fails_on_a_corrupted_split_and_the_env_counts_it(m
     assert "mask_consistent" in audit_split(task.scm, relabelled).reasons
 
     bad_task = ArenaTask(task.instance, broken, task.scm, task.variables, task.factors, audit)
-    monkeypatch.setattr(env_module, "load_task", lambda *args: bad_task)
+    monkeypatch.setattr(source_module, "load_task", lambda *args: bad_task)
     env = CausalArenaEnv(**SMALL_INT)
     _, info = env.reset(seed=0, options={"instance": 0})
     summary = info["interventional_audit"]

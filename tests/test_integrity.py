@@ -20,8 +20,9 @@ from gymnasium.utils.env_checker import data_equivalence
 
 import causal_gym  # noqa: F401  (registers the ids)
 from causal_gym import _cache, seal as seal_module
-from causal_gym.envs.arena import env as arena_module
-from causal_gym.envs.arena.env import CausalArenaEnv, CausalArenaToolEnv
+from causal_gym.envs.arena import source as arena_module
+from causal_gym.envs.arena.env import CausalArenaEnv
+from causal_gym.envs.arena.tool_env import CausalArenaToolEnv
 from causal_gym.envs.causalab.env import CausaLabEnv
 from causal_gym.envs.heuresis import env as heuresis_module
 from causal_gym.envs.heuresis.env import HeuresisEnv

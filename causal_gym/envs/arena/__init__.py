@@ -5,7 +5,10 @@ registered into :mod:`causal_gym.scm`), :mod:`.synthetic` (factor configs -> ``A
 :mod:`.audits`, :mod:`.pool` (the 1,000-configuration pool); :mod:`.expressions`,
 :mod:`.grounded` and :mod:`.scenarios` (formula-grounded and semantic cards); :mod:`.real`
 (Sachs and Bayesian-network structures read from pip wheels); :mod:`.protocol` (splits and
-suites), :mod:`.scoring` and :mod:`.analysis`.
+suites), :mod:`.scoring` and :mod:`.analysis`; then the environments: :mod:`.catalogue` (the
+instances of each source and how one is loaded), :mod:`.source` (what an env shows of a task and
+how it scores an answer), :mod:`.env` (submit mode) and :mod:`.tool_env` (tools mode), whose ids
+:mod:`.spec` declares.
 
 Importing :mod:`.families` and :mod:`.expressions` registers the ``arena_*`` and ``expression``
 families with :mod:`causal_gym.scm` (the generators import them), so a serialised arena SCM can be

@@ -19,7 +19,7 @@ in the rows and the status counts; replicate scores are averaged per (method, un
 before any aggregation (:func:`~causal_gym.envs.arena.scoring.average_replicates`). Every row is
 cached on disk (``CAUSAL_GYM_CACHE``) under the data's content hash, the method, the sizes and
 the budget, so a rerun or an interrupted run only computes what is missing. ``obs+int`` splits
-are audited when loaded (:func:`causal_gym.envs.arena.env.audit_split`); failures are printed and kept.
+are audited when loaded (:func:`causal_gym.envs.arena.catalogue.audit_split`); failures are printed and kept.
 
 GES is not among the paper's methods (its columns show "-"). DirectLiNGAM is the paper's LiNGAM.
 Our DAGMA is the linear arm of the paper's wrapper (see :mod:`causal_gym.discovery.dagma`).
@@ -63,7 +63,7 @@ import numpy as np
 
 from causal_gym import _cache
 from causal_gym._validation import check_choice
-from causal_gym.envs.arena.env import ArenaInstance, instance_list, load_task
+from causal_gym.envs.arena.catalogue import ArenaInstance, instance_list, load_task
 
 __all__ = [
     "METHODS",

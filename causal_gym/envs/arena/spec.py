@@ -6,9 +6,13 @@ Ids
 ---
 ``CausalArena-{synthetic,formula,semantic,real}-v0``: the entry point
 :func:`causal_gym.envs.arena.env.make_arena_env` builds the submit-mode env (one step: a directed
-adjacency answer) or, with ``mode="tools"``, the working-graph tool env; every keyword of
-:class:`~causal_gym.envs.arena.env.CausalArenaEnv` / ``CausalArenaToolEnv`` can be passed (``d``,
-``split``, ``factors``, ``replicate``, ``n_obs``, ``n_int``, ``mode``, ``seal``, ...).
+adjacency answer); every keyword of :class:`~causal_gym.envs.arena.env.CausalArenaEnv` can be
+passed (``d``, ``split``, ``factors``, ``replicate``, ``n_obs``, ``n_int``, ``seal``, ...).
+``mode="tools"`` there is deprecated (it warns and builds the tool env).
+
+``CausalArena-{synthetic,formula,semantic,real}-tools-v0``: the working-graph tool env
+:class:`~causal_gym.envs.arena.tool_env.CausalArenaToolEnv`, with the same keywords plus its own
+(``budgets``, ``menu``, ``start``, ...).
 """
 
 from __future__ import annotations
@@ -18,12 +22,11 @@ from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry
 __all__ = ["SOURCES", "SPEC"]
 
 SOURCES = ("synthetic", "formula", "semantic", "real")
-"""As :data:`causal_gym.envs.arena.env.SOURCES` (literal here so listing imports nothing; a test
+"""As :data:`causal_gym.envs.arena.catalogue.SOURCES` (literal here so listing imports nothing; a test
 checks the two agree)."""
 
 _TEXT = {
-    "synthetic": "synthetic factor-grid SCMs (1,000-config pool; d=10 by default, kwargs d, factors, split obs/obs+int, "
-    "mode submit/tools)",
+    "synthetic": "synthetic factor-grid SCMs (1,000-config pool; d=10 by default, kwargs d, factors, split obs/obs+int)",
     "formula": "14 formula-grounded scientific scenarios (12-17 variables, padded to 17)",
     "semantic": "6 semantic operational scenarios (18 named process variables)",
     "real": "the Sachs table (obs only) and semi-synthetic SCMs on 5 bnlearn structures (8-37 variables, padded to 37)",
@@ -35,6 +38,11 @@ SPEC = BenchmarkSpec(
     envs=tuple(
         EnvEntry(f"CausalArena-{source}-v0", "causal_gym.envs.arena.env:make_arena_env",
                  f"CausalArena -- {_TEXT[source]}", {"source": source})
+        for source in SOURCES
+    ) + tuple(
+        EnvEntry(f"CausalArena-{source}-tools-v0", "causal_gym.envs.arena.tool_env:CausalArenaToolEnv",
+                 f"CausalArena tool mode (working graph, evidence tools) -- {_TEXT[source]}",
+                 {"source": source})
         for source in SOURCES
     ),
     agents={
