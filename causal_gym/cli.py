@@ -136,16 +136,11 @@ def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from causal_gym.eval.report import load_runs, report_tables, write_tables
     from causal_gym.tables import format_table
 
-    frame = load_runs(*args.dirs)
-    labels = None
-    if args.full_menu:
-        from causal_gym.envs.heuresis.references import MENU
-
-        labels = tuple(MENU)
     from causal_gym.seal import resolve_seal
 
-    tables = report_tables(frame, dev=args.dev, labels=labels, workers=args.workers, progress=not args.quiet,
-                           seal=resolve_seal(_seal(args)))
+    frame = load_runs(*args.dirs)
+    tables = report_tables(frame, dev=args.dev, full_menu=args.full_menu, workers=args.workers,
+                           progress=not args.quiet, seal=resolve_seal(_seal(args)))
     if not tables:
         print("no played episodes in " + ", ".join(args.dirs))
     for table in tables:

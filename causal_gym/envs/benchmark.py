@@ -104,6 +104,8 @@ class ReportOptions:
         algorithms); None uses a benchmark's published choice where it has one.
     labels : tuple of str or None
         Algorithm-menu entries to choose from (None: the benchmark's default).
+    full_menu : bool
+        Choose from the benchmark's whole menu (Heuresis: with RESIT), when ``labels`` is None.
     workers : int
         Processes for references computed on the fly.
     progress : bool
@@ -114,6 +116,7 @@ class ReportOptions:
 
     dev: int | None = None
     labels: tuple[str, ...] | None = None
+    full_menu: bool = False
     workers: int = 1
     progress: bool = False
     seal: Any = None

@@ -246,6 +246,7 @@ def report_tables(
     *,
     dev: int | None = None,
     labels: Sequence[str] | None = None,
+    full_menu: bool = False,
     workers: int = 1,
     progress: bool = False,
     seal: Seal | None = None,
@@ -253,12 +254,12 @@ def report_tables(
     """Every table the frame's episodes support, in print order (empty tables left out).
 
     First the runs by seal and sandbox (:func:`integrity_table`), then each benchmark's tables of
-    its own episodes (its report module's ``report_tables``, given ``dev``, ``labels``,
+    its own episodes (its report module's ``report_tables``, given ``dev``, ``labels``, ``full_menu``,
     ``workers``, ``progress`` and ``seal`` as :class:`~causal_gym.envs.benchmark.ReportOptions`),
     last the tool calls (:func:`tool_call_table`).
     """
-    options = ReportOptions(dev=dev, labels=None if labels is None else tuple(labels), workers=workers,
-                            progress=progress, seal=seal)
+    options = ReportOptions(dev=dev, labels=None if labels is None else tuple(labels), full_menu=full_menu,
+                            workers=workers, progress=progress, seal=seal)
     tables = [
         ReportTable("integrity", "Runs by seal (fingerprint; open = published splits) and code-tool sandbox "
                     "(process = agent code ran without OS isolation)", integrity_table(frame)),

@@ -589,7 +589,10 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
     """
     if _heuresis(frame).empty:
         return []
-    refs = heuresis_references(frame, dev=options.dev, labels=options.labels, workers=options.workers,
+    from causal_gym.envs.heuresis.references import MENU
+
+    labels = tuple(MENU) if options.labels is None and options.full_menu else options.labels
+    refs = heuresis_references(frame, dev=options.dev, labels=labels, workers=options.workers,
                                progress=options.progress, seal=options.seal)
     chosen = ("the published choice on 100 dev instances per family" if refs.dev is None
               else f"chosen on {refs.dev} dev instances per family")
