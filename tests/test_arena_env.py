@@ -14,7 +14,6 @@ import pytest
 from gymnasium.utils.env_checker import check_env, data_equivalence
 from scipy import stats
 
-from causal_gym import _cache
 from causal_gym.discovery import run
 from causal_gym.envs.arena import reproduce
 from causal_gym.envs.arena import source as source_module
@@ -43,13 +42,7 @@ TRUTH_KEYS = {"true_adjacency", "scores", "factors", "oriented_graph", "columns"
               "algorithm_slots", "orient_seed"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-    register_envs()
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
 def act(env: CausalArenaToolEnv, name: str, **arguments):

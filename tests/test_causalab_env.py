@@ -234,6 +234,27 @@ def test_give_up_and_step_limit_end_with_a_final_info():
     assert info["budget_used_at_commit"] == 1 and info["n_invalid_hypotheses"] == 1
 
 
+def test_rejected_calls_in_a_row_end_the_episode_and_a_good_call_resets_the_count():
+    env = CausaLabEnv("4node", max_consecutive_errors=3)
+    env.reset(seed=0, options={"instance": 0})
+    for _ in range(2):
+        *_, terminated, truncated, info = call(env, "submit", frequency=10.0)  # not in the reactor yet
+        assert not (terminated or truncated)
+    call(env, "intervene", property=env._scm.controllable[0], value=1.0)  # accepted: the count starts again
+    ended = []
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = call(env, "submit", frequency=10.0)
+        ended.append(truncated)
+    assert ended == [False, False, True] and not terminated and info["end_reason"] == "consecutive_errors"
+    assert FINAL_KEYS <= set(info) and "3 rejected calls in a row" in obs["last_result"]
+    assert "3 rejected calls in a row also end the episode" in env.task_description()
+    patient = CausaLabEnv("4node", max_consecutive_errors=None, step_limit=12)
+    patient.reset(seed=0, options={"instance": 0})
+    for k in range(12):
+        *_, terminated, truncated, info = call(patient, "submit", frequency=10.0)
+    assert truncated and info["end_reason"] == "step_limit"
+
+
 def test_default_step_limit_and_overrides_keep_the_graphs():
     assert CausaLabEnv("7node").step_limit == 2 * 24 + 24 and CausaLabEnv("4node-golden").step_limit == 24
     env = CausaLabEnv("4node", n_prior_records=6, intervention_budget=3, decoys=False,
@@ -427,11 +448,11 @@ def test_random_and_malformed_actions_never_raise_and_always_end_with_a_final_in
     total, episodes, reasons = 0, 0, set()
     while total < 1000:
         env_id = CAUSALAB_IDS[episodes % len(CAUSALAB_IDS)]
-        env = gym.make(env_id).unwrapped
+        patient = episodes % 4 == 0  # never leaves the manipulator, never stops on errors: runs into the step limit
+        env = gym.make(env_id, max_consecutive_errors=None if patient else 5).unwrapped
         env.action_space.seed(episodes)
         obs, info = env.reset(seed=episodes)
         done = False
-        patient = episodes % 4 == 0  # never leaves the manipulator: runs into the step limit
         keep = np.isin(TOOLS, ("intervene", "verify", "hypothesize") if patient else TOOLS)
         while not done:
             roll = rng.random()
@@ -450,7 +471,7 @@ def test_random_and_malformed_actions_never_raise_and_always_end_with_a_final_in
         reasons.add(info["end_reason"])
         json.dumps(env.record().to_dict())
         episodes += 1
-    assert total >= 1000 and reasons == {"give_up", "out_of_submissions", "step_limit"}
+    assert total >= 1000 and reasons == {"give_up", "out_of_submissions", "step_limit", "consecutive_errors"}
 
 
 def walk(value, path=()):
@@ -468,8 +489,8 @@ def walk(value, path=()):
 @pytest.mark.parametrize("name", ["4node", "4node-hidden-freqnode-n2", "6node-freqparent"])
 def test_no_truth_before_the_end_a_swapped_target_changes_nothing(name):
     """Two envs whose reactors differ only in the hidden frequency play the same actions: everything
-    before the final step is identical, no truth-named key appears, and the readings are the display."""
-    envs = [CausaLabEnv(name), CausaLabEnv(name)]
+    before the final step (the state summary included) is identical, no truth-named key appears, and the readings are the display."""
+    envs = [CausaLabEnv(name, max_consecutive_errors=None), CausaLabEnv(name, max_consecutive_errors=None)]
     traces = []
     for shift, env in zip((0.0, 321.0), envs):
         env.action_space.seed(3)
@@ -485,7 +506,7 @@ def test_no_truth_before_the_end_a_swapped_target_changes_nothing(name):
                 action = env.parse_tool_call("hypothesize", {"hypothesis": "{}"})
             obs, reward, terminated, truncated, info = env.step(action)
             assert not (terminated or truncated)
-            trace.append((obs, reward, info))
+            trace.append((obs, reward, info, env.state_summary()))
         traces.append((trace, env.record().deterministic_view()))
     (first, log1), (second, log2) = traces
     assert log1 == log2 and all(data_equivalence(a, b) for a, b in zip(first, second))

@@ -16,7 +16,6 @@ import pytest
 from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import causal_gym  # noqa: F401  (registers the ids)
-from causal_gym import _cache
 from causal_gym.envs.heuresis.router import RouterAgent
 from causal_gym.discovery import run
 from causal_gym.envs.heuresis import env as env_module
@@ -42,15 +41,7 @@ SMALL = {"d": 5, "n": 200}
 TINY = {"d": 4, "n": 60}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    """One on-disk cache for the module (PC-KCI and menu runs are shared between tests)."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-    env_module.load_instance.cache_clear()
-    yield
-    mp.undo()
-    env_module.load_instance.cache_clear()
+pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
 def act(env: HeuresisEnv, name: str, **arguments):

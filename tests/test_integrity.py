@@ -19,12 +19,10 @@ import pytest
 from gymnasium.utils.env_checker import data_equivalence
 
 import causal_gym  # noqa: F401  (registers the ids)
-from causal_gym import _cache, seal as seal_module
 from causal_gym.envs.arena import source as arena_module
 from causal_gym.envs.arena.env import CausalArenaEnv
 from causal_gym.envs.arena.tool_env import CausalArenaToolEnv
 from causal_gym.envs.causalab.env import CausaLabEnv
-from causal_gym.envs.heuresis import env as heuresis_module
 from causal_gym.envs.heuresis.env import HeuresisEnv
 from causal_gym.envs.heuresis.instances import make_instance
 from causal_gym.eval.runner import RunConfig, run
@@ -40,15 +38,7 @@ SECRET_A = "integrity-test-secret-" + "a" * 24
 SECRET_B = "integrity-test-secret-" + "b" * 24
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-    mp.delenv(SEAL_ENV, raising=False)
-    heuresis_module.load_instance.cache_clear()
-    yield
-    mp.undo()
-    heuresis_module.load_instance.cache_clear()
+pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
 def call(env, name: str, **arguments):

@@ -15,11 +15,9 @@ import pytest
 pytest.importorskip("openai")
 
 import causal_gym  # noqa: E402,F401  (registers the ids)
-from causal_gym import _cache  # noqa: E402
 from causal_gym.agents import task_spec  # noqa: E402
 from causal_gym.agents.llm import LLMAgent, LLMRequestError, parse_json_tool_call  # noqa: E402
 from causal_gym.envs.heuresis.prompts import PROMPT_LEVEL_TEXTS, TARGET_TEXTS  # noqa: E402
-from causal_gym.envs.heuresis import env as env_module  # noqa: E402
 from causal_gym.eval import rollout  # noqa: E402
 from fake_openai_server import FakeOpenAIServer, error_reply, text_reply, tool_reply  # noqa: E402
 
@@ -28,14 +26,7 @@ OPTIONS = {"split": "test", "instance": 0}
 D = 5
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-    env_module.load_instance.cache_clear()
-    yield
-    mp.undo()
-    env_module.load_instance.cache_clear()
+pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
 def make_env(**kwargs):
@@ -231,8 +222,15 @@ def test_json_mode_plays_an_episode_without_tools(server):
     assert all("tools" not in b for b in bodies)
     assert all(b["max_completion_tokens"] == 4096 and "max_tokens" not in b for b in bodies)
     system = bodies[0]["messages"][0]["content"]
-    for spec in env.unwrapped.tool_specs():
-        assert json.dumps(spec["function"]) in system
+    for spec in env.unwrapped.tool_specs():  # every tool and argument is listed, with its choices
+        function = spec["function"]
+        block = system[system.index(f"\n{function['name']}: "):].split("\n", 1)[1]
+        for name, schema in function["parameters"]["properties"].items():
+            optional = "" if name in function["parameters"]["required"] else " (optional)"
+            assert f"  {name}{optional}: " in block
+        relation = function["parameters"]["properties"].get("relation")
+        if relation is not None:
+            assert "|".join(relation["enum"]) in block
     final = bodies[-1]["messages"]
     assert [m["role"] for m in final] == ["system", "user"] + ["assistant", "user"] * 3
     log = env.unwrapped.record()

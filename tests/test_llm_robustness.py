@@ -10,24 +10,16 @@ import pytest
 pytest.importorskip("openai")
 
 import causal_gym  # noqa: E402,F401
-from causal_gym import _cache  # noqa: E402
 from causal_gym.agents.context import ContextOverflow, ContextWindow, window_from_error  # noqa: E402
 from causal_gym.agents.llm import LLMAgent, LLMRequestError  # noqa: E402
-from causal_gym.envs.heuresis import env as env_module  # noqa: E402
 from causal_gym.eval import rollout  # noqa: E402
+from causal_gym.harness.working_graph import parse_edge_list  # noqa: E402
 from fake_openai_server import FakeOpenAIServer, delayed, error_reply, text_reply, tool_reply  # noqa: E402
 
 OPTIONS = {"split": "test", "instance": 0}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-    env_module.load_instance.cache_clear()
-    yield
-    mp.undo()
-    env_module.load_instance.cache_clear()
+pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
 @pytest.fixture
@@ -140,10 +132,19 @@ def test_an_over_length_error_trims_and_retries_instead_of_failing(server):
 
 
 def test_a_small_context_window_bounds_every_request(server):
-    script = [tool_reply(("summarize", {}), usage=None)] * 12 + [tool_reply(("submit", {}), usage=None)]
+    cut = tool_reply(("set_edge", {"x": 0, "y": 1, "relation": "none"}), usage=None)
+    script = [cut] + [tool_reply(("summarize", {}), usage=None)] * 12 + [tool_reply(("submit", {}), usage=None)]
     env, agent, record = play(server, script, tool_mode="native", context_window=6000, max_tokens=200)
     window = ContextWindow(6000, 200)
     assert record.terminated and agent.usage()["turns_dropped"] > 0
+    # once turns are dropped, the latest message carries the current working graph and budgets
+    last = server.requests[-1].json["messages"][-1]["content"]
+    state = last[last.index("[current state: working graph edges: "):]
+    shown = parse_edge_list(state[len("[current state: working graph edges: "):state.index("; remaining")], 4)
+    expected = np.ones((4, 4), dtype=np.int8) - np.eye(4, dtype=np.int8)
+    expected[0, 1] = expected[1, 0] = 0  # the start (the complete undirected graph) minus the cut edge
+    np.testing.assert_array_equal(shown, expected)
+    assert "remaining: turns " in state
     for request in server.requests:
         body = request.json
         assert window.estimate(body["messages"], body.get("tools", ())) <= window.budget

@@ -10,7 +10,6 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from causal_gym import discovery, tables  # noqa: E402
-from causal_gym._cache import CACHE_ENV  # noqa: E402
 from causal_gym.harness.agent import typed_action  # noqa: E402
 from causal_gym.cli import main  # noqa: E402
 from causal_gym.envs.heuresis.families import FAMILIES  # noqa: E402
@@ -71,10 +70,8 @@ RUNS = {
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-        yield
+def cache(isolated_cache):
+    """The module's fresh cache (tests/conftest.py), requested by the fixtures that play episodes."""
 
 
 @pytest.fixture(scope="module")
@@ -439,3 +436,54 @@ def test_arena_tables_match_the_raw_lines(tmp_path):
         by_family.setdefault(family, []).append(line["scores"]["f1"])
     slices = {r["graph_family"]: r["f1"] for r in arena_slice_table(load_runs(out)).to_dict("records")}
     assert slices == pytest.approx({k: float(np.mean(v)) for k, v in by_family.items()})
+
+
+class CrashOnOddInstances:
+    """Raises on odd instances (a failed episode), submits at once on even ones."""
+
+    def reset(self, task):
+        self.task = task
+
+    def act(self, observation, info):
+        if info["instance"]["index"] % 2:
+            raise RuntimeError("agent crashed")
+        return typed_action(self.task, "submit")
+
+
+class SilentModel(CrashOnOddInstances):
+    """Submits at once and reports, as the LLM agent does, that the model never called a tool."""
+
+    def act(self, observation, info):
+        return typed_action(self.task, "submit")
+
+    def usage(self):
+        return {"never_called_a_tool": True, "tool_mode": "native"}
+
+
+def test_outcome_table_counts_failures_and_silent_models_even_when_every_episode_failed(cache, tmp_path, capsys):
+    runs = {
+        "crash": RunConfig(("Heuresis-lg-v0",), f"{__name__}:CrashOnOddInstances", instances=(0, 1, 3), env_kwargs=KW),
+        "all_failed": RunConfig(("CausaLab-4node-v0",), f"{__name__}:CrashOnOddInstances", instances=(1, 3)),
+        "silent": RunConfig(("Heuresis-lg-v0",), f"{__name__}:SilentModel", instances=(0, 2), env_kwargs=KW),
+    }
+    for name, config in runs.items():
+        run(config, tmp_path / name, progress=False)
+    expected = {}
+    for name in runs:
+        for line in lines(tmp_path / name):  # the store's own lines, counted without the report
+            key = (line["env_id"], line["agent"])
+            counts = expected.setdefault(key, {"episodes": 0, "failed": 0, "finished": 0, "no tool call": 0})
+            counts["episodes"] += 1
+            counts["failed"] += line["status"] == "failed"
+            counts["finished"] += line["status"] == "finished"
+            counts["no tool call"] += bool((line.get("usage") or {}).get("never_called_a_tool"))
+    table = report.outcome_table(report.load_runs(*(tmp_path / name for name in runs)))
+    got = {(r["env_id"], r["agent"].split("(")[0]): {k: r[k] for k in ("episodes", "failed", "finished", "no tool call")}
+           for r in table.to_dict("records")}
+    assert got == expected
+    assert expected[("CausaLab-4node-v0", f"{__name__}:CrashOnOddInstances")] == {
+        "episodes": 2, "failed": 2, "finished": 0, "no tool call": 0}
+    assert expected[("Heuresis-lg-v0", f"{__name__}:SilentModel")]["no tool call"] == 2
+    main(["report", *(str(tmp_path / name) for name in runs), "--dev", "1", "--out", str(tmp_path / "out")])
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "Episodes by status" in text and "CausaLab-4node-v0" in text  # the all-failed run is in the report

@@ -26,7 +26,6 @@ from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
-from causal_gym import _cache  # noqa: E402
 from causal_gym.agents.rl import SB3Agent  # noqa: E402
 from causal_gym.envs.causalab.planner import (  # noqa: E402
     VALUE_GRID,
@@ -37,7 +36,6 @@ from causal_gym.envs.causalab.planner import (  # noqa: E402
 )
 from causal_gym.envs.causalab.env import DEFAULT_NUMBER_GRIDS  # noqa: E402
 from causal_gym.envs.causalab.scoring import prf  # noqa: E402
-from causal_gym.envs.heuresis import env as heuresis_module  # noqa: E402
 from causal_gym.envs.causalab.spec import PLANNER_SETTINGS_BY_ID as CAUSALAB_PLANNER_SETTINGS  # noqa: E402
 from causal_gym.envs.causalab.spec import SETTINGS_BY_ID as CAUSALAB_SETTINGS  # noqa: E402
 from causal_gym.envs.registration import env_descriptions  # noqa: E402
@@ -57,14 +55,7 @@ FREQ = "resonanceFreq"
 PLANNER_IDS = sorted(CAUSALAB_PLANNER_SETTINGS)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-    heuresis_module.load_instance.cache_clear()
-    yield
-    mp.undo()
-    heuresis_module.load_instance.cache_clear()
+pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
 def sb3_check(env: gym.Env) -> None:

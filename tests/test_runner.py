@@ -11,7 +11,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from causal_gym._cache import CACHE_ENV
 from causal_gym.agents import RandomAgent
 from causal_gym.envs.heuresis.baselines import AlgorithmAgent
 from causal_gym.agents.registry import agents, make_agent
@@ -68,10 +67,8 @@ class KeyedAgent:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-        yield
+def cache(isolated_cache):
+    """The module's fresh cache (tests/conftest.py), requested by the fixtures that play episodes."""
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import causal_gym
-from causal_gym import _cache
 from causal_gym.eval.runner import RunConfig, run
 from causal_gym.eval.store import RunStore
 
@@ -23,12 +22,7 @@ ENV = ("Heuresis-lg-v0",)
 KWARGS = {"d": 4, "n": 60, "budgets": {"turns": 100}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
 def _cli(out: Path, *extra: str, steps: int | None = None) -> subprocess.Popen:

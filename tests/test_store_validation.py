@@ -8,17 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from causal_gym import _cache
 from causal_gym.eval.runner import RunConfig, run
 from causal_gym.eval.store import RUN_FILE, RunStore
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv(_cache.CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
 LAB = RunConfig(("CausaLab-3node-v0",), "causalab-systematic", instances=range(2))

@@ -26,7 +26,7 @@ Conversation protocol
   costs a turn). A reply without a tool call is sent to the env as an invalid action (it costs a
   turn, as any other invalid action), so a model that only talks cannot stall an episode.
 - JSON mode (``tool_mode="json"``), for servers without tool calling: the system prompt lists the
-  schemas and asks for one object ``{"tool": ..., "arguments": {...}}`` per reply; it is found
+  tools as compact signatures (:func:`~causal_gym.agents.signatures.describe_tools`) and asks for one object ``{"tool": ..., "arguments": {...}}`` per reply; it is found
   tolerantly (:func:`parse_json_tool_call`: code fences, prose before or after) and results come
   back as user messages.
 - Last turn: when the observation's phase says only ``submit`` is accepted (a budget ran out, or
@@ -98,8 +98,9 @@ import numpy as np
 
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.agents.context import ContextOverflow, ContextWindow, is_overflow
+from causal_gym.agents.signatures import describe_tools
 from causal_gym.harness.agent import TaskSpec
-from causal_gym.harness.tool_env import LAST_TURN, SUBMIT
+from causal_gym.harness.tool_env import LAST_TURN
 from causal_gym.harness.toolbox import ToolError
 
 __all__ = [
@@ -124,13 +125,15 @@ API_KEY_ENVS = ("CAUSAL_GYM_LLM_API_KEY", "OPENAI_API_KEY")
 """Environment variables read, in order, when ``api_key`` is not given."""
 
 TOOL_MODES = ("auto", "native", "json")
+SUBMIT = "submit"
+"""The tool that ends an episode; every env the agent plays has one (the last turn offers only it)."""
 TOOL_CHOICES = ("auto", "required", "none")
 STATED_TARGETS = ("none", "cpdag", "dag")
 
 _JSON_MODE_TEXT = (
     "You call a tool by replying with one JSON object and nothing else: "
     '{{"tool": "<tool name>", "arguments": {{...}}}}. One call per reply; its result comes back in the next '
-    "message. The tools and their arguments (JSON Schema):\n{schemas}"
+    "message. The tools and their arguments:\n{tools}"
 )
 _LAST_TURN_TEXT = {
     "native": "Only submit is accepted now. Call submit with your final edge list in 'edges' (for example "
@@ -465,8 +468,7 @@ class LLMAgent:
                              f"prompt texts {missing}, which task {task.env_id} does not offer (it offers: {offered})")
         parts = [task.description, *(task.prompts[key] for key in wanted)]
         if self._mode == "json":
-            schemas = json.dumps([spec["function"] for spec in task.tool_specs])
-            parts.append(_JSON_MODE_TEXT.format(schemas=schemas))
+            parts.append(_JSON_MODE_TEXT.format(tools=describe_tools(task.tool_specs)))
         return "\n\n".join(p for p in parts if p)
 
     # -- the Agent protocol --------------------------------------------------------------------
@@ -474,8 +476,8 @@ class LLMAgent:
     def reset(self, task: TaskSpec) -> None:
         """Start an episode: clear the conversation and the usage counters, write the system prompt."""
         names = [spec["function"]["name"] for spec in task.tool_specs]
-        if SUBMIT.name not in names:
-            raise ValueError(f"LLMAgent needs a tool env with a '{SUBMIT.name}' tool; task {task.env_id} has {names}")
+        if SUBMIT not in names:
+            raise ValueError(f"LLMAgent needs a tool env with a '{SUBMIT}' tool; task {task.env_id} has {names}")
         self._task = task
         self._clear_episode()
         if self._mode is None:
@@ -516,7 +518,7 @@ class LLMAgent:
         last_turn = int(observation["phase"]) == LAST_TURN
         if not last_turn and self._out_of_time():
             self._transcript.append({"event": "episode_time_limit", "seconds": self.episode_time_limit})
-            self._played = _Call(None, SUBMIT.name, {})
+            self._played = _Call(None, SUBMIT, {})
             return self._action(self._played)
         if self._played is None:
             self._say({"role": "user", "content": result})
@@ -599,7 +601,7 @@ class LLMAgent:
         assert self._task is not None
         tools = list(self._task.tool_specs)
         if last_turn:
-            tools = [spec for spec in tools if spec["function"]["name"] == SUBMIT.name]
+            tools = [spec for spec in tools if spec["function"]["name"] == SUBMIT]
         response = self._complete(tools)
         usage = getattr(response, "usage", None)
         if usage is None:
@@ -645,8 +647,8 @@ class LLMAgent:
         if last_turn:
             # The last turn reads a plain reply as the edge list; the env parses it tolerantly.
             if content.strip():
-                return [_Call(None, SUBMIT.name, {"edges": content})]
-            return [_Call(None, SUBMIT.name, {"reply": ""}, _EMPTY_SUBMISSION)]
+                return [_Call(None, SUBMIT, {"edges": content})]
+            return [_Call(None, SUBMIT, {"reply": ""}, _EMPTY_SUBMISSION)]
         return [_Call(None, None, {"reply": content[:_RAW_CHARS]}, _NO_TOOL_CALL[self._mode])]
 
     def _action(self, call: _Call) -> Any:

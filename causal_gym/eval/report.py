@@ -12,11 +12,14 @@ episodes; here are only the tables every run store has:
 
 - :func:`integrity_table`: episodes per run, seal and code-tool sandbox, so runs that were not
   isolated stand out;
+- :func:`outcome_table`: episodes per status (finished, truncated, rescued, failed, interrupted)
+  and those whose model never called a tool, by benchmark, env and agent, so failures and silent
+  models never vanish from a report;
 - :func:`tool_call_table`: mean calls per tool, by benchmark, setting, condition and agent.
 
 Conventions
 -----------
-- Failed episodes (exceptions) have no scores; they appear in the integrity table only.
+- Failed episodes (exceptions) have no scores; they appear in the integrity and outcome tables only.
 - Agents are labelled by their registry name and their keyword arguments other than ``seed``
   (``algorithm(algorithm=B)``), so episodes of one agent in several run stores pool.
 - Intervals and per-instance means follow :mod:`causal_gym.tables`.
@@ -30,7 +33,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from causal_gym.envs.benchmark import BenchmarkSpec, ReportOptions, benchmark_of, benchmarks, load
-from causal_gym.eval.store import RunStore
+from causal_gym.eval.store import STATUSES, RunStore
 from causal_gym.seal import Seal
 from causal_gym.tables import ReportTable, build_table, is_missing, markdown_table, mean, require, score_columns
 
@@ -41,6 +44,7 @@ __all__ = [
     "agent_label",
     "load_runs",
     "integrity_table",
+    "outcome_table",
     "tool_call_table",
     "report_tables",
     "write_tables",
@@ -90,6 +94,7 @@ def _usage(usage: Any) -> dict[str, float]:
         "prompt_tokens": usage.get("prompt_tokens"),
         "completion_tokens": usage.get("completion_tokens"),
         "cost": usage.get("cost"),
+        "never_called_a_tool": bool(usage.get("never_called_a_tool")),
     }
 
 
@@ -156,7 +161,7 @@ def load_runs(*dirs: str | Path) -> pd.DataFrame:
     split), ``split``, ``instance``, ``repeat``, ``agent`` (:func:`agent_label`), ``agent_name``,
     ``status``, ``finished``, ``truncated_reason``, ``submission_source``, ``end_reason``,
     ``reward``, ``steps``, ``wall_time``, ``tokens``, ``prompt_tokens``, ``completion_tokens``,
-    ``cost``, the instance shape ``d``, ``n``, ``expected_degree`` where the benchmark has one,
+    ``cost``, ``never_called_a_tool`` (the LLM agent's flag; False for other agents), the instance shape ``d``, ``n``, ``expected_degree`` where the benchmark has one,
     ``seal``, ``sandbox``, ``unit`` (the instance's identity, for pairing), the scores flattened as
     ``score.<name>`` (the line's ``scores``, or those the benchmark derives from the final info),
     the objects ``tool_counts``, ``calls`` (the call record) and ``final_info``, then the
@@ -209,6 +214,23 @@ def integrity_table(frame: pd.DataFrame) -> pd.DataFrame:
     return build_table(rows)
 
 
+def outcome_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Episodes per status and ``no tool call`` (the model never called a tool), by benchmark, env and agent.
+
+    Every episode counts, failed and interrupted ones included: a run whose episodes all failed
+    still shows up, as a row of failures.
+    """
+    if frame.empty:
+        return build_table([])
+    rows = []
+    for (benchmark, env_id, agent), group in frame.groupby(["benchmark", "env_id", "agent"], sort=True):
+        row: dict[str, Any] = {"benchmark": benchmark, "env_id": env_id, "agent": agent, "episodes": len(group)}
+        row.update({status: int((group["status"] == status).sum()) for status in STATUSES})
+        row["no tool call"] = int(group["never_called_a_tool"].sum())
+        rows.append(row)
+    return build_table(rows)
+
+
 def tool_call_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean calls per episode, in total and per tool, by benchmark, setting, condition and agent (non-failed)."""
     if frame.empty:
@@ -253,7 +275,8 @@ def report_tables(
 ) -> list[ReportTable]:
     """Every table the frame's episodes support, in print order (empty tables left out).
 
-    First the runs by seal and sandbox (:func:`integrity_table`), then each benchmark's tables of
+    First the runs by seal and sandbox (:func:`integrity_table`) and the episodes by status
+    (:func:`outcome_table`), then each benchmark's tables of
     its own episodes (its report module's ``report_tables``, given ``dev``, ``labels``, ``full_menu``,
     ``workers``, ``progress`` and ``seal`` as :class:`~causal_gym.envs.benchmark.ReportOptions`),
     last the tool calls (:func:`tool_call_table`).
@@ -263,6 +286,8 @@ def report_tables(
     tables = [
         ReportTable("integrity", "Runs by seal (fingerprint; open = published splits) and code-tool sandbox "
                     "(process = agent code ran without OS isolation)", integrity_table(frame)),
+        ReportTable("outcomes", "Episodes by status (failed: an exception, no scores; rescued: the env submitted "
+                    "the working graph) and episodes whose model never called a tool", outcome_table(frame)),
     ]
     present = set() if frame.empty else set(frame["benchmark"])
     for spec, module in _reports():

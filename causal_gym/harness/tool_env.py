@@ -21,6 +21,7 @@ ends and what the final info holds.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -230,7 +231,19 @@ class ToolEnv(gym.Env):
         self._require_episode()
         return self._render()
 
+    def state_summary(self) -> str:
+        """The current state as short text, for an agent whose older turns were trimmed from its
+        context: the budgets left (subclasses prepend their working state). It shows only what the
+        agent has already been shown."""
+        self._require_episode()
+        return self._remaining_text()
+
     # -- the protocol --------------------------------------------------------------------------
+
+    def _remaining_text(self) -> str:
+        """``"remaining: turns 12, ..."`` over the limited budgets (unlimited ones are left out)."""
+        left = [f"{name} {amount:g}" for name, amount in self._remaining().items() if math.isfinite(amount)]
+        return "remaining: " + (", ".join(left) or "no limits")
 
     def _start_episode(self, budgets: Budgets) -> None:
         """Open an episode with these budgets: empty record, no errors, step 0, phase :data:`OPEN`."""
@@ -342,14 +355,3 @@ class ToolEnv(gym.Env):
 
     def _render(self) -> str | np.ndarray:
         raise NotImplementedError
-
-
-def __getattr__(name: str) -> Any:
-    # A plain re-export for causal_gym/agents/llm.py, which imports SUBMIT from here and is outside
-    # this change; SUBMIT is the working-graph submit tool. Lazy, because working_graph_env imports
-    # this module.
-    if name == "SUBMIT":
-        from causal_gym.harness.working_graph_env import SUBMIT
-
-        return SUBMIT
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -370,8 +370,12 @@ class Toolbox:
                 elif f.kind == "number":
                     prop = {"type": "number", "minimum": f.bounds[0], "maximum": f.bounds[1]}
                 else:
-                    prop = {"type": "string", "maxLength": self.text_max_length}
-                prop["description"] = f.description
+                    # No maxLength: servers that constrain decoding with a grammar (llama.cpp) expand it
+                    # into one rule per character and crash at 8000; the limit is enforced on parsing
+                    # and stated in the description instead.
+                    prop = {"type": "string"}
+                prop["description"] = f.description + (
+                    f" At most {self.text_max_length} characters." if f.kind == "text" else "")
                 properties[name] = prop
             description = tool.description
             if tool.cost_kind is not None:

@@ -483,6 +483,11 @@ class WorkingGraphEnv(ToolEnv):
     def _render(self) -> str | np.ndarray:
         """The working graph as text (``"ansi"``) or a 400x400 RGB drawing (``"rgb_array"``)."""
         if self.render_mode == "ansi":
-            remaining = ", ".join(f"{k} {v:g}" for k, v in self._budgets.remaining().items())
-            return f"{render_ansi(self._graph)}\nphase {self._phase}; remaining: {remaining}\n"
+            return f"{render_ansi(self._graph)}\nphase {self._phase}; {self._remaining_text()}\n"
         return render_rgb(self._graph)
+
+    def state_summary(self) -> str:
+        """The working graph's edge list and the budgets left (see :meth:`ToolEnv.state_summary`)."""
+        self._require_episode()
+        edges = format_edge_list(self._graph) or "none"
+        return f"working graph edges: {edges}; {self._remaining_text()}"

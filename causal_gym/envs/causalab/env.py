@@ -99,10 +99,9 @@ MANIPULATOR_PHASE, REACTOR_PHASE, LAB_DONE = 0, 1, 2
 _TRAIN_DRAWS = 2**31 - 1  # train-stream indices a seed can draw
 
 _HYPOTHESIS_HELP = (
-    "Optional: your current hypothesis, a JSON object {\"edges\": [{\"from\": A, \"to\": B}, ...], "
-    "\"freq_equation\": \"resonanceFreq = base + c_A*A + ...\", \"coefficients\": {\"base\": number, "
-    "\"c_A\": number, ...}} (or that object as a JSON string). The call runs even if the hypothesis is "
-    "invalid; the result then says what to fix."
+    # Short: every tool carries this field, and the task statement explains hypotheses with an example.
+    "Optional: your current hypothesis (see the task statement); the call runs even if it is invalid, "
+    "and the result says what to fix."
 )
 
 _FIELDS = (
@@ -295,15 +294,15 @@ class CausaLabEnv(ToolEnv):
     ``success_rule``), a wrong submission when none is left (``max_submissions``, default 2: the
     original effectively allowed two), or ``give_up``. ``truncated``: the step limit
     (``step_limit``, default ``2 * intervention_budget + 24``, the original's allowance of env
-    calls) ran out first. There are no other limits: a run of errors only uses steps. The final
-    info holds
+    calls) ran out first, or ``max_consecutive_errors`` rejected calls in a row (default 5; None:
+    no such stop, as in the original, where a run of errors only used steps). The final info holds
 
     - ``scores``: the flat numeric summary the run store keeps (success as 0/1, abs_error, the
       final hypothesis's metrics, imec_size, budget_used_at_commit);
     - ``success``, ``prediction`` (last submitted, or NaN), ``target``, ``abs_error`` (NaN without a
       prediction),
       ``submissions`` (every submitted value), ``end_reason`` (``"success"``,
-      ``"out_of_submissions"``, ``"give_up"``, ``"step_limit"``);
+      ``"out_of_submissions"``, ``"give_up"``, ``"step_limit"``, ``"consecutive_errors"``);
     - ``metrics``: :func:`~causal_gym.envs.causalab.scoring.hypothesis_metrics` of the final
       hypothesis (the last valid one with an edge; None scores as an empty claim) and
       ``final_hypothesis`` (its JSON, or ``{}``);
@@ -329,6 +328,7 @@ class CausaLabEnv(ToolEnv):
     | ``hidden``           | None           | override the hidden disturbance (see below) |
     | ``decoys``           | None           | override the setting's decoy readings |
     | ``step_limit``       | None           | steps per episode; None: ``2 * intervention_budget + 24`` |
+    | ``max_consecutive_errors`` | 5        | rejected calls in a row that end the episode (truncated); None: no limit |
     | ``success_tol``      | 5.0            | Hz |
     | ``success_rule``     | ``"strict"``   | or ``"original"`` (the released code's integer truncation) |
     | ``weight_tol``       | 1e-6           | tolerance of the frequency-weight metric |
@@ -373,6 +373,7 @@ class CausaLabEnv(ToolEnv):
         hidden: HiddenSpec | Mapping[str, Any] | None = None,
         decoys: bool | None = None,
         step_limit: int | None = None,
+        max_consecutive_errors: int | None = 5,
         success_tol: float = 5.0,
         success_rule: str = "strict",
         weight_tol: float = 1e-6,
@@ -412,6 +413,7 @@ class CausaLabEnv(ToolEnv):
             Toolbox(_TOOLS, _FIELDS, d=len(COLUMNS), text_max_length=text_max_length),
             budget_names=BUDGET_NAMES,
             step_budget="steps",
+            max_consecutive_errors=max_consecutive_errors,
             render_mode=render_mode,
         )
         golden_cap = self.setting.golden_max_length if self.setting.golden else 0
@@ -497,7 +499,8 @@ class CausaLabEnv(ToolEnv):
 
         After ``reset`` the ``hypothesis`` argument is described by the episode's JSON schema
         (:func:`~causal_gym.envs.causalab.hypothesis.hypothesis_schema`); :meth:`parse_tool_call`
-        accepts it as an object or as a JSON string.
+        accepts it as an object or as a JSON string. ``property`` keeps the whole pool, in the
+        action space's order (typed actions index it).
         """
         schemas = super().tool_specs()
         if self._episode is None:
@@ -594,6 +597,8 @@ class CausaLabEnv(ToolEnv):
             f"Success: the reactor activates when {rule}. You have {self.max_submissions} submission(s) (predictions "
             f"from 0 to {MAX_TARGET:g} Hz); the episode ends on success, after the last submission, on give_up, or "
             f"after {self.step_limit} steps. Every tool call, also a rejected one, is a step."
+            + ("" if self.max_consecutive_errors is None else
+               f" {self.max_consecutive_errors} rejected calls in a row also end the episode.")
         )
         parts.append(
             "Hypotheses: every tool takes an optional 'hypothesis': your current claim about the mechanism, as JSON "
@@ -617,12 +622,17 @@ class CausaLabEnv(ToolEnv):
             lines.append(f"{k:>3} {SOURCES[source]:<12} {target or '':<14}{cells}")
         manipulator = ", ".join(f"{n}={_fmt(v)}" for n, v in self._manipulator.values.items())
         phase = ("manipulator", "reactor", "done")[self._lab_phase]
-        remaining = ", ".join(f"{k} {v:g}" for k, v in self._remaining().items())
         reactor = "hidden"
         if self._lab_phase != MANIPULATOR_PHASE:
             reactor = ", ".join(f"{n}={_fmt(v)}" for n, v in self._reactor_readings().items())
         return (f"{chr(10).join(lines)}\nmanipulator: {manipulator}\nreactor: {reactor}\n"
-                f"lab phase: {phase}; remaining: {remaining}\n")
+                f"lab phase: {phase}; {self._remaining_text()}\n")
+
+    def state_summary(self) -> str:
+        """Every record, the manipulator, the reactor, the lab phase and the budgets left: the
+        text rendering (see :meth:`ToolEnv.state_summary`)."""
+        self._require_episode()
+        return self._render()
 
     # -- the step -------------------------------------------------------------------------------
 
@@ -649,6 +659,11 @@ class CausaLabEnv(ToolEnv):
         if "steps" in exhausted:
             outcome.end = "step_limit"
             outcome.text += f"\nThe step limit ({self.step_limit}) is reached; the episode is over."
+
+    def _on_error_limit(self, outcome: Outcome) -> None:
+        """A silent or confused agent stops here instead of burning every step (truncated)."""
+        outcome.end = "consecutive_errors"
+        outcome.text += f"\n{self._consecutive_errors} rejected calls in a row; the episode is over."
 
     # -- tools -----------------------------------------------------------------------------------
 
@@ -796,7 +811,7 @@ class CausaLabEnv(ToolEnv):
             reward = metrics["edge_f1"]
         else:
             reward = float(self._success) + metrics["edge_f1"]
-        truncated = outcome.end == "step_limit"
+        truncated = outcome.end in ("step_limit", "consecutive_errors")
         return self._observation(), reward, not truncated, truncated, info
 
     def _linear_coefficient(self, parent: str) -> float:
