@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -87,11 +87,20 @@ class ReportTable:
         The caption printed above it.
     frame : pandas.DataFrame
         The rows; intervals as ``x``, ``x_low``, ``x_high`` columns.
+    legend : mapping
+        What columns mean, printed under the table: ``{column: meaning}``. Give the benchmark's
+        whole glossary; only the columns the frame has are shown (``x`` covers ``x_low``/``x_high``).
     """
 
     name: str
     title: str
     frame: pd.DataFrame
+    legend: Mapping[str, str] = field(default_factory=dict)
+
+    def legend_lines(self) -> list[str]:
+        """``"column: meaning"`` for each legend column the frame has, in the frame's order."""
+        present = [c for c in self.frame.columns if c in self.legend]
+        return [f"{column}: {self.legend[column]}" for column in present]
 
 
 def build_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
