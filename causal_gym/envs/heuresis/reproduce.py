@@ -24,6 +24,8 @@ import json
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.references import MENU, collect_rows, difficulty_table, reference_table
 
@@ -137,6 +139,17 @@ def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
     return table
 
 
+def print_menu_cost(rows: list[dict]) -> None:
+    """Seconds per instance of each menu algorithm (as measured when its run was computed and cached)."""
+    labels = list(rows[0]["menu"]) if rows else []
+    print(f"\nMenu cost -- seconds per instance when computed ({len(rows)} instances)")
+    print(f"{'algorithm':12} {'mean':>8} {'median':>8} {'max':>8}")
+    for label in labels:
+        seconds = np.array([row["menu"][label]["runtime"] for row in rows], dtype=float)
+        print(f"{label:12} {seconds.mean():>8.2f} {np.median(seconds):>8.2f} {seconds.max():>8.2f}")
+    print("  (an agent's run_algorithm call stops at the env's algorithm_time_limit, 300 s by default)")
+
+
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     """Parse ``argv`` (default: sys.argv), compute the tables and print them."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=_epilog(),
@@ -168,6 +181,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
         dev_rows = collect_rows(families, "dev", range(n_dev), labels=labels, workers=args.workers)
         output["dev_rows"] = dev_rows
         output["table"] = print_references(dev_rows, test_rows)
+        print_menu_cost(dev_rows + test_rows)
     print(f"\nmenu: {', '.join(labels)}; {time.perf_counter() - start:.0f} s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as stream:
