@@ -24,6 +24,7 @@ episode is a pure function of ``(seed, setting)``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -125,6 +126,10 @@ GOLDEN_BOOTSTRAP_RANGE = (15.0, 45.0)
 CHANGE_TOLERANCE = 1e-6
 """A value counts as changed when it moves by more than this."""
 
+_SCALAR_ROWS = 8
+"""Up to this many crystals :meth:`LabSCM.evaluate_rows` evaluates row by row in plain Python
+(faster than numpy's per-call overhead at a handful of nodes; both paths are bit-identical)."""
+
 _FORMAT = "causal_gym.causalab.scm"
 _FORMAT_VERSION = 1
 
@@ -133,6 +138,16 @@ Coefficient = float | tuple[float, float]
 
 def _round2(x: np.ndarray | float) -> np.ndarray:
     return np.round(x, 2)
+
+
+def _round2_scalar(x: float) -> float:
+    """``float(np.round(x, 2))`` without numpy: numpy rounds as ``rint(x * 100) / 100`` (half to
+    even, the sign of a zero kept), which differs from Python's correctly rounded ``round(x, 2)``."""
+    y = x * 100.0
+    if not math.isfinite(y):
+        return float(np.round(x, 2))
+    r = float(round(y))
+    return (r if r != 0.0 else math.copysign(0.0, y)) / 100.0
 
 
 def _check_name(value: object, allowed: Sequence[str], name: str) -> str:
@@ -339,14 +354,56 @@ class LabSCM:
         p = values[:, idx]
         return p @ lin + (p * p) @ quad
 
+    @cached_property
+    def _plan(self) -> tuple[tuple[int, int, tuple[tuple[int, float, float], ...]], ...]:
+        """The equations as plain Python numbers, in causal order: per node its index, its exogenous
+        column (-1 for the frequency) and ``(parent index, linear weight, quadratic weight)`` terms."""
+        column = {p: i for i, p in enumerate(self.controllable)}
+        plan = []
+        for j in self._topo:
+            idx, lin, quad = self._terms[j]
+            terms = tuple(zip(idx.tolist(), lin.tolist(), quad.tolist()))
+            plan.append((j, column.get(self.properties[j], -1), terms))
+        return tuple(plan)
+
+    @staticmethod
+    def _contribution_scalar(terms: tuple[tuple[int, float, float], ...], values: Sequence[float]) -> float:
+        """One row of :meth:`_contribution` in the same arithmetic (linear dot product, then the
+        quadratic one, each summed left to right), so both give bit-identical values."""
+        linear = quadratic = 0.0
+        for i, c, _ in terms:
+            linear += values[i] * c
+        for i, _, c in terms:
+            x = values[i]
+            quadratic += x * x * c
+        return linear + quadratic
+
+    def _evaluate_row(self, exogenous: Sequence[float], offsets: Mapping[int, float] | None = None) -> list[float]:
+        """:meth:`evaluate_rows` for one validated row, in plain Python (numpy's per-call overhead
+        dominates at a handful of nodes); bit-identical to the vectorised path."""
+        values = [0.0] * len(self.properties)
+        shift = offsets or {}
+        for j, column, terms in self._plan:
+            intercept = self.base_freq if column < 0 else exogenous[column]
+            values[j] = _round2_scalar(intercept + self._contribution_scalar(terms, values) + shift.get(j, 0.0))
+        return values
+
     def parent_contribution(self, node: str, values: Mapping[str, float]) -> float:
         """Sum of the parent terms of ``node`` given (rounded) node values, without intercept."""
         j = self._index[_check_name(node, self.properties, "node")]
-        row = np.array([[float(values[p]) if p in values else 0.0 for p in self.properties]])
         missing = [p for p in self.parents(node) if p not in values]
         if missing:
             raise ValueError(f"values lack the parents {missing} of {node!r}")
-        return float(self._contribution(j, row)[0])
+        row = [float(values[p]) if p in values else 0.0 for p in self.properties]
+        return self._contribution_scalar(self._node_terms[j], row)
+
+    @cached_property
+    def _node_terms(self) -> tuple[tuple[tuple[int, float, float], ...], ...]:
+        """The ``_plan`` terms by node index."""
+        out: list[tuple[tuple[int, float, float], ...]] = [()] * len(self.properties)
+        for j, _, terms in self._plan:
+            out[j] = terms
+        return tuple(out)
 
     def evaluate_rows(self, exogenous: np.ndarray, offsets: Mapping[str, float] | None = None) -> np.ndarray:
         """Node values for many crystals at once.
@@ -369,6 +426,14 @@ class LabSCM:
         if exo.ndim != 2 or exo.shape[1] != m or not np.isfinite(exo).all():
             raise ValueError(f"exogenous must be a finite (k, {m}) array, got shape {exo.shape}")
         shift = {} if offsets is None else {_check_name(k, self.properties, "offset node"): float(v) for k, v in offsets.items()}
+        if exo.shape[0] <= _SCALAR_ROWS:
+            by_index = {self._index[k]: v for k, v in shift.items()}
+            rows = [self._evaluate_row(row, by_index) for row in exo.tolist()]
+            return np.array(rows, dtype=float).reshape(exo.shape[0], self.n_nodes)
+        return self._evaluate_batch(exo, shift)
+
+    def _evaluate_batch(self, exo: np.ndarray, shift: Mapping[str, float]) -> np.ndarray:
+        """The vectorised evaluation of validated rows (node by node in causal order, all rows at once)."""
         column = {p: i for i, p in enumerate(self.controllable)}
         values = np.zeros((exo.shape[0], self.n_nodes))
         for j in self._topo:
@@ -385,9 +450,10 @@ class LabSCM:
         ValueError
             If ``exogenous`` does not name exactly the controllable nodes with finite numbers.
         """
-        row = _exogenous_row(self, exogenous)
-        values = self.evaluate_rows(row[None, :], offsets)[0]
-        return {p: float(v) for p, v in zip(self.properties, values)}
+        row = _exogenous_row(self, exogenous).tolist()
+        by_index = {} if offsets is None else {
+            self._index[_check_name(k, self.properties, "offset node")]: float(v) for k, v in offsets.items()}
+        return dict(zip(self.properties, self._evaluate_row(row, by_index)))
 
     def exogenous_from_values(self, values: Mapping[str, float]) -> dict[str, float]:
         """Invert :meth:`evaluate`: each controllable node's value minus its parent contribution.
