@@ -368,6 +368,43 @@ def test_hypotheses_ride_on_every_tool_and_are_scored_at_the_end():
     assert info["truth"]["scm"] == scm.to_dict() and info["target"] == ep.target
 
 
+def quadratic_fit_hypothesis(scm, obs) -> dict:
+    """Least squares of the frequency on the true parents' readings and squares, every record (numpy)."""
+    rows = obs["records"][obs["record_mask"].astype(bool)]
+    parents = scm.freq_parents()
+    x = np.column_stack([np.ones(len(rows))] + [rows[:, COLUMNS.index(p)] ** e for p in parents for e in (2, 1)])
+    beta = np.linalg.lstsq(x, rows[:, COLUMNS.index(FREQ)], rcond=None)[0]
+    names = [f"c_{p}_{e}" for p in parents for e in (2, 1)]
+    return {
+        "edges": [{"from": a, "to": b} for a, b in scm.edges],
+        "freq_equation": f"{FREQ} = base" + "".join(f" + c_{p}_2*{p}^2 + c_{p}_1*{p}" for p in parents),
+        "coefficients": {"base": float(beta[0]), **dict(zip(names, map(float, beta[1:])))},
+    }
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_a_structurally_exact_quadratic_fit_scores_full_weight_f1_and_reproduces_the_data(k):
+    # issue 14.15/16: readings have 2 decimals, the quadratic family's coefficients 6; a least-squares fit
+    # on the true parents from spread-out settings must count as recovering the weights (default
+    # weight_tol 0.01) and must pass the consistency check (verify's slack of half a display unit)
+    env = CausaLabEnv("4node-quad")
+    obs, _ = env.reset(seed=0, options={"instance": k})
+    scm = episode_of("4node-quad", k).scm
+    for value in (5.0, 95.0, 30.0, 70.0):
+        for node in scm.controllable:
+            obs, *_ = call(env, "intervene", property=node, value=value)
+    fitted = quadratic_fit_hypothesis(scm, obs)
+    obs, *_, info = call(env, "verify", hypothesis=fitted)
+    assert info["result"]["verify"]["ok"], obs["last_result"]
+    call(env, "enter_reactor", hypothesis=fitted)
+    *_, info = call(env, "give_up")
+    assert info["metrics"]["edge_f1"] == 1.0 and info["metrics"]["freq_weight_f1"] == 1.0
+    assert info["final_reproduces"] is True
+    c1 = {p: scm.coefficient(p, FREQ)[1] for p in scm.freq_parents()}
+    assert any(round(c, 2) != c for c in c1.values())  # 6 decimals: exact equality is out of reach
+    assert max(abs(fitted["coefficients"][f"c_{p}_1"] - c) for p, c in c1.items()) < 0.01
+
+
 def test_rewards_edge_f1_and_sum():
     for reward, expected in (("edge_f1", 1.0), ("success+edge_f1", 2.0)):
         env = CausaLabEnv("3node", reward=reward)

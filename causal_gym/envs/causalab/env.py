@@ -27,6 +27,7 @@ from causal_gym.envs.causalab.hypothesis import (
     verify,
 )
 from causal_gym.envs.causalab.scoring import (
+    WEIGHT_TOLERANCE,
     final_hypothesis,
     hypothesis_metrics,
     imec_size_for_targets,
@@ -331,7 +332,7 @@ class CausaLabEnv(ToolEnv):
     | ``max_consecutive_errors`` | 5        | rejected calls in a row that end the episode (truncated); None: no limit |
     | ``success_tol``      | 5.0            | Hz |
     | ``success_rule``     | ``"strict"``   | or ``"original"`` (the released code's integer truncation) |
-    | ``weight_tol``       | 1e-6           | tolerance of the frequency-weight metric |
+    | ``weight_tol``       | 0.01           | tolerance of the frequency-weight metric (:data:`~.scoring.WEIGHT_TOLERANCE`) |
     | ``max_submissions``  | 2              | |
     | ``oracle_chains``    | False          | Oracle control: interventions also list the changed chains |
     | ``reward``           | ``"success"``  | one of :data:`REWARDS` |
@@ -376,7 +377,7 @@ class CausaLabEnv(ToolEnv):
         max_consecutive_errors: int | None = 5,
         success_tol: float = 5.0,
         success_rule: str = "strict",
-        weight_tol: float = 1e-6,
+        weight_tol: float = WEIGHT_TOLERANCE,
         max_submissions: int = 2,
         oracle_chains: bool = False,
         reward: str = "success",
