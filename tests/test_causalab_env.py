@@ -320,6 +320,29 @@ def test_task_description_names_the_properties_and_the_variants():
     assert "^2" in quad.task_description()
 
 
+def test_tool_specs_list_the_episode_properties_and_the_column_order_and_the_text_names_decoys_and_tolerances():
+    # issue 14.18
+    env = CausaLabEnv("4node")
+    pool_wide = {s["function"]["name"]: s["function"] for s in env.tool_specs()}
+    assert pool_wide["intervene"]["parameters"]["properties"]["property"]["enum"] == POOL  # before reset
+    env.reset(seed=0, options={"instance": 2})
+    scm = episode_of("4node", 2).scm
+    specs = {s["function"]["name"]: s["function"] for s in env.tool_specs()}
+    assert specs["intervene"]["parameters"]["properties"]["property"]["enum"] == [p for p in POOL if p in scm.controllable]
+    order = ", ".join([*POOL, FREQ])
+    assert order in specs["intervene"]["description"] and order in specs["enter_reactor"]["description"]
+    text = env.task_description()
+    assert "decoy" in text and all(f"{p} {v:g}" in text for p, v in DECOYS.items())
+    assert "within 0.01 Hz" in text and "within 0.01 of the true one" in text and "< 5 Hz" in text
+    assert "decoy" not in CausaLabEnv("4node", decoys=False).task_description()
+    assert "within 0.001 of the true one" in CausaLabEnv("4node", weight_tol=1e-3).task_description()
+    # the narrowed enum no longer indexes the typed field: typed_action refuses rather than mis-indexing
+    from causal_gym.harness.agent import typed_action
+
+    with pytest.raises(ValueError, match="set it directly"):
+        typed_action(task_spec(env), "intervene", property=scm.controllable[0], value=1.0)
+
+
 @pytest.mark.parametrize("name", ["3node", "4node-quad"])
 def test_the_example_hypothesis_of_the_task_statement_is_valid(name):
     from causal_gym.envs.causalab.hypothesis import Hypothesis, parse_hypothesis

@@ -176,6 +176,14 @@ def _is_quadratic(task: TaskSpec) -> bool:
     return False
 
 
+def _intervene(task: TaskSpec, node: str, value: float) -> dict[str, Any]:
+    """The typed ``intervene`` action: its ``property`` field indexes the whole pool, while the tool
+    schema's enum lists only the episode's properties (so :func:`typed_action` cannot index it)."""
+    action = typed_action(task, "intervene", value=value)
+    action["property"] = np.int64(_POOL.index(node))
+    return action
+
+
 def _check_task(task: TaskSpec, who: str) -> None:
     names = {spec["function"]["name"] for spec in task.tool_specs}
     needed = {"intervene", "enter_reactor", "submit", "verify", "give_up"}
@@ -275,7 +283,7 @@ class RandomInterventionAgent(_RegressionAgent):
         task = self._task_or_raise()
         if int(observation["lab_phase"]) == 0 and info["budgets_remaining"]["interventions"] > 0:
             node = str(self._rng.choice(_graph_names(observation)))
-            return typed_action(task, "intervene", property=node, value=float(self._rng.integers(0, 101)))
+            return _intervene(task, node, float(self._rng.integers(0, 101)))
         return self._conclude(observation)
 
 
@@ -339,7 +347,7 @@ class SystematicExperimenter:
             self._target = self._queue.pop(0)
             self._previous = reading
             value = reading[COLUMNS.index(self._target)] + SHIFT
-            return typed_action(task, "intervene", property=self._target, value=float(value))
+            return _intervene(task, self._target, float(value))
         if self._stage == "experiment":
             self._stage = "verify"
             self._solve(observation)

@@ -19,6 +19,8 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_choice, check_count, check_instance_option, check_real, check_reset_options
 from causal_gym.envs.causalab.hypothesis import (
+    READING_ROUNDING,
+    VERIFY_SLACK,
     Hypothesis,
     HypothesisError,
     hypothesis_schema,
@@ -36,6 +38,7 @@ from causal_gym.envs.causalab.scoring import (
 )
 from causal_gym.envs.causalab.suites import SETTINGS, SPLITS, SUITE_SIZE, episode_seed
 from causal_gym.envs.causalab.world import (
+    DECOY_READINGS,
     FREQ,
     FREQ_LABEL,
     MAX_TARGET,
@@ -120,12 +123,17 @@ DEFAULT_NUMBER_GRIDS: Mapping[str, tuple[float, ...]] = MappingProxyType({f.name
 enumerates when none are passed: ``value`` -> :data:`VALUE_GRID`. ``frequency`` has none, so
 ``submit`` is left out of an RL catalogue unless a grid is passed."""
 
+_COLUMNS_NOTE = (
+    f"Value arrays of the observation (records, manipulator, reactor) have the columns {', '.join(COLUMNS)}, "
+    "in this order; a column that is not a property of the episode is 0 (in the reactor: its decoy reading, if any)."
+)
+
 _TOOLS = (
     Tool("intervene", "Set one property of the manipulator crystal to a value and read every property of the "
-         "crystal afterwards (manipulator phase only).", ("property", "value", "hypothesis"),
+         f"crystal afterwards (manipulator phase only). {_COLUMNS_NOTE}", ("property", "value", "hypothesis"),
          ("property", "value"), "interventions"),
     Tool("enter_reactor", "Leave the manipulator for good and move to the reactor: its properties (not its "
-         "frequency) are shown.", ("hypothesis",)),
+         f"frequency) are shown. {_COLUMNS_NOTE}", ("hypothesis",)),
     Tool("submit", "Submit a prediction of the reactor crystal's resonance frequency (reactor phase only).",
          ("frequency", "hypothesis"), ("frequency",), "submissions"),
     Tool("verify", "Check the frequency equation of a hypothesis against every record collected so far.",
@@ -512,18 +520,23 @@ class CausaLabEnv(ToolEnv):
         """OpenAI function-calling schemas of every tool.
 
         After ``reset`` the ``hypothesis`` argument is described by the episode's JSON schema
-        (:func:`~causal_gym.envs.causalab.hypothesis.hypothesis_schema`); :meth:`parse_tool_call`
-        accepts it as an object or as a JSON string. ``property`` keeps the whole pool, in the
-        action space's order (typed actions index it).
+        (:func:`~causal_gym.envs.causalab.hypothesis.hypothesis_schema`), which
+        :meth:`parse_tool_call` accepts as an object or as a JSON string, and ``property`` lists
+        only the episode's properties (in pool order; before ``reset``, the whole pool). The
+        descriptions of ``intervene`` and ``enter_reactor`` give the column order of the
+        observation's value arrays (:data:`COLUMNS`).
         """
         schemas = super().tool_specs()
         if self._episode is None:
             return schemas
         schema = hypothesis_schema(self._scm.properties, self._scm.kind)
+        controllable = [p for p in PROPERTIES if p in self._scm.controllable]
         for spec in schemas:
             properties = spec["function"]["parameters"]["properties"]
             if "hypothesis" in properties:
                 properties["hypothesis"] = {**schema, "description": _HYPOTHESIS_HELP}
+            if "property" in properties:
+                properties["property"] = {**properties["property"], "enum": controllable}
         return schemas
 
     def parse_tool_call(self, name: Any, arguments: Any) -> dict[str, Any] | ToolError:
@@ -603,6 +616,9 @@ class CausaLabEnv(ToolEnv):
             "property shows that value and still moves with its own causes afterwards; everything it influences is "
             "recomputed, and settings accumulate. Reactor phase: enter_reactor locks the manipulator for good and "
             "shows the properties of the reactor crystal, whose frequency is hidden. Predict it with submit."
+            + (" The reactor also shows constant decoy readings for some pool properties that are not properties of "
+               "this crystal (" + ", ".join(f"{p} {v:g}" for p, v in DECOY_READINGS.items()) + " when absent): they "
+               "play no part in the mechanism." if setting.decoys else "")
         )
         tol = f"{self.success_tol:g} Hz"
         rule = (f"|prediction - true frequency| < {tol}" if self.success_rule == "strict" else
@@ -620,8 +636,12 @@ class CausaLabEnv(ToolEnv):
             "Edges are directed (from cause to effect) over the properties and resonanceFreq; freq_equation has "
             "'base' plus one term per parent of resonanceFreq in edges, joined by '+', and coefficients gives "
             "'base' and every coefficient used (non-zero numbers; signs go into the values). Your hypotheses are "
-            "scored against the true mechanism. verify checks a hypothesis's frequency equation against every "
-            "record so far (prior records and all manipulator readings); hypothesize only states one."
+            "scored against the true mechanism (edges; a frequency coefficient counts as found within "
+            f"{self.weight_tol:g} of the true one{', the linear c_X_1 only' if setting.kind == 'quadratic' else ''}). "
+            "verify checks a hypothesis's frequency equation against every record so far (prior records and all "
+            f"manipulator readings): a record passes when the prediction is within {READING_ROUNDING + VERIFY_SLACK:g} Hz of "
+            "its frequency (half a unit of the rounding, plus as much slack for estimated coefficients); "
+            "hypothesize only states one."
         )
         return "\n\n".join(parts)
 

@@ -69,6 +69,7 @@ __all__ = [
     "KINDS",
     "Hypothesis",
     "HypothesisError",
+    "READING_ROUNDING",
     "VERIFY_SLACK",
     "VerifyResult",
     "hypothesis_schema",
@@ -79,7 +80,7 @@ __all__ = [
 ]
 
 _KEYS = ("edges", "freq_equation", "coefficients")
-_ROUNDING = 0.005
+READING_ROUNDING = 0.005
 """Half a unit of the 2-decimal display: the most a correct prediction can differ from a reading."""
 VERIFY_SLACK = 0.005
 """Default slack of :func:`verify` beyond the readings' rounding: half a display unit, for a
@@ -640,7 +641,7 @@ def verify(h: Hypothesis, records: Sequence[Mapping[str, float]], tol: float = V
         return VerifyResult(True, 0, 0.0, None, (), "no records to check the hypothesis against")
     errors = [abs(r) for r in residuals]
     worst = max(range(len(errors)), key=errors.__getitem__)
-    misses = sum(e > _ROUNDING + tol + _FLOAT_ERROR for e in errors)
+    misses = sum(e > READING_ROUNDING + tol + _FLOAT_ERROR for e in errors)
     observed = records[worst][h.freq]
     if misses == 0:
         message = f"the hypothesis reproduces all {len(errors)} records (largest error {errors[worst]:.4g} Hz)"
