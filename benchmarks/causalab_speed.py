@@ -37,12 +37,12 @@ from pathlib import Path
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
+import gymnasium as gym
+import numpy as np
 
-import causal_gym  # noqa: E402, F401  (registers the ids)
-from causal_gym.agents import task_spec  # noqa: E402
-from causal_gym.envs.causalab.baselines import SystematicExperimenter  # noqa: E402
+import causal_gym  # noqa: F401  (registers the ids)
+from causal_gym.agents import task_spec
+from causal_gym.envs.causalab.baselines import SystematicExperimenter
 
 GRID = (0.0, 25.0, 50.0, 75.0, 100.0)
 

@@ -67,10 +67,10 @@ from causal_gym._validation import check_choice, check_real
 __all__ = [
     "FREQ",
     "KINDS",
-    "Hypothesis",
-    "HypothesisError",
     "READING_ROUNDING",
     "VERIFY_SLACK",
+    "Hypothesis",
+    "HypothesisError",
     "VerifyResult",
     "hypothesis_schema",
     "parse_hypothesis",

@@ -53,6 +53,7 @@ from causal_gym.metrics import PRF
 
 __all__ = [
     "PRF",
+    "WEIGHT_TOLERANCE",
     "adjacency_from_edges",
     "directed_shd",
     "final_hypothesis",
@@ -63,7 +64,6 @@ __all__ = [
     "root_nodes",
     "task_success",
     "trajectory",
-    "WEIGHT_TOLERANCE",
 ]
 
 WEIGHT_TOLERANCE = 0.01
