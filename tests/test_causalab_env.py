@@ -473,6 +473,19 @@ def play_random(env, seed: int, steps: int | None = None, mask: bool = True):
     return out, env.unwrapped.record().deterministic_view()
 
 
+def test_observations_do_not_alias_the_env_state():
+    env = CausaLabEnv("4node")
+    obs, _ = env.reset(seed=0, options={"instance": 0})
+    kept = {k: np.copy(v) for k, v in obs.items() if isinstance(v, np.ndarray)}
+    obs["records"][:] = -1.0
+    obs["record_mask"][:] = 0
+    node = env._scm.controllable[0]
+    after, *_ = call(env, "intervene", property=node, value=33.0)
+    n = int(kept["record_mask"].sum())
+    np.testing.assert_array_equal(after["records"][:n], kept["records"][:n])
+    assert after["record_mask"].sum() == n + 1 and after["records"][n][COLUMNS.index(node)] == 33.0
+
+
 @pytest.mark.parametrize("env_id", ["CausaLab-4node-hidden-v0", "CausaLab-6node-golden-v0"])
 def test_same_seed_gives_identical_traces(env_id):
     first, log1 = play_random(gym.make(env_id).unwrapped, 5)

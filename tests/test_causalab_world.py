@@ -399,6 +399,23 @@ def test_golden_stopping_rule_matches_brute_force(n):
     assert len(lengths) > 1  # the rule actually varies the chain length
 
 
+@pytest.mark.parametrize("kind", ["linear", "quadratic"])
+def test_row_by_row_evaluation_is_bit_identical_to_the_vectorised_one(kind):
+    # a few rows take a plain-Python path (speed); many rows the numpy one: same bits, sign of zero included
+    rng = np.random.default_rng(0)
+    for seed in range(40):
+        scm = sample_lab_scm(seed, 3 + seed % 5, kind, freq_parent=seed % 3 == 0)
+        exo = np.round(rng.uniform(-120, 120, size=(20, len(scm.controllable))), 2)
+        exo[0], exo[1], exo[2] = 0.0, -0.003, 0.005  # roots round to -0.0 / a half-way case
+        offsets = {scm.properties[seed % scm.n_nodes]: float(np.round(rng.uniform(-9, 9), 2))}
+        for shift in (None, offsets):
+            batch = scm.evaluate_rows(exo, shift)
+            rows = np.vstack([scm.evaluate_rows(exo[k:k + 1], shift) for k in range(len(exo))])
+            assert np.array_equal(batch, rows) and np.array_equal(np.signbit(batch), np.signbit(rows))
+            single = scm.evaluate(dict(zip(scm.controllable, exo[3].tolist())), shift)
+            assert list(single.values()) == batch[3].tolist()
+
+
 def test_golden_chain_lengths_follow_the_released_suites():
     # issue 14.17: released 4-node chains {6: 40, 4: 7, 3: 3}, every short one on a complete graph;
     # 6-node {6: 36, 0: 14}. Shares are checked within 4 binomial standard deviations.

@@ -100,6 +100,7 @@ FREQ_PARENT_NOTE = "The resonance frequency may itself influence other propertie
 """The sentence of the task statement that tells an agent it plays the FreqParent variant."""
 
 MANIPULATOR_PHASE, REACTOR_PHASE, LAB_DONE = 0, 1, 2
+_POOL_INDEX = {p: k for k, p in enumerate(PROPERTIES)}
 _TRAIN_DRAWS = 2**31 - 1  # train-stream indices a seed can draw
 
 _HYPOTHESIS_HELP = (
@@ -447,6 +448,7 @@ class CausaLabEnv(ToolEnv):
             sort_keys=False,
         )
         self._episode: Episode | None = None
+        self._arrays: tuple[Any, ...] | None = None  # see _record_arrays
 
     # -- the public interface ------------------------------------------------------------------
 
@@ -488,6 +490,7 @@ class CausaLabEnv(ToolEnv):
         self._scm = episode.scm
         self._manipulator: Manipulator = episode.manipulator(self.oracle_chains)
         self._rows: list[tuple[dict[str, float], int, str | None]] = []
+        self._arrays = None
         for record in episode.prior_records:
             self._rows.append((dict(record.values), 0, None))
         for record in episode.golden_chain:
@@ -887,18 +890,27 @@ class CausaLabEnv(ToolEnv):
         )
         return "\n".join(lines)
 
-    def _observation(self) -> dict[str, Any]:
-        r, c = self.max_records, len(COLUMNS)
-        records = np.zeros((r, c), dtype=np.float64)
-        mask = np.zeros(r, dtype=np.int8)
-        source = np.zeros(r, dtype=np.int64)
-        target = np.zeros(r, dtype=np.int64)
-        pool = list(PROPERTIES)
-        for k, (values, origin, node) in enumerate(self._rows):
+    def _record_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Records, mask, sources and targets of the observation, filled in as rows arrive (rows are
+        only ever appended, and each holds its own dict), so a step converts only its new rows."""
+        arrays = self._arrays
+        if arrays is None or arrays[0] is not self._rows:
+            r, c = self.max_records, len(COLUMNS)
+            arrays = self._arrays = (self._rows, [0], (np.zeros((r, c), dtype=np.float64), np.zeros(r, dtype=np.int8),
+                                                       np.zeros(r, dtype=np.int64), np.zeros(r, dtype=np.int64)))
+        rows, filled, (records, mask, source, target) = arrays
+        for k in range(filled[0], len(rows)):
+            values, origin, node = rows[k]
             records[k] = self._vector(values)
             mask[k] = 1
             source[k] = origin
-            target[k] = 0 if node is None else pool.index(node) + 1
+            target[k] = 0 if node is None else _POOL_INDEX[node] + 1
+        filled[0] = len(rows)
+        return records.copy(), mask.copy(), source.copy(), target.copy()
+
+    def _observation(self) -> dict[str, Any]:
+        c = len(COLUMNS)
+        records, mask, source, target = self._record_arrays()
         visible = self._lab_phase != MANIPULATOR_PHASE
         budgets = self._budgets.fractions()[: len(BUDGET_NAMES)]
         return {

@@ -271,7 +271,7 @@ class LabSCM:
         """Number of nodes (frequency included)."""
         return len(self.properties)
 
-    @property
+    @cached_property
     def controllable(self) -> tuple[str, ...]:
         """Every non-frequency property, in :attr:`properties` order (the exogenous-term order)."""
         return tuple(p for p in self.properties if p != FREQ)
