@@ -35,7 +35,7 @@ import numpy as np
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import as_generator, check_choice, check_count, check_real
-from causal_gym.graphs import ancestors, imec_size, is_dag, topological_order
+from causal_gym.graphs import ancestors, imec_size, topological_order
 
 __all__ = [
     "PROPERTIES",
@@ -247,8 +247,10 @@ class LabSCM:
         object.__setattr__(self, "coefficients", coefficients)
         object.__setattr__(self, "base_freq", check_real(self.base_freq, "base_freq"))
         object.__setattr__(self, "freq_parent", bool(self.freq_parent))
-        if not is_dag(self.adjacency()):
-            raise ValueError(f"edges form a directed cycle: {edges}")
+        try:  # the causal order, which also proves the graph acyclic (cached: evaluation walks it)
+            object.__setattr__(self, "_topo", tuple(topological_order(self.adjacency())))
+        except ValueError:
+            raise ValueError(f"edges form a directed cycle: {edges}") from None
         if not self.freq_parents():
             raise ValueError(f"{FREQ} needs at least one parent")
         if self.children(FREQ) and not self.freq_parent:
@@ -321,6 +323,7 @@ class LabSCM:
 
     @cached_property
     def _topo(self) -> tuple[int, ...]:
+        """Node indices in causal order (filled in by ``__post_init__``, which checks acyclicity with it)."""
         return tuple(topological_order(self.adjacency()))
 
     def adjacency(self, order: Sequence[str] | None = None) -> np.ndarray:
