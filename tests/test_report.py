@@ -436,6 +436,14 @@ def test_arena_tables_match_the_raw_lines(tmp_path):
         by_family.setdefault(family, []).append(line["scores"]["f1"])
     slices = {r["graph_family"]: r["f1"] for r in arena_slice_table(load_runs(out)).to_dict("records")}
     assert slices == pytest.approx({k: float(np.mean(v)) for k, v in by_family.items()})
+    # the printed d is the integer it is, and the report draws F1 against d
+    built = report.report_tables(load_runs(out))
+    agents = next(t for t in built if t.name == "arena_agents")
+    printed = tables.format_table(agents.frame).splitlines()
+    assert printed[1].split()[2] == "10"
+    written = report.write_tables(built, tmp_path / "report", load_runs(out))
+    figure = tmp_path / "report" / "arena_f1_by_d.png"
+    assert figure in written and figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 class CrashOnOddInstances:
