@@ -297,3 +297,20 @@ def test_greedy_prefers_intervening_where_the_direction_is_unknown():
     gains = greedy.expected_gains(obs)  # candidates: do(x0 = 5), do(x1 = 5), observe
     assert gains[2] < min(gains[0], gains[1])
     assert greedy.evaluations == 64 * 3
+
+
+def test_runner_and_report_table(tmp_path):
+    from causal_gym.envs.benchmark import ReportOptions
+    from causal_gym.envs.design.report import report_tables
+    from causal_gym.eval.report import load_runs
+    from causal_gym.eval.runner import RunConfig, run
+
+    run(RunConfig(("InterventionDesign-lg10-v0",), "design-round-robin", instances=(0, 1, 2), env_kwargs=SMALL),
+        tmp_path / "store", progress=False)
+    (table,) = report_tables(load_runs(tmp_path / "store"), ReportOptions())
+    (row,) = table.frame.to_dict("records")
+    env = gym.make("InterventionDesign-lg10-v0", **SMALL)
+    gains = [rollout(env, RoundRobinDesigner(), options={"instance": k}).final_info["scores"]["gain"] for k in range(3)]
+    assert row["setting"] == "er4-gaussian-deg2-n20-T5" and row["episodes"] == 3
+    assert row["gain"] == pytest.approx(np.mean(gains), abs=1e-9)
+    assert row["gain_low"] <= row["gain"] <= row["gain_high"]

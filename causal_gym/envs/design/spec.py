@@ -61,5 +61,6 @@ SPEC = BenchmarkSpec(
         "design-greedy": AgentEntry("causal_gym.envs.design.baselines:GreedyDesigner",
                                     "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)"),
     },
+    report="causal_gym.envs.design.report",
 )
 """The intervention-design benchmark."""
