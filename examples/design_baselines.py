@@ -20,7 +20,7 @@ import argparse
 import csv
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -42,7 +42,7 @@ from causal_gym.metrics import bootstrap_interval, paired_bootstrap  # noqa: E40
 METRICS = ("gain", "expected_shd", "auprc", "map_f1")
 
 
-def make_agent(name: str, greedy_samples: int) -> Any:
+def make_agent(name: str, greedy_samples: int, greedy_grid: tuple[float, ...]) -> Any:
     if name == "random":
         return RandomDesigner(seed=0)
     if name == "round-robin":
@@ -50,15 +50,15 @@ def make_agent(name: str, greedy_samples: int) -> Any:
     if name == "observe":
         return ObservationalDesigner()
     if name == "greedy":
-        return GreedyDesigner(samples=greedy_samples)
+        return GreedyDesigner(samples=greedy_samples, value_grid=greedy_grid)
     raise ValueError(f"unknown agent {name!r}")
 
 
-def play(job: tuple[str, str, list[int], int]) -> list[dict[str, Any]]:
+def play(job: tuple[str, str, list[int], int, tuple[float, ...]]) -> list[dict[str, Any]]:
     """Play ``agent`` on instances of ``env_id``; one row per episode."""
-    env_id, name, instances, greedy_samples = job
+    env_id, name, instances, greedy_samples, greedy_grid = job
     env = gym.make(env_id)
-    agent = make_agent(name, greedy_samples)
+    agent = make_agent(name, greedy_samples, greedy_grid)
     rows = []
     for k in instances:
         start = time.perf_counter()
@@ -78,28 +78,34 @@ def main() -> None:
     parser.add_argument("--agents", nargs="+", default=["observe", "random", "round-robin", "greedy"])
     parser.add_argument("--instances", type=int, default=200)
     parser.add_argument("--greedy-samples", type=int, default=8)
+    parser.add_argument("--greedy-grid", type=float, nargs="+", default=[-1.0, 1.0],
+                        help="the greedy designer's values, as fractions of value_bound")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     agents = list(args.agents)
     chunks = np.array_split(np.arange(args.instances), max(args.workers, 1) * 4)
-    jobs = [(env_id, name, [int(k) for k in chunk], args.greedy_samples)
+    jobs = [(env_id, name, [int(k) for k in chunk], args.greedy_samples, tuple(args.greedy_grid))
             for env_id in args.ids for name in agents for chunk in chunks if chunk.size]
     start = time.perf_counter()
     rows: list[dict[str, Any]] = []
+
+    def keep(part: list[dict[str, Any]]) -> None:  # each finished job goes to --out at once
+        rows.extend(part)
+        if args.out:
+            with open(args.out, "w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
+
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
-            for part in pool.map(play, jobs):
-                rows.extend(part)
+            for future in as_completed([pool.submit(play, job) for job in jobs]):
+                keep(future.result())
     else:
         for job in jobs:
-            rows.extend(play(job))
+            keep(play(job))
     wall = time.perf_counter() - start
-    if args.out:
-        with open(args.out, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
     for env_id in args.ids:
         print(f"\n{env_id}: {args.instances} test instances, mean [95% bootstrap interval]")
         header = f"{'agent':<12}" + "".join(f"{m:>24}" for m in METRICS) + f"{'evals/decision':>16}{'s/episode':>11}"
