@@ -1,0 +1,180 @@
+"""The Inspect, verifiers and TRL adapters (issue 17) against a direct ``causal-gym run``.
+
+Every framework plays the same episodes as the runner (same instances and seeds) with the same
+scripted model, served by the fake OpenAI-compatible server: the references are the run store's
+scores and the requests our own LLM agent sends (tool schemas and conversation), never a snapshot
+of an adapter's output.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+pytest.importorskip("openai")
+from fake_openai_server import FakeOpenAIServer, text_reply, tool_reply  # noqa: E402
+
+from causal_gym import cli  # noqa: E402
+from causal_gym.eval import RunStore  # noqa: E402
+from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs, numeric_scores  # noqa: E402
+
+HEURESIS = ("Heuresis-lg-v0", {"d": 4, "n": 200})
+CAUSALAB = ("CausaLab-3node-v0", {})
+MODEL = "fake-model"
+CALL_IDS = {"id", "tool_call_id"}  # the fake server numbers calls in the order it serves them
+
+
+def scripted(request: dict) -> dict:
+    """The scripted model: its next call depends only on the tools offered and the turn number, so
+    every framework's conversation of an episode gets the same replies."""
+    turn = sum(message["role"] == "assistant" for message in request["messages"])
+    tools = {spec["function"]["name"]: spec["function"] for spec in request.get("tools", [])}
+    if "intervene" in tools:  # CausaLab
+        prop = tools["intervene"]["parameters"]["properties"]["property"]["enum"][0]
+        script = [("intervene", {"property": prop, "value": 40}), ("intervene", {"property": prop, "value": "lots"}),
+                  ("enter_reactor", {}), ("submit", {"frequency": 50.0})]
+    else:  # Heuresis
+        script = [("ci_test", {"x": "X0", "y": "X1", "cond": [], "test": "fisherz"}),
+                  ("set_edge", {"x": "X0", "y": "X1", "relation": "none"}),
+                  ("set_edge", {"x": "X2", "y": "X3", "relation": "sideways"}),  # rejected by the env
+                  ("submit", {})]
+    return tool_reply(script[min(turn, len(script) - 1)])
+
+
+def direct_run(tmp_path, env_id, env_kwargs, episodes=2):
+    """``causal-gym run`` of the LLM agent on the scripted server: (store lines by instance, requests)."""
+    out = tmp_path / f"direct-{env_id}"
+    with FakeOpenAIServer(responder=scripted) as server:
+        agent = {"model": MODEL, "base_url": server.base_url, "api_key": "k", "tool_mode": "native"}
+        code = cli.main(["run", "--env", env_id, "--agent", "llm", "--episodes", str(episodes), "--out", str(out),
+                         "--quiet", "--agent-kwargs", json.dumps(agent), "--env-kwargs", json.dumps(env_kwargs)])
+        requests = [r.json for r in server.requests]
+    assert code in (0, None)
+    lines = {line["instance"]: line for line in RunStore(out).episodes()}
+    assert sorted(lines) == list(range(episodes)) and all(line["status"] == "finished" for line in lines.values())
+    return lines, requests
+
+
+def conversations(requests):
+    """The last request of each conversation, keyed by its system prompt and first user message."""
+    last = {}
+    for request in requests:
+        messages = request["messages"]
+        last[(messages[0]["content"], messages[1]["content"])] = request
+    return last
+
+
+def without(schema, fields):
+    """``schema`` with the keys in ``fields`` removed at every depth."""
+    if isinstance(schema, dict):
+        return {k: without(v, fields) for k, v in schema.items() if k not in fields}
+    if isinstance(schema, list):
+        return [without(v, fields) for v in schema]
+    return schema
+
+
+# ---------------------------------------------------------------------------------------------
+# the core
+# ---------------------------------------------------------------------------------------------
+
+
+def test_episode_ref_round_trips_a_row_and_uses_the_runners_seeds():
+    from causal_gym.harness.rollout import episode_seeds
+
+    ref = EpisodeRef("Heuresis-lg-v0", 3, "dev", seed=7, repeat=1, env_kwargs={"d": 4})
+    assert EpisodeRef.from_row(json.loads(json.dumps(ref.to_row()))) == ref
+    assert ref.env_seed == episode_seeds(7, "Heuresis-lg-v0", 3, 1)[0]
+    assert ref.options == {"split": "dev", "instance": 3}
+    assert [r.instance for r in episode_refs("CausaLab-3node-v0", 2, first_instance=4)] == [4, 5]
+    with pytest.raises(ValueError, match="env_id"):
+        EpisodeRef.from_row({"instance": 0})
+    with pytest.raises(ValueError, match="instance"):
+        EpisodeRef("Heuresis-lg-v0", -1)
+    with pytest.raises(ValueError, match="not a tool env"):
+        ToolSession(EpisodeRef("CausalArena-synthetic-v0"))
+
+
+def test_session_protocol_matches_the_llm_agents_special_turns():
+    session = ToolSession(EpisodeRef(HEURESIS[0], env_kwargs=HEURESIS[1]))
+    try:
+        reply = session.respond([], "I think X0 causes X1.")  # no tool call: an invalid action, a turn spent
+        assert reply.tool_results == () and reply.user_texts[0].startswith("error: the reply called no tool")
+        reply = session.respond([("a", "ci_test", '{"x": "X0", "y": '), ("b", "summarize", {})])
+        assert [call_id for call_id, _ in reply.tool_results] == ["a", "b"]
+        assert "not valid JSON" in reply.tool_results[0][1] and not reply.tool_results[1][1].startswith("error")
+        assert session.steps == 3 and not session.done and session.scores == {}
+        reply = session.respond([("c", "submit", {}), ("d", "summarize", {})])
+        assert session.done and reply.tool_results[1][1].startswith("the episode has ended")
+        assert 0.0 <= session.scores["adjacency_f1"] <= 1.0
+    finally:
+        session.close()
+
+
+def test_finish_ends_an_open_episode_through_the_envs_error_limit():
+    session = ToolSession(EpisodeRef(HEURESIS[0], env_kwargs=HEURESIS[1]))
+    session.finish()
+    assert session.done and session.truncated
+    assert session.final_info["submission_source"] == "rescued_working_graph" and session.scores
+
+
+def test_numeric_scores_keep_numbers_only():
+    assert numeric_scores({"a": 1, "b": True, "c": None, "d": "x", "e": math.nan}) == {"a": 1.0, "b": 1.0}
+
+
+# ---------------------------------------------------------------------------------------------
+# Inspect
+# ---------------------------------------------------------------------------------------------
+
+
+def test_inspect_tool_info_carries_the_env_schemas_losslessly():
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.util._json import json_schema_dump
+
+    from causal_gym.integrations.inspect import tool_info
+
+    for env_id, kwargs in (HEURESIS, CAUSALAB):
+        session = ToolSession(EpisodeRef(env_id, env_kwargs=kwargs))
+        for spec in session.tool_specs:
+            info = tool_info(spec)
+            assert info.name == spec["function"]["name"] and info.description == spec["function"]["description"]
+            assert json_schema_dump(info.parameters) == spec["function"]["parameters"]
+        session.close()
+
+
+def test_inspect_eval_of_heuresis_and_causalab_matches_a_direct_run(tmp_path, monkeypatch):
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.util._json import JSON_SCHEMA_EXTENDED_FIELDS
+
+    from causal_gym.integrations.inspect import causalab, heuresis
+
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    with FakeOpenAIServer(responder=scripted) as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        logs = inspect_eval(
+            [heuresis(family="lg", episodes=2, env_kwargs=json.dumps(HEURESIS[1])), causalab(setting="3node", episodes=2)],
+            model=f"openai-api/fake/{MODEL}", model_args={"strict_tools": False}, log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+        inspect_requests = [r.json for r in server.requests]
+    assert [log.status for log in logs] == ["success", "success"]
+    for log, (env_id, kwargs) in zip(logs, (HEURESIS, CAUSALAB)):
+        lines, direct_requests = direct_run(tmp_path, env_id, kwargs)
+        saved = read_eval_log(log.location)  # the scores are in the log file itself
+        assert {s.id: s.scores["episode_scores"].value for s in saved.samples} == {
+            EpisodeRef(env_id, k).name: numeric_scores(line["scores"]) for k, line in lines.items()}
+        metrics = {score.name: score.metrics["mean"].value for score in saved.results.scores}
+        for name in numeric_scores(lines[0]["scores"]):
+            assert metrics[name] == pytest.approx(sum(numeric_scores(line["scores"])[name] for line in lines.values()) / 2)
+        ours = conversations(direct_requests)
+        theirs = conversations(inspect_requests)
+        assert set(ours) <= set(theirs)
+        for key, request in ours.items():
+            # the same conversation, turn for turn, and the same tools (the openai-api provider strips
+            # the extended JSON Schema fields, as it documents, and adds strict=False when asked)
+            assert without(theirs[key]["messages"], CALL_IDS) == without(request["messages"], CALL_IDS)
+            sent = [without(t, {"strict"}) for t in theirs[key]["tools"]]
+            assert sent == without(request["tools"], JSON_SCHEMA_EXTENDED_FIELDS)
