@@ -178,3 +178,92 @@ def test_inspect_eval_of_heuresis_and_causalab_matches_a_direct_run(tmp_path, mo
             assert without(theirs[key]["messages"], CALL_IDS) == without(request["messages"], CALL_IDS)
             sent = [without(t, {"strict"}) for t in theirs[key]["tools"]]
             assert sent == without(request["tools"], JSON_SCHEMA_EXTENDED_FIELDS)
+
+
+# ---------------------------------------------------------------------------------------------
+# TRL
+# ---------------------------------------------------------------------------------------------
+
+
+def trl_tools(instance):
+    """The tools TRL's GRPOTrainer finds on an environment instance, as it finds them."""
+    import inspect
+
+    return {name: getattr(instance, name) for name, _ in inspect.getmembers(type(instance), predicate=inspect.isfunction)
+            if name not in ("reset", "get_reward") and not name.startswith("_")}
+
+
+@pytest.mark.parametrize("env_id, kwargs", [HEURESIS, CAUSALAB])
+def test_trl_tool_methods_render_the_env_schemas(env_id, kwargs):
+    pytest.importorskip("trl")
+    from transformers.utils import get_json_schema
+
+    from causal_gym.integrations.trl import environment_class
+
+    instance = environment_class(env_id, env_kwargs=kwargs)()
+    session = ToolSession(EpisodeRef(env_id, env_kwargs=kwargs))
+    ours = {spec["function"]["name"]: spec["function"] for spec in session.tool_specs}
+    session.close()
+    tools = trl_tools(instance)
+    assert set(tools) == set(ours)
+    for name, method in tools.items():
+        rendered = get_json_schema(method)["function"]  # what TRL puts in the chat template
+        spec = ours[name]
+        assert rendered["name"] == name and rendered["description"] == " ".join(spec["description"].split())
+        params, theirs = spec["parameters"], rendered["parameters"]
+        assert set(theirs["properties"]) == set(params["properties"])
+        assert set(theirs.get("required", ())) == set(params.get("required", ()))
+        for arg, schema in params["properties"].items():
+            got = theirs["properties"][arg]
+            assert got["type"] == schema["type"] and got["description"].startswith(" ".join(schema["description"].split()))
+            if env_id.startswith("Heuresis"):  # choices are the same in every Heuresis episode: kept exactly
+                assert got.get("enum") == schema.get("enum") and got.get("items") == (
+                    {k: v for k, v in schema["items"].items()} if "items" in schema else None)
+            for bound in ("minimum", "maximum"):
+                if bound in schema:
+                    assert f"{schema[bound]:g}" in got["description"]
+
+
+@pytest.mark.parametrize("env_id, kwargs", [HEURESIS, CAUSALAB])
+def test_trl_environment_with_a_scripted_policy_matches_a_direct_run(tmp_path, env_id, kwargs):
+    pytest.importorskip("trl")
+    from transformers.utils import get_json_schema
+
+    from causal_gym.integrations.trl import dataset, environment_class
+
+    lines, _ = direct_run(tmp_path, env_id, kwargs)
+    rows = dataset(env_id, 2, env_kwargs=kwargs)
+    factory = environment_class(env_id, env_kwargs=kwargs)
+    for row in rows:
+        env = factory()
+        assert env.reset(**row) is None
+        # the prompt is the conversation's start as our agent sends it
+        transcript = lines[row["instance"]]["transcript"]
+        assert row["prompt"] == [{"role": m["role"], "content": m["content"]} for m in transcript[:2]]
+        tools = trl_tools(env)
+        schemas = [get_json_schema(method) for method in tools.values()]
+        assistant_turns = []
+        while not env.session.done:
+            call = scripted({"messages": assistant_turns, "tools": schemas})["message"]["tool_calls"][0]["function"]
+            result = tools[call["name"]](**json.loads(call["arguments"]))
+            assert isinstance(result, str)
+            assistant_turns.append({"role": "assistant"})
+        line = lines[row["instance"]]
+        assert env.get_reward() == line["reward"] and env.scores == numeric_scores(line["scores"])
+
+
+def test_trl_get_reward_ends_an_episode_the_model_left_open():
+    pytest.importorskip("trl")
+    from causal_gym.integrations.trl import environment_class
+
+    env = environment_class(*HEURESIS[:1], env_kwargs=HEURESIS[1])()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.get_reward()
+    env.reset(**EpisodeRef(HEURESIS[0], env_kwargs=HEURESIS[1]).to_row())
+    assert env.set_edge(x="X0", y="X1", relation="sideways").startswith("error: ")
+    reference = ToolSession(EpisodeRef(HEURESIS[0], env_kwargs=HEURESIS[1]))
+    reference.call("set_edge", {"x": "X0", "y": "X1", "relation": "sideways"})
+    reference.finish()
+    assert env.get_reward() == reference.total_reward and env.session.truncated
+    with pytest.raises(ValueError, match="plays Heuresis-lg-v0"):
+        env.reset(**EpisodeRef(CAUSALAB[0]).to_row())

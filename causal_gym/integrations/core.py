@@ -290,7 +290,7 @@ class ToolSession:
             else:
                 message = EMPTY_SUBMISSION_TEXT if last_turn else NO_TOOL_CALL_TEXT["native"]
                 result = self._play(ToolError(message, SUBMIT if last_turn else None, {"reply": text[:1000]}))
-            return Reply((), (result, *self._last_turn_notice(last_turn)))
+            return Reply((), (result, *self.last_turn_notice(last_turn)))
         results = []
         for call_id, name, arguments in calls:
             if self.done:
@@ -299,7 +299,12 @@ class ToolSession:
                 results.append((call_id, NOT_RUN_TEXT))
             else:
                 results.append((call_id, self.call(name, arguments)))
-        return Reply(tuple(results), self._last_turn_notice(last_turn))
+        return Reply(tuple(results), self.last_turn_notice(last_turn))
+
+    def last_turn_notice(self, was_last_turn: bool) -> tuple[str, ...]:
+        """The last-turn instruction (once, as a 1-tuple) if the last turn began since ``was_last_turn``
+        was read; adapters whose framework sends no user message add it to the result."""
+        return (LAST_TURN_TEXT["native"],) if self.last_turn and not was_last_turn else ()
 
     def finish(self) -> None:
         """End an episode the conversation left open, as the env ends one whose agent stops: invalid
@@ -321,9 +326,6 @@ class ToolSession:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _last_turn_notice(self, was_last_turn: bool) -> tuple[str, ...]:
-        """The last-turn instruction, once, when the reply just played began the last turn."""
-        return (LAST_TURN_TEXT["native"],) if self.last_turn and not was_last_turn else ()
 
     def _play(self, action: Any) -> str:
         observation, reward, terminated, truncated, info = self.env.step(action)
