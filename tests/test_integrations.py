@@ -43,6 +43,20 @@ def scripted(request: dict) -> dict:
     return tool_reply(script[min(turn, len(script) - 1)])
 
 
+@pytest.fixture(scope="module")
+def direct(tmp_path_factory):
+    """``causal-gym run`` of the LLM agent on the scripted server, once per env id of this module:
+    ``direct(env_id, env_kwargs)`` -> (store lines by instance, requests)."""
+    runs = {}
+
+    def get(env_id, env_kwargs):
+        if env_id not in runs:
+            runs[env_id] = direct_run(tmp_path_factory.mktemp("direct"), env_id, env_kwargs)
+        return runs[env_id]
+
+    return get
+
+
 def direct_run(tmp_path, env_id, env_kwargs, episodes=2):
     """``causal-gym run`` of the LLM agent on the scripted server: (store lines by instance, requests)."""
     out = tmp_path / f"direct-{env_id}"
@@ -143,7 +157,7 @@ def test_inspect_tool_info_carries_the_env_schemas_losslessly():
         session.close()
 
 
-def test_inspect_eval_of_heuresis_and_causalab_matches_a_direct_run(tmp_path, monkeypatch):
+def test_inspect_eval_of_heuresis_and_causalab_matches_a_direct_run(tmp_path, monkeypatch, direct):
     pytest.importorskip("inspect_ai")
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
@@ -162,7 +176,7 @@ def test_inspect_eval_of_heuresis_and_causalab_matches_a_direct_run(tmp_path, mo
         inspect_requests = [r.json for r in server.requests]
     assert [log.status for log in logs] == ["success", "success"]
     for log, (env_id, kwargs) in zip(logs, (HEURESIS, CAUSALAB)):
-        lines, direct_requests = direct_run(tmp_path, env_id, kwargs)
+        lines, direct_requests = direct(env_id, kwargs)
         saved = read_eval_log(log.location)  # the scores are in the log file itself
         assert {s.id: s.scores["episode_scores"].value for s in saved.samples} == {
             EpisodeRef(env_id, k).name: numeric_scores(line["scores"]) for k, line in lines.items()}
@@ -225,13 +239,13 @@ def test_trl_tool_methods_render_the_env_schemas(env_id, kwargs):
 
 
 @pytest.mark.parametrize("env_id, kwargs", [HEURESIS, CAUSALAB])
-def test_trl_environment_with_a_scripted_policy_matches_a_direct_run(tmp_path, env_id, kwargs):
+def test_trl_environment_with_a_scripted_policy_matches_a_direct_run(direct, env_id, kwargs):
     pytest.importorskip("trl")
     from transformers.utils import get_json_schema
 
     from causal_gym.integrations.trl import dataset, environment_class
 
-    lines, _ = direct_run(tmp_path, env_id, kwargs)
+    lines, _ = direct(env_id, kwargs)
     rows = dataset(env_id, 2, env_kwargs=kwargs)
     factory = environment_class(env_id, env_kwargs=kwargs)
     for row in rows:
@@ -267,3 +281,60 @@ def test_trl_get_reward_ends_an_episode_the_model_left_open():
     assert env.get_reward() == reference.total_reward and env.session.truncated
     with pytest.raises(ValueError, match="plays Heuresis-lg-v0"):
         env.reset(**EpisodeRef(CAUSALAB[0]).to_row())
+
+
+# ---------------------------------------------------------------------------------------------
+# verifiers
+# ---------------------------------------------------------------------------------------------
+
+
+def as_our_agent_writes(messages):
+    """verifiers writes an assistant's missing content and reasoning as null; our agent sends content ""
+    (strict servers reject null) and no reasoning key."""
+    return [{**{k: v for k, v in m.items() if v is not None}, "content": m.get("content") or ""} for m in messages]
+
+
+@pytest.mark.parametrize("env_id, kwargs", [HEURESIS, CAUSALAB])
+def test_verifiers_rollout_matches_a_direct_run(monkeypatch, direct, env_id, kwargs):
+    pytest.importorskip("verifiers")
+    import verifiers as vf
+
+    from causal_gym.integrations.verifiers import load_environment
+
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    env = load_environment(env_id, episodes=2, env_kwargs=json.dumps(kwargs))
+    with FakeOpenAIServer(responder=scripted) as server:
+        client = vf.ClientConfig(api_base_url=server.base_url, api_key_var="FAKE_API_KEY")
+        results = env.evaluate_sync(client=client, model=MODEL, max_concurrent=2, state_columns=["causal_gym"])
+        verifiers_requests = [r.json for r in server.requests]
+    lines, direct_requests = direct(env_id, kwargs)
+    outputs = {output["info"]["instance"]: output for output in results["outputs"]}
+    assert sorted(outputs) == [0, 1]
+    for instance, output in outputs.items():
+        line = lines[instance]
+        assert output["error"] is None and output["stop_condition"] == "has_final_env_response"
+        assert output["reward"] == line["reward"]
+        assert output["causal_gym"]["scores"] == numeric_scores(line["scores"])
+    ours, theirs = conversations(direct_requests), conversations(verifiers_requests)
+    assert set(ours) == set(theirs)
+    for key, request in ours.items():
+        assert theirs[key]["tools"] == request["tools"]  # the env's schemas, verbatim
+        assert without(as_our_agent_writes(theirs[key]["messages"]), CALL_IDS) == without(request["messages"], CALL_IDS)
+
+
+def test_verifiers_scores_an_episode_the_model_left_open(monkeypatch):
+    pytest.importorskip("verifiers")
+    import verifiers as vf
+
+    from causal_gym.integrations.verifiers import load_environment
+
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    env = load_environment(HEURESIS[0], episodes=1, env_kwargs=HEURESIS[1], max_turns=2)
+    with FakeOpenAIServer(default=text_reply("Still thinking.")) as server:
+        client = vf.ClientConfig(api_base_url=server.base_url, api_key_var="FAKE_API_KEY")
+        (output,) = env.evaluate_sync(client=client, model=MODEL, state_columns=["causal_gym"])["outputs"]
+    reference = ToolSession(EpisodeRef(HEURESIS[0], env_kwargs=HEURESIS[1]))
+    reference.respond([], "Still thinking.")  # the first reply is played; the turn limit stops the second
+    reference.finish()
+    assert output["causal_gym"]["truncated"] and output["reward"] == reference.total_reward
+    assert output["causal_gym"]["steps"] == reference.steps
