@@ -1,4 +1,4 @@
-"""A verifiers environment for causal_gym's tool envs: ``load_environment(env_id=..., episodes=...)``.
+"""A verifiers environment for causal_gym's tool envs: ``load_environment(gym_id=..., episodes=...)``.
 
 Which verifiers API, and why
 ----------------------------
@@ -124,7 +124,7 @@ class CausalGymEnv(vf.MultiTurnEnv):
 
 
 def load_environment(
-    env_id: str = "Heuresis-wild-v0",
+    gym_id: str = "Heuresis-wild-v0",
     episodes: int = 10,
     first_instance: int = 0,
     split: str = "test",
@@ -134,12 +134,13 @@ def load_environment(
     prompt_level: int = 0,
     max_turns: int = -1,
 ) -> CausalGymEnv:
-    """The verifiers environment of ``episodes`` episodes of ``env_id``, as ``causal-gym run`` plays them.
+    """The verifiers environment of ``episodes`` episodes of the tool env ``gym_id``, as ``causal-gym run``
+    plays them (``env_id`` is taken: verifiers' own ``load_environment`` names the module by it).
 
     ``env_kwargs`` may be a JSON string (command lines pass ``--env-args`` as JSON already).
     """
     if isinstance(env_kwargs, str):
         env_kwargs = json.loads(env_kwargs) if env_kwargs else {}
-    refs = episode_refs(env_id, episodes, first_instance=first_instance, split=split or None, seed=seed,
+    refs = episode_refs(gym_id, episodes, first_instance=first_instance, split=split or None, seed=seed,
                         repeats=repeats, env_kwargs=env_kwargs)
     return CausalGymEnv(refs, prompt_level=prompt_level, max_turns=max_turns)
