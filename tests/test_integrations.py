@@ -338,3 +338,17 @@ def test_verifiers_scores_an_episode_the_model_left_open(monkeypatch):
     reference.finish()
     assert output["causal_gym"]["truncated"] and output["reward"] == reference.total_reward
     assert output["causal_gym"]["steps"] == reference.steps
+
+
+def test_inspect_tasks_name_their_ids_and_refuse_unknown_families():
+    pytest.importorskip("inspect_ai")
+    from causal_gym.integrations.inspect import causal_arena, causal_gym_task, heuresis
+
+    task = causal_arena(source="synthetic", episodes=3, first_instance=2)
+    assert task.name == "CausalArena-synthetic-tools-v0"
+    assert [EpisodeRef.from_row(sample.metadata).instance for sample in task.dataset] == [2, 3, 4]
+    assert heuresis(family="wild", guided=True, episodes=1).name == "Heuresis-wild-guided-v0"
+    with pytest.raises(ValueError, match="Heuresis-gauntlet-v0"):  # the error lists the family's ids
+        heuresis(family="nope")
+    with pytest.raises(ValueError, match="JSON object"):
+        causal_gym_task("Heuresis-lg-v0", env_kwargs="{d: 4")
