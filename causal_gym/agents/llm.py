@@ -106,13 +106,19 @@ from causal_gym.harness.toolbox import ToolError
 __all__ = [
     "API_KEY_ENVS",
     "BASE_URL_ENV",
+    "EMPTY_SUBMISSION_TEXT",
+    "LAST_TURN_TEXT",
+    "NOT_RUN_TEXT",
+    "NO_TOOL_CALL_TEXT",
     "MODEL_ENV",
     "STATED_TARGETS",
     "TOOL_CHOICES",
     "TOOL_MODES",
     "LLMAgent",
     "LLMRequestError",
+    "budget_status",
     "parse_json_tool_call",
+    "system_prompt",
 ]
 
 logger = logging.getLogger(__name__)
@@ -135,19 +141,21 @@ _JSON_MODE_TEXT = (
     '{{"tool": "<tool name>", "arguments": {{...}}}}. One call per reply; its result comes back in the next '
     "message. The tools and their arguments:\n{tools}"
 )
-_LAST_TURN_TEXT = {
+# What the model is told, per tool mode, in the protocol's special turns; the framework adapters
+# (causal_gym.integrations) send the same texts.
+LAST_TURN_TEXT = {
     "native": "Only submit is accepted now. Call submit with your final edge list in 'edges' (for example "
     "'X0 -> X1, X2 -- X3'), or without arguments to submit the working graph.",
     "json": "Only submit is accepted now. Reply with "
     '{"tool": "submit", "arguments": {"edges": "X0 -> X1, X2 -- X3"}} holding your final edge list, or with '
     '{"tool": "submit", "arguments": {}} to submit the working graph.',
 }
-_NO_TOOL_CALL = {
+NO_TOOL_CALL_TEXT = {
     "native": "the reply called no tool; every turn must call exactly one of the tools",
     "json": 'no tool call found in the reply; reply with one JSON object {"tool": "<name>", "arguments": {...}}',
 }
-_EMPTY_SUBMISSION = "the reply was empty; submit an edge list, or submit without one to keep the working graph"
-_NOT_RUN = "not run: only submit is accepted now"
+EMPTY_SUBMISSION_TEXT = "the reply was empty; submit an edge list, or submit without one to keep the working graph"
+NOT_RUN_TEXT = "not run: only submit is accepted now"
 _RAW_CHARS = 1000
 
 
@@ -235,10 +243,43 @@ def _history_arguments(arguments: Any) -> str:
     return json.dumps({"invalid_arguments": text[:_RAW_CHARS]})
 
 
-def _budget_status(info: Mapping[str, Any]) -> str:
+def budget_status(info: Mapping[str, Any]) -> str:
+    """The budgets left after a step, as the line that follows each result from prompt level 1 on.
+
+    Examples
+    --------
+    >>> budget_status({"budgets_remaining": {"turns": 12.0, "tests": float("inf")}})
+    '[remaining: turns 12, tests unlimited]'
+    """
     remaining = info.get("budgets_remaining") or {}
     parts = [f"{name} {'unlimited' if np.isinf(value) else format(value, 'g')}" for name, value in remaining.items()]
     return f"[remaining: {', '.join(parts)}]" if parts else ""
+
+
+def system_prompt(task: TaskSpec, prompt_level: int = 0, stated_target: str = "none",
+                  tool_mode: str = "native") -> str:
+    """The system message of an episode: task statement, prompt-level texts, target, JSON-mode rules.
+
+    Prompt level ``k`` adds the task's texts ``"level_1".."level_k"`` and ``stated_target`` its
+    ``"target_<name>"`` text (``TaskSpec.prompts``); JSON mode lists the tools as signatures.
+
+    Raises
+    ------
+    ValueError
+        If the task offers no text for the prompt level or the stated target.
+    """
+    wanted = [f"level_{k}" for k in range(1, prompt_level + 1)]
+    if stated_target != "none":
+        wanted.append(f"target_{stated_target}")
+    missing = [key for key in wanted if key not in task.prompts]
+    if missing:
+        offered = ", ".join(sorted(task.prompts)) or "none"
+        raise ValueError(f"prompt_level={prompt_level} / stated_target={stated_target!r} need the "
+                         f"prompt texts {missing}, which task {task.env_id} does not offer (it offers: {offered})")
+    parts = [task.description, *(task.prompts[key] for key in wanted)]
+    if tool_mode == "json":
+        parts.append(_JSON_MODE_TEXT.format(tools=describe_tools(task.tool_specs)))
+    return "\n\n".join(p for p in parts if p)
 
 
 _CLIENTS: dict[tuple[str | None, str, float], Any] = {}
@@ -451,25 +492,14 @@ class LLMAgent:
         self._state = state if callable(state) else None
 
     def system_prompt(self, task: TaskSpec) -> str:
-        """The system message for ``task``: task statement, prompt-level texts, target, JSON-mode rules.
+        """The system message for ``task`` (see :func:`system_prompt`) in the mode played.
 
         Raises
         ------
         ValueError
             If the task offers no text for the prompt level or the stated target.
         """
-        wanted = [f"level_{k}" for k in range(1, self.prompt_level + 1)]
-        if self.stated_target != "none":
-            wanted.append(f"target_{self.stated_target}")
-        missing = [key for key in wanted if key not in task.prompts]
-        if missing:
-            offered = ", ".join(sorted(task.prompts)) or "none"
-            raise ValueError(f"prompt_level={self.prompt_level} / stated_target={self.stated_target!r} need the "
-                             f"prompt texts {missing}, which task {task.env_id} does not offer (it offers: {offered})")
-        parts = [task.description, *(task.prompts[key] for key in wanted)]
-        if self._mode == "json":
-            parts.append(_JSON_MODE_TEXT.format(tools=describe_tools(task.tool_specs)))
-        return "\n\n".join(p for p in parts if p)
+        return system_prompt(task, self.prompt_level, self.stated_target, self._mode or "native")
 
     # -- the Agent protocol --------------------------------------------------------------------
 
@@ -512,7 +542,7 @@ class LLMAgent:
         result = str(observation["last_result"])
         if self.max_result_chars is not None and len(result) > self.max_result_chars:
             result = result[: self.max_result_chars] + f"\n[result cut to {self.max_result_chars} of {len(result)} characters]"
-        status = _budget_status(info) if self.prompt_level >= 1 else ""
+        status = budget_status(info) if self.prompt_level >= 1 else ""
         if status:
             result = f"{result}\n{status}"
         last_turn = int(observation["phase"]) == LAST_TURN
@@ -526,9 +556,9 @@ class LLMAgent:
             self._answer(self._played, result)
         if last_turn:
             for call in self._queue:
-                self._answer(call, _NOT_RUN)
+                self._answer(call, NOT_RUN_TEXT)
             self._queue.clear()
-            self._say({"role": "user", "content": _LAST_TURN_TEXT[self._mode]})
+            self._say({"role": "user", "content": LAST_TURN_TEXT[self._mode]})
         if not self._queue:
             self._queue.extend(self._ask(last_turn))
         self._played = self._queue.pop(0)
@@ -648,8 +678,8 @@ class LLMAgent:
             # The last turn reads a plain reply as the edge list; the env parses it tolerantly.
             if content.strip():
                 return [_Call(None, SUBMIT, {"edges": content})]
-            return [_Call(None, SUBMIT, {"reply": ""}, _EMPTY_SUBMISSION)]
-        return [_Call(None, None, {"reply": content[:_RAW_CHARS]}, _NO_TOOL_CALL[self._mode])]
+            return [_Call(None, SUBMIT, {"reply": ""}, EMPTY_SUBMISSION_TEXT)]
+        return [_Call(None, None, {"reply": content[:_RAW_CHARS]}, NO_TOOL_CALL_TEXT[self._mode])]
 
     def _action(self, call: _Call) -> Any:
         if call.problem is not None:

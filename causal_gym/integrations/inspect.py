@@ -1,0 +1,180 @@
+"""Inspect (``inspect-ai``) tasks for causal_gym's tool envs: ``inspect eval causal_gym/heuresis``.
+
+One task per benchmark id family — :func:`heuresis` (``family``, ``guided``), :func:`causalab`
+(``setting``) and :func:`causal_arena` (``source``, tool mode) — and :func:`causal_gym_task` for
+any tool env id. A task's dataset is its episodes (one sample per :class:`~causal_gym.integrations.
+core.EpisodeRef`: the instances and seeds ``causal-gym run`` plays), its solver
+(:func:`play_episode`) plays the episode with Inspect's model under our LLM agent's protocol
+(the env's tool schemas sent natively, results as tool messages, the last turn), and its scorer
+(:func:`episode_scores`) reports every final score of the env as a metric (mean and standard
+error over samples); the sample's score metadata keep the total reward and the ending.
+
+Why a solver of our own rather than Inspect's ``react`` agent: an episode ends when the env says so
+(``submit``, an exhausted budget, repeated errors), the last turn offers only ``submit``, and a
+reply without a tool call costs a turn; ``react`` has its own submit tool and stopping rule, so
+its episodes would not be the ones ``causal-gym run`` plays.
+
+With the package installed (``pip install 'causal-gym[inspect]'``) the tasks are registered under
+the ``causal_gym/`` prefix, so for example::
+
+    inspect eval causal_gym/heuresis -T family=wild -T episodes=5 --model openai/gpt-4o-mini
+    inspect eval causal_gym/causalab -T setting=4node --model openai-api/vllm/Qwen3-8B
+
+Task arguments are plain values so that ``-T`` can set them (``env_kwargs`` as a JSON object).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import gymnasium as gym
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageTool, ChatMessageUser, get_model
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolInfo, ToolParams
+
+from causal_gym.envs.benchmark import benchmark_of
+from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs
+
+__all__ = ["causal_arena", "causal_gym_task", "causalab", "episode_scores", "heuresis", "play_episode", "tool_info"]
+
+STORE_KEY = "causal_gym"
+"""Where the solver leaves the episode's outcome in the sample's store (read by the scorer)."""
+
+
+def tool_info(spec: Mapping[str, Any]) -> ToolInfo:
+    """An OpenAI function schema of an env tool as Inspect's :class:`~inspect_ai.tool.ToolInfo`."""
+    function = spec["function"]
+    return ToolInfo(name=function["name"], description=function.get("description", ""),
+                    parameters=ToolParams.model_validate(function.get("parameters") or {}))
+
+
+def _env_kwargs(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise ValueError(f"env_kwargs must be a JSON object, got {value!r}") from exc
+    if not isinstance(value, Mapping):
+        raise ValueError(f"env_kwargs must be a JSON object, got {value!r}")
+    return dict(value)
+
+
+def _check_id(env_id: str, family: str) -> str:
+    if env_id not in gym.registry:
+        spec = benchmark_of(family)
+        known = [entry.id for entry in spec.envs] if spec is not None else []
+        raise ValueError(f"no registered env {env_id!r}" + (f"; {family} ids: {known}" if known else ""))
+    return env_id
+
+
+@solver
+def play_episode(prompt_level: int = 0, stated_target: str = "none") -> Solver:
+    """Play the sample's episode with the task's model (see the module docstring).
+
+    The env is made, reset and stepped in a worker thread (a reset may compute references, a step
+    run a discovery algorithm), so samples run concurrently without blocking Inspect's loop.
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        ref = EpisodeRef.from_row(state.metadata)
+        session = await anyio.to_thread.run_sync(
+            lambda: ToolSession(ref, prompt_level=prompt_level, stated_target=stated_target))
+        try:
+            model = get_model()
+            state.messages = [ChatMessageSystem(content=session.system_prompt),
+                              ChatMessageUser(content=session.first_message)]
+            while not session.done:
+                tools = [tool_info(spec) for spec in session.tools_now()]
+                output = await model.generate(state.messages, tools=tools, tool_choice="auto")
+                state.output = output
+                message = output.message
+                state.messages.append(message)
+                calls = message.tool_calls or []
+                played = [(c.id, c.function, c.arguments if c.parse_error is None else f"<{c.parse_error}>")
+                          for c in calls]
+                reply = await anyio.to_thread.run_sync(lambda: session.respond(played, message.text))
+                names = {c.id: c.function for c in calls}
+                state.messages.extend(ChatMessageTool(content=text, tool_call_id=call_id, function=names[call_id])
+                                      for call_id, text in reply.tool_results)
+                state.messages.extend(ChatMessageUser(content=text) for text in reply.user_texts)
+            state.store.set(STORE_KEY, {
+                "scores": session.scores, "total_reward": session.total_reward, "steps": session.steps,
+                "terminated": session.terminated, "truncated": session.truncated,
+                "submission_source": session.final_info.get("submission_source"),
+            })
+        finally:
+            session.close()
+        return state
+
+    return solve
+
+
+@scorer(metrics={"*": [mean(), stderr()]})
+def episode_scores() -> Scorer:
+    """The env's final scores of the episode, one metric per score (its mean and standard error)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        outcome = state.store.get(STORE_KEY)
+        if not outcome:
+            raise RuntimeError("the sample's episode did not end; was it played by play_episode()?")
+        ending = "truncated" if outcome["truncated"] else "terminated"
+        return Score(value=dict(outcome["scores"]), explanation=f"episode {ending} after {outcome['steps']} steps",
+                     metadata={key: outcome[key] for key in ("total_reward", "steps", "truncated",
+                                                             "submission_source")})
+
+    return score
+
+
+def _episodes_task(env_id: str, episodes: int, first_instance: int, split: str, seed: int, repeats: int,
+                   env_kwargs: str | Mapping[str, Any] | None, prompt_level: int, stated_target: str) -> Task:
+    refs = episode_refs(env_id, episodes, first_instance=first_instance, split=split or None, seed=seed,
+                        repeats=repeats, env_kwargs=_env_kwargs(env_kwargs))
+    dataset = MemoryDataset([Sample(input=ref.name, id=ref.name, metadata=ref.to_row()) for ref in refs],
+                            name=env_id)
+    return Task(dataset=dataset, solver=play_episode(prompt_level, stated_target), scorer=episode_scores(),
+                name=env_id, metadata={"env_id": env_id})
+
+
+@task
+def causal_gym_task(env_id: str, episodes: int = 10, first_instance: int = 0, split: str = "test", seed: int = 0,
+                    repeats: int = 1, env_kwargs: str | dict | None = None, prompt_level: int = 0,
+                    stated_target: str = "none") -> Task:
+    """Any causal_gym tool env: ``episodes`` instances from ``first_instance`` of ``split``, as
+    ``causal-gym run --env <env_id> --episodes <episodes>`` plays them (same seeds)."""
+    return _episodes_task(_check_id(env_id, env_id), episodes, first_instance, split, seed, repeats, env_kwargs,
+                          prompt_level, stated_target)
+
+
+@task
+def heuresis(family: str = "wild", guided: bool = False, episodes: int = 10, first_instance: int = 0,
+             split: str = "test", seed: int = 0, repeats: int = 1, env_kwargs: str | dict | None = None,
+             prompt_level: int = 0, stated_target: str = "none") -> Task:
+    """Heuresis repair episodes of one mechanism ``family`` (``Heuresis-<family>[-guided]-v0``)."""
+    env_id = _check_id(f"Heuresis-{family}{'-guided' if guided else ''}-v0", "Heuresis-lg-v0")
+    return _episodes_task(env_id, episodes, first_instance, split, seed, repeats, env_kwargs, prompt_level,
+                          stated_target)
+
+
+@task
+def causalab(setting: str = "4node", episodes: int = 10, first_instance: int = 0, split: str = "test",
+             seed: int = 0, repeats: int = 1, env_kwargs: str | dict | None = None) -> Task:
+    """CausaLab crystal-laboratory episodes of one ``setting`` (``CausaLab-<setting>-v0``)."""
+    env_id = _check_id(f"CausaLab-{setting}-v0", "CausaLab-4node-v0")
+    return _episodes_task(env_id, episodes, first_instance, split, seed, repeats, env_kwargs, 0, "none")
+
+
+@task
+def causal_arena(source: str = "synthetic", episodes: int = 10, first_instance: int = 0, split: str = "test",
+                 seed: int = 0, repeats: int = 1, env_kwargs: str | dict | None = None,
+                 prompt_level: int = 0) -> Task:
+    """CausalArena episodes of one SCM ``source`` in tool mode (``CausalArena-<source>-tools-v0``)."""
+    env_id = _check_id(f"CausalArena-{source}-tools-v0", "CausalArena-synthetic-tools-v0")
+    return _episodes_task(env_id, episodes, first_instance, split, seed, repeats, env_kwargs, prompt_level, "none")
