@@ -256,9 +256,13 @@ def test_trl_environment_with_a_scripted_policy_matches_a_direct_run(direct, env
         assert row["prompt"] == [{"role": m["role"], "content": m["content"]} for m in transcript[:2]]
         tools = trl_tools(env)
         schemas = [get_json_schema(method) for method in tools.values()]
+        assert {schema["function"]["name"] for schema in schemas} == set(tools)
         assistant_turns = []
         while not env.session.done:
-            call = scripted({"messages": assistant_turns, "tools": schemas})["message"]["tool_calls"][0]["function"]
+            # the episode's own schemas pick the arguments: TRL renders one schema per class, so a choice
+            # list that varies by episode (CausaLab's properties) is a plain string there, named in the task
+            call = scripted({"messages": assistant_turns, "tools": env.session.tool_specs})
+            call = call["message"]["tool_calls"][0]["function"]
             result = tools[call["name"]](**json.loads(call["arguments"]))
             assert isinstance(result, str)
             assistant_turns.append({"role": "assistant"})
