@@ -108,7 +108,8 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
     A computation that cannot be interrupted from inside (a causal-discovery run in a C or numpy
     loop) is stopped by killing its process, so ``function`` must be picklable: a module-level
     function or a :func:`functools.partial` of one. The worker has one BLAS thread and dies with
-    this process. Exceptions inside ``function`` propagate. Inside a daemonic process (the workers
+    this process. Exceptions inside ``function`` propagate; an exception that interrupts the wait
+    (a signal handler's) kills the worker too. Inside a daemonic process (the workers
     of Gymnasium's ``AsyncVectorEnv``), which may not have children, ``function`` runs here without
     a limit, with a warning.
 
@@ -127,4 +128,8 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
         raise TimeLimitExceeded(seconds) from None
     except BrokenProcessPool:  # the worker died (out of memory, a signal): start afresh next time
         _discard_executor()
+        raise
+    except BaseException:  # interrupted while waiting (a stop signal): the call must not run on unseen
+        if not future.done():
+            _discard_executor()
         raise

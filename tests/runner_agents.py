@@ -27,3 +27,23 @@ class SlowAgent:
         time.sleep(self.delay)
         self.done += 1
         return typed_action(self.task, "summarize" if self.done <= self.steps else "submit")
+
+
+class SleepyAgent:
+    """Waits ``delay`` seconds, then answers ``answer`` (the toy benchmark's one step); ``usage()`` tells
+    how many rows the observation had, so a test sees which env keywords reached the env."""
+
+    def __init__(self, delay: float = 0.0, answer: int = 0) -> None:
+        self.delay, self.answer = delay, answer
+        self.rows: int | None = None
+
+    def reset(self, task: TaskSpec) -> None:
+        self.rows = None
+
+    def act(self, observation: Any, info: Any) -> int:
+        self.rows = len(observation)
+        time.sleep(self.delay)
+        return self.answer
+
+    def usage(self) -> dict[str, Any]:
+        return {"rows": self.rows}
