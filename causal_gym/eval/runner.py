@@ -107,7 +107,7 @@ from causal_gym.harness.rollout import RolloutInterrupted, episode_seeds, rollou
 from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
 from causal_gym.seal import OPEN, Seal, resolve_seal
 
-__all__ = ["BACKENDS", "DRAIN_SECONDS", "EpisodeTask", "RunConfig", "RunSummary", "run"]
+__all__ = ["BACKENDS", "DRAIN_SECONDS", "EpisodeTask", "RunConfig", "RunSummary", "run", "run_plan"]
 
 BACKENDS = ("local", "ray")
 
@@ -836,3 +836,28 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
             _install(signal.SIGTERM, previous)
             bar.close()
         return _summarize(store, tasks, len(tasks) - len(todo), bar.done)
+
+
+def run_plan(config: RunConfig | Mapping[str, Any], out_dir: str | Path, progress: bool = True) -> list[dict[str, Any]]:
+    """:func:`run` a configuration (a :class:`RunConfig` or its keyword arguments) and return the last
+    line of each of its episodes that has one, in grid order.
+
+    This is the runner as a benchmark's reproduce entry point receives it (``runner=`` from
+    ``causal-gym reproduce``; benchmarks may not import this layer): it plans in plain values,
+    gets plain lines back and builds its tables from them.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> lines = run_plan({"env_ids": ("CartPole-v1",), "agent": "random", "instances": (0, 1), "split": None,
+    ...                   "max_steps": 5}, tempfile.mkdtemp(), progress=False)
+    >>> [(line["instance"], line["status"]) for line in lines]
+    [(0, 'truncated'), (1, 'truncated')]
+    """
+    if not isinstance(config, RunConfig):
+        if not isinstance(config, Mapping):
+            raise ValueError(f"config must be a RunConfig or a mapping of its arguments, got {type(config).__name__}")
+        config = RunConfig(**config)
+    run(config, out_dir, progress)
+    latest = RunStore(out_dir).latest()
+    return [latest[task.key] for task in _tasks(config) if task.key in latest]
