@@ -10,7 +10,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-__all__ = ["limit_blas_threads", "die_with_parent", "TimeLimitExceeded", "call_with_time_limit"]
+__all__ = ["limit_blas_threads", "die_with_parent", "TimeLimitExceeded", "call_with_time_limit", "start_time_limited_worker"]
 
 T = TypeVar("T")
 
@@ -100,6 +100,21 @@ def _daemonic() -> bool:
                       "the limit", RuntimeWarning, stacklevel=3)
         _LOCAL.warned = True
     return True
+
+
+def start_time_limited_worker(*modules: str) -> None:
+    """Start this thread's :func:`call_with_time_limit` worker now (if not running) and import ``modules``
+    in it, without a limit: the next limited call then times its own work, not a process start and
+    imports (seconds on a loaded machine). Nothing happens inside a daemonic process."""
+    if not _daemonic():
+        _executor().submit(_import, modules).result()
+
+
+def _import(modules: tuple[str, ...]) -> None:
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module)
 
 
 def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:

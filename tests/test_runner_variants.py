@@ -63,3 +63,21 @@ def test_time_limit_records_timeouts_and_does_not_replay_them(tmp_path, monkeypa
     assert "ETA" in progress[-1] and "timeout 2" in progress[-1]
     assert run(config, tmp_path, progress=False).played == 0  # a timeout is a result, not replayed
     assert sum(1 for _ in RunStore(tmp_path).episodes()) == 4
+
+
+@pytest.mark.slow  # a local Ray start takes a minute or more on a loaded 2-core machine
+def test_time_limit_under_ray_kills_and_records_the_stuck_episodes(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    import os
+    from pathlib import Path
+
+    import causal_gym
+
+    tests = str(Path(__file__).parent)  # the Ray workers import the toy benchmark and the agent from here
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([tests, os.path.dirname(os.path.dirname(causal_gym.__file__))]))
+    variants = ({"name": "fast", "agent_kwargs": {"delay": 0.0}}, {"name": "stuck", "agent_kwargs": {"delay": 120.0}})
+    config = RunConfig((TOY,), "runner_agents:SleepyAgent", instances=(0,), split=None, variants=variants,
+                       time_limit=15.0, backend="ray", workers=2)
+    run(config, tmp_path, progress=False)
+    statuses = {line["variant"]: line["status"] for line in RunStore(tmp_path).latest().values()}
+    assert statuses == {"fast": "finished", "stuck": "timeout"}

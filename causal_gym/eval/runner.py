@@ -47,7 +47,7 @@ Time limit
 ----------
 With ``RunConfig(time_limit=seconds)`` each episode plays in the helper process of
 :func:`causal_gym._workers.call_with_time_limit` (spawned once per worker and kept, so imports are
-paid once); when the limit expires that process is killed and the episode gets a ``"timeout"``
+paid once, and before the clock starts); when the limit expires that process is killed and the episode gets a ``"timeout"``
 line (no scores, the limit in ``error``). A timeout is a final status: it is recorded, never
 dropped, and a rerun does not play it again (a paper's protocol counts it as a result). The helper
 dies with its worker; a stop request kills it and records the episode as interrupted.
@@ -101,7 +101,13 @@ import numpy as np
 import causal_gym
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count, check_real
-from causal_gym._workers import TimeLimitExceeded, call_with_time_limit, die_with_parent, limit_blas_threads
+from causal_gym._workers import (
+    TimeLimitExceeded,
+    call_with_time_limit,
+    die_with_parent,
+    limit_blas_threads,
+    start_time_limited_worker,
+)
 from causal_gym.agents.registry import agent_factory, make_agent
 from causal_gym.harness.rollout import RolloutInterrupted, episode_seeds, rollout
 from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
@@ -460,6 +466,7 @@ def _play(task: EpisodeTask) -> dict[str, Any]:
     which is killed when the limit expires (the episode then gets a ``"timeout"`` line)."""
     if task.time_limit is None:
         return _play_episode(task)
+    start_time_limited_worker(__name__)  # the limit counts the episode, not the worker's start-up
     start = time.perf_counter()
     try:
         return call_with_time_limit(functools.partial(_play_episode, task), task.time_limit)
