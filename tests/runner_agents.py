@@ -31,10 +31,11 @@ class SlowAgent:
 
 class SleepyAgent:
     """Waits ``delay`` seconds, then answers ``answer`` (the toy benchmark's one step); ``usage()`` tells
-    how many rows the observation had, so a test sees which env keywords reached the env."""
+    how many rows the observation had, so a test sees which env keywords reached the env.
+    ``$SLEEPY_AGENT_DELAY`` overrides ``delay`` (a resumed run with the same configuration, but quick)."""
 
     def __init__(self, delay: float = 0.0, answer: int = 0) -> None:
-        self.delay, self.answer = delay, answer
+        self.delay, self.answer = float(os.environ.get("SLEEPY_AGENT_DELAY", delay)), answer
         self.rows: int | None = None
 
     def reset(self, task: TaskSpec) -> None:

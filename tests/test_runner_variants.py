@@ -81,3 +81,56 @@ def test_time_limit_under_ray_kills_and_records_the_stuck_episodes(tmp_path, mon
     run(config, tmp_path, progress=False)
     statuses = {line["variant"]: line["status"] for line in RunStore(tmp_path).latest().values()}
     assert statuses == {"fast": "finished", "stuck": "timeout"}
+
+
+def _descendants(pid: int) -> list[int]:
+    from pathlib import Path
+
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def test_sigterm_stops_a_time_limited_run_promptly_and_the_rerun_plays_the_rest(tmp_path, monkeypatch):
+    import os
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+
+    import causal_gym
+
+    tests = str(Path(__file__).parent)
+    out = tmp_path / "run"
+    code = ("from causal_gym.eval.runner import RunConfig, run\n"
+            f"run(RunConfig(({TOY!r},), 'runner_agents:SleepyAgent', instances=(0, 1, 2, 3), split=None, "
+            f"agent_kwargs={{'delay': 300.0}}, time_limit=900.0, workers=2), {str(out)!r}, progress=False)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, os.path.dirname(os.path.dirname(causal_gym.__file__))])}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(_descendants(proc.pid)) < 5 and time.monotonic() < deadline:  # 2 workers, 2 helpers, a tracker
+        time.sleep(0.2)
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.communicate(timeout=90)  # the drain waits 30 s at most, never the 900 s limit
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    lines = RunStore(out).episodes()
+    assert lines and all(line["status"] == "interrupted" for line in lines)
+    monkeypatch.setenv("SLEEPY_AGENT_DELAY", "0")
+    config = RunConfig((TOY,), "runner_agents:SleepyAgent", instances=(0, 1, 2, 3), split=None,
+                       agent_kwargs={"delay": 300.0}, time_limit=900.0, workers=2)
+    assert run(config, out, progress=False).played == 4
+    assert sorted(RunStore(out).finished_keys()) == [episode_key(TOY, None, k, 0) for k in range(4)]

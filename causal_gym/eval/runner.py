@@ -466,9 +466,13 @@ def _play(task: EpisodeTask) -> dict[str, Any]:
     which is killed when the limit expires (the episode then gets a ``"timeout"`` line)."""
     if task.time_limit is None:
         return _play_episode(task)
-    start_time_limited_worker(__name__)  # the limit counts the episode, not the worker's start-up
     start = time.perf_counter()
+    if _STOP.is_set():  # a task the pool handed over after the stop request: start nothing
+        return _line(task, None, start, status="interrupted", error="RolloutInterrupted: stopped before it started",
+                     traceback=None, reward=None, steps=None, scores={}, record=None, trace=None)
     try:
+        start_time_limited_worker(__name__)  # the limit counts the episode, not the worker's start-up
+        start = time.perf_counter()
         return call_with_time_limit(functools.partial(_play_episode, task), task.time_limit)
     except TimeLimitExceeded:
         return _line(task, None, start, status="timeout", traceback=None, reward=None, steps=None, scores={},
