@@ -28,7 +28,7 @@ from typing import Any
 from causal_gym._jsonable import to_jsonable
 from causal_gym._workers import call_with_time_limit
 
-__all__ = ["CACHE_ENV", "cache_dir", "cache_key", "cached"]
+__all__ = ["CACHE_ENV", "cache_dir", "cache_key", "cached", "is_cached"]
 
 CACHE_ENV = "CAUSAL_GYM_CACHE"
 """Environment variable that overrides the cache directory."""
@@ -77,6 +77,16 @@ def _write(path: Path, entry: dict[str, Any]) -> None:
         raise
 
 
+def is_cached(key_parts: Mapping[str, Any]) -> bool:
+    """Whether :func:`cached` would find a readable payload under ``key_parts`` (a hit, no compute)."""
+    key_json = _canonical(key_parts)
+    return _read(_path(key_json), key_json) is not None
+
+
+def _path(key_json: str) -> Path:
+    return cache_dir() / f"{hashlib.sha256(key_json.encode()).hexdigest()}.json"
+
+
 def cached(
     key_parts: Mapping[str, Any], compute: Callable[[], Mapping[str, Any]], time_limit: float | None = None
 ) -> dict[str, Any]:
@@ -113,7 +123,7 @@ def cached(
     {'y': 9}
     """
     key_json = _canonical(key_parts)
-    path = cache_dir() / f"{hashlib.sha256(key_json.encode()).hexdigest()}.json"
+    path = _path(key_json)
     payload = _read(path, key_json)
     if payload is not None:
         return payload

@@ -20,6 +20,22 @@ def to_jsonable(value: Any) -> Any:
     output is strict JSON. Anything else raises ``TypeError`` rather than being stringified, so a
     record never silently loses information.
     """
+    # Exact built-in types first: records are mostly plain dicts, lists, strings and floats, and
+    # every env step converts its result, so this path must not pay for the general checks.
+    kind = type(value)
+    if kind is str or kind is bool or kind is int or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {k if type(k) is str else str(k): to_jsonable(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [to_jsonable(v) for v in value]
+    return _convert(value)
+
+
+def _convert(value: Any) -> Any:
+    """:func:`to_jsonable` for everything but exact built-in dicts, lists, tuples and scalars."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, (int, np.integer)):

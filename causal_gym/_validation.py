@@ -79,7 +79,7 @@ def check_adjacency(graph: object, name: str = "graph", d: int | None = None) ->
         raise ValueError(f"{name} must be a square (d, d) matrix, got shape {arr.shape}")
     if d is not None and arr.shape[0] != d:
         raise ValueError(f"{name} must have shape ({d}, {d}), got {arr.shape}")
-    if not np.isin(arr, (0, 1)).all():
+    if not ((arr == 0) | (arr == 1)).all():
         bad = np.unique(arr[~np.isin(arr, (0, 1))])[:5]
         raise ValueError(f"{name} entries must be 0 or 1, found {bad.tolist()}")
     if np.any(np.diagonal(arr)):

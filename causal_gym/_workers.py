@@ -10,7 +10,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-__all__ = ["limit_blas_threads", "die_with_parent", "TimeLimitExceeded", "call_with_time_limit", "start_time_limited_worker"]
+__all__ = ["limit_blas_threads", "die_with_parent", "worker_pool", "stop_pool", "in_daemonic_process", "TimeLimitExceeded",
+           "call_with_time_limit", "start_time_limited_worker"]
 
 T = TypeVar("T")
 
@@ -59,39 +60,52 @@ def _worker_start(parent: int) -> None:
     limit_blas_threads()
 
 
-def _executor() -> ProcessPoolExecutor:
-    """This thread's one-worker pool (spawned on first use and kept: the worker's imports are paid once;
-    one per thread, so concurrent episodes do not queue behind each other's calls)."""
-    executor = getattr(_LOCAL, "executor", None)
-    if executor is None:
-        import multiprocessing
+def worker_pool(workers: int = 1) -> ProcessPoolExecutor:
+    """A ``spawn`` process pool whose workers have one BLAS thread and die with this process.
 
-        from multiprocessing.util import Finalize
+    It is stopped (workers killed) at this process's exit, before a ``multiprocessing.Process``
+    would wait for its children; :func:`stop_pool` stops it earlier.
+    """
+    import multiprocessing
+    from multiprocessing.util import Finalize
 
-        executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=_worker_start, initargs=(os.getpid(),))
-        _LOCAL.executor = executor
-        # A multiprocessing.Process joins its live children when it ends; stop the kept worker first.
-        Finalize(None, _stop, args=(executor,), exitpriority=100)
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_worker_start, initargs=(os.getpid(),))
+    Finalize(None, stop_pool, args=(executor,), exitpriority=100)
     return executor
 
 
-def _stop(executor: ProcessPoolExecutor) -> None:
+def stop_pool(executor: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers now (a call in progress dies with them) and drop its queue."""
     for process in list((getattr(executor, "_processes", None) or {}).values()):
         process.kill()
     executor.shutdown(wait=False, cancel_futures=True)
 
 
+def _executor() -> ProcessPoolExecutor:
+    """This thread's one-worker pool (spawned on first use and kept: the worker's imports are paid once;
+    one per thread, so concurrent episodes do not queue behind each other's calls)."""
+    executor = getattr(_LOCAL, "executor", None)
+    if executor is None:
+        executor = _LOCAL.executor = worker_pool(1)
+    return executor
+
+
 def _discard_executor() -> None:
     executor = _LOCAL.__dict__.pop("executor", None)
     if executor is not None:  # the stuck call has to die now
-        _stop(executor)
+        stop_pool(executor)
+
+
+def in_daemonic_process() -> bool:
+    """Whether this process may not start children (a daemonic ``multiprocessing`` worker)."""
+    import multiprocessing
+
+    return bool(multiprocessing.current_process().daemon)
 
 
 def _daemonic() -> bool:
-    import multiprocessing
-
-    if not multiprocessing.current_process().daemon:
+    if not in_daemonic_process():
         return False
     if not getattr(_LOCAL, "warned", False):
         import warnings

@@ -149,6 +149,7 @@ def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
         print("no played episodes in " + ", ".join(args.dirs))
     for table in tables:
         print(f"\n{table.title}\n{format_table(table.frame)}")
+        print("".join(f"  {line}\n" for line in table.legend_lines()), end="")
     out = Path(args.out) if args.out is not None else Path(args.dirs[0]) / "report"
     written = write_tables(tables, out, frame)
     print(f"\nwrote {len(written)} files to {out} (report.md, CSV tables, PNG figures)")
@@ -285,12 +286,18 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
 """Each adds one subcommand and sets its ``handler(args, rest) -> exit status``."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``causal-gym`` console script; returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``causal-gym`` argument parser with every subcommand (parsing runs nothing)."""
     parser = argparse.ArgumentParser(prog="causal-gym", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``causal-gym`` console script; returns the exit status."""
+    parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if rest and not getattr(args, "passes_rest", False):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")

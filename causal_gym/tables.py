@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -87,11 +87,20 @@ class ReportTable:
         The caption printed above it.
     frame : pandas.DataFrame
         The rows; intervals as ``x``, ``x_low``, ``x_high`` columns.
+    legend : mapping
+        What columns mean, printed under the table: ``{column: meaning}``. Give the benchmark's
+        whole glossary; only the columns the frame has are shown (``x`` covers ``x_low``/``x_high``).
     """
 
     name: str
     title: str
     frame: pd.DataFrame
+    legend: Mapping[str, str] = field(default_factory=dict)
+
+    def legend_lines(self) -> list[str]:
+        """``"column: meaning"`` for each legend column the frame has, in the frame's order."""
+        present = [c for c in self.frame.columns if c in self.legend]
+        return [f"{column}: {self.legend[column]}" for column in present]
 
 
 def build_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -220,17 +229,31 @@ def _text(value: Any, digits: int) -> str:
     return str(value)
 
 
+COUNT_COLUMNS = frozenset({"d", "n", "episodes", "instances", "finished", "repeat", "replicate", "index"})
+"""Columns that hold counts or sizes: printed without decimals when every value is a whole number."""
+
+
+def _whole_numbers(column: pd.Series) -> bool:
+    if column.dtype.kind != "f":
+        return False
+    values = column.to_numpy(dtype=float)
+    finite = values[np.isfinite(values)]
+    return finite.size > 0 and bool(np.all(finite == np.round(finite))) and bool(np.all(np.abs(finite) < 2**53))
+
+
 def _string_cells(table: pd.DataFrame, digits: int) -> tuple[list[str], list[list[str]], list[bool]]:
     """Headers, cell strings and right-alignment flags, with each interval folded into one column."""
     columns = list(table.columns)
     hidden = {f"{c}{s}" for c in columns if _is_interval(columns, c) for s in ("_low", "_high")}
     shown = [c for c in columns if c not in hidden]
+    # counts and sizes made float by a NaN (another benchmark's rows) print as the integers they are
+    whole = {c for c in shown if c in COUNT_COLUMNS and _whole_numbers(table[c])}
     cells = []
     for record in table.itertuples(index=False, name=None):
         value = dict(zip(columns, record))
         line = []
         for c in shown:
-            text = _text(value[c], digits)
+            text = _text(value[c], 0 if c in whole else digits)
             if _is_interval(columns, c) and text != "-":
                 low, high = _text(value[f"{c}_low"], digits), _text(value[f"{c}_high"], digits)
                 if "-" not in (low, high):
@@ -250,6 +273,10 @@ def format_table(table: pd.DataFrame, digits: int = 3) -> str:
     >>> print(format_table(pd.DataFrame({"agent": ["a"], "f1": [0.5], "f1_low": [0.4], "f1_high": [0.6]})))
     agent                    f1
     a      0.500 [0.400, 0.600]
+    >>> print(format_table(pd.DataFrame({"d": [10.0, float("nan")], "f1": [1.0, 1.0]})))
+     d     f1
+    10  1.000
+     -  1.000
     """
     if table.empty:
         return "(no rows)"

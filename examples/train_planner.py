@@ -80,6 +80,7 @@ def make_callbacks(args: argparse.Namespace, start: float) -> list[Any]:
             self.episodes = 0
 
         def _on_training_start(self) -> None:
+            self.printed = 0.0
             self.file = self.path.open("w", newline="")
             self.writer = csv.writer(self.file)
             self.writer.writerow(["timesteps", "wall_time_s", "episodes", "mean_return", "mean_edge_f1"])
@@ -95,9 +96,14 @@ def make_callbacks(args: argparse.Namespace, start: float) -> list[Any]:
             if not self.returns:
                 return
             self.episodes += len(self.returns)
-            self.writer.writerow([self.num_timesteps, round(time.perf_counter() - start, 1), self.episodes,
+            elapsed = time.perf_counter() - start
+            self.writer.writerow([self.num_timesteps, round(elapsed, 1), self.episodes,
                                   round(float(np.mean(self.returns)), 4), round(float(np.mean(self.f1)), 4)])
             self.file.flush()
+            if time.perf_counter() - self.printed >= 30.0:  # a line every 30 s, not per rollout
+                self.printed = time.perf_counter()
+                print(f"  {self.num_timesteps:>8} steps  {elapsed / 60:5.1f} min  {self.episodes:>6} episodes  "
+                      f"mean return {np.mean(self.returns):.3f}  mean edge F1 {np.mean(self.f1):.3f}", flush=True)
             self.returns, self.f1 = [], []
 
         def _on_training_end(self) -> None:
@@ -141,6 +147,8 @@ def evaluate(args: argparse.Namespace, planners: dict[str, Any]) -> dict[str, li
 def main() -> None:
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    print(f"training PPO on {args.env_id} for up to {args.timesteps} steps or {args.max_minutes:g} min "
+          f"({args.n_envs} envs); a progress line every 30 s, the curve in {args.out / 'learning_curve.csv'}", flush=True)
     model, wrapper, seconds = train(args)
     print(f"trained {model.num_timesteps} steps in {seconds / 60:.1f} min ({model.num_timesteps / seconds:.0f} steps/s)")
     planners = {"trained": SB3Agent(model, wrapper), "random": RandomPlanner(seed=args.seed),

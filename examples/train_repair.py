@@ -274,8 +274,9 @@ def evaluate(model: Any, args: argparse.Namespace) -> tuple[list[dict[str, Any]]
     column = {key: np.array([r[key] for r in rows], dtype=float) for key in rows[0]}
     zeros = np.zeros(len(rows))
 
-    def interval(a: np.ndarray, b: np.ndarray) -> list[float]:
-        return [round(v, 4) for v in paired_bootstrap(a, b, seed=args.seed)]
+    def interval(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
+        mean, low, high = paired_bootstrap(a, b, seed=args.seed)
+        return {"mean": round(mean, 4), "ci95": [round(low, 4), round(high, 4)]}
 
     summary = {
         "family": args.family, "instances": len(rows),
@@ -309,7 +310,16 @@ def main(argv: list[str] | None = None) -> None:
         writer.writeheader()
         writer.writerows(rows)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2))
-    print(json.dumps(summary, indent=2))
+    print(f"\n{summary['family']}, {summary['instances']} test instances: mean adjacency F1 "
+          + ", ".join(f"{name} {value:.3f}" for name, value in summary["mean_f1"].items()))
+    print("paired differences of F1 gain, mean [95% bootstrap interval]:")
+    for key in ("policy_minus_pc_kci", "rule_minus_pc_kci", "policy_minus_rule", "oracle_minus_pc_kci"):
+        cell = summary[key]
+        print(f"  {key.replace('_minus_', ' - '):<18} {cell['mean']:+.3f} [{cell['ci95'][0]:+.3f}, {cell['ci95'][1]:+.3f}]")
+    print(f"wrong deletions per instance {summary['mean_wrong_deletions']:.2f}; recovered / harmful restorations: "
+          f"policy {summary['policy_mean_recovered']:.2f} / {summary['policy_mean_harmful']:.2f}, "
+          f"rule {summary['rule_mean_recovered']:.2f} / {summary['rule_mean_harmful']:.2f}")
+    print(f"(all numbers in {args.out / 'summary.json'}; per instance in {args.out / 'eval.csv'})")
 
 
 if __name__ == "__main__":

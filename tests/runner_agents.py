@@ -13,7 +13,8 @@ class SlowAgent:
     """Calls ``summarize`` ``steps`` times, ``delay`` seconds apart, then submits: an episode long enough to stop.
 
     ``$SLOW_AGENT_STEPS`` overrides ``steps``, so a test can resume a run with the same configuration
-    but shorter episodes.
+    but shorter episodes; with ``$SLOW_AGENT_MARK`` set, each step appends a line to that file, so a
+    test can wait for episodes to be under way instead of guessing a time.
     """
 
     def __init__(self, steps: int = 20, delay: float = 0.1) -> None:
@@ -26,6 +27,10 @@ class SlowAgent:
     def act(self, observation: Any, info: Any) -> Any:
         time.sleep(self.delay)
         self.done += 1
+        mark = os.environ.get("SLOW_AGENT_MARK")
+        if mark:
+            with open(mark, "a", encoding="utf-8") as stream:
+                stream.write(f"{os.getpid()} {self.done}\n")
         return typed_action(self.task, "summarize" if self.done <= self.steps else "submit")
 
 

@@ -26,6 +26,19 @@ def test_import_contracts_hold():
     assert "0 broken" in result.stdout
 
 
+def test_every_benchmark_folder_is_under_the_contracts():
+    """A new benchmark folder must join the independence and 'names no benchmark' contracts."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    folders = {f"causal_gym.envs.{spec.parent.name}" for spec in (ROOT / "causal_gym" / "envs").glob("*/spec.py")}
+    assert len(folders) >= 3
+    independent = next(c for c in contracts if c["type"] == "independence")
+    forbidden = next(c for c in contracts if c["type"] == "forbidden")
+    assert set(independent["modules"]) == folders
+    assert set(forbidden["forbidden_modules"]) == folders
+
+
 _PLAY_TOY = """
 import contextlib, io, json, sys
 import toy_benchmark  # registers the toy benchmark, as a third-party package's import would

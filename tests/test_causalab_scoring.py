@@ -334,14 +334,30 @@ def test_verify_linear_records():
 def test_verify_uses_two_decimal_rounding_semantics():
     q = _ok(QUAD, "quadratic")
     records = [{"density": 22.0, F: 59.61}, {"density": 54.0, F: round(90.01 + 0.016 * 54**2 - 1.73385 * 54, 2)}]
-    assert reproduces(q, records)  # 59.6093 rounds to 59.61
-    assert not reproduces(q, [{"density": 22.0, F: 59.62}])  # off by 0.0107
-    # a prediction 0.0051 away from the reading could not round to it
-    assert not reproduces(q, [{"density": 22.0, F: 59.6093 + 0.0051}])
-    assert reproduces(q, [{"density": 22.0, F: 59.6093 + 0.0049}])
+    assert reproduces(q, records, tol=0.0)  # 59.6093 rounds to 59.61
+    assert not reproduces(q, [{"density": 22.0, F: 59.62}])  # off by 0.0107, beyond the default slack too
+    # with no slack: a prediction 0.0051 away from the reading could not round to it
+    assert not reproduces(q, [{"density": 22.0, F: 59.6093 + 0.0051}], tol=0.0)
+    assert reproduces(q, [{"density": 22.0, F: 59.6093 + 0.0049}], tol=0.0)
     off = {"base": 90.01, "c_density_2": 0.016, "c_density_1": -1.73485}
     slightly_off = _ok(_with(QUAD, coefficients=off), "quadratic")
     assert not reproduces(slightly_off, records)  # c1 off by 0.001 -> error 0.022 at density 22
+
+
+def test_verify_default_slack_accepts_a_fitted_equation_near_the_rounding_edge():
+    # issue 14.16: readings are the true equation rounded to 2 decimals; an equation fitted from them
+    # predicts within a few thousandths of the truth. With zero slack beyond the rounding it misses
+    # every record where the truth sits on the other side of the rounding edge.
+    q = _ok(QUAD, "quadratic")
+    records = [{"density": float(d), F: round(90.01 + 0.016 * d * d - 1.73385 * d, 2)} for d in range(0, 101, 3)]
+    assert reproduces(q, records) and reproduces(q, records, tol=0.0)
+    for shift in (0.0048, -0.0048):
+        fitted = _ok(_with(QUAD, coefficients={**QUAD["coefficients"], "base": 90.01 + shift}), "quadratic")
+        # by hand: |truth - reading| <= 0.005, so the fitted prediction is within 0.0098 of each reading
+        assert verify(fitted, records).ok and verify(fitted, records).max_abs_error <= 0.0098 + 1e-12
+        assert not verify(fitted, records, tol=0.0).ok  # the old rule: some reading is > 0.005 away
+    beyond = _ok(_with(QUAD, coefficients={**QUAD["coefficients"], "base": 90.01 + 0.0151}), "quadratic")
+    assert not reproduces(beyond, records)  # > 0.0101 from every reading: more than one display unit
 
 
 def test_verify_without_records_and_bad_records():
@@ -408,7 +424,8 @@ def test_root_nodes_exclude_off_path_nodes():
 def test_freq_weight_scores_tolerance():
     assert freq_weight_scores({"a": 2.0, "b": 1.0}, {"a": 2.0, "c": 3.0}) == (0.5, 0.5, 0.5)
     assert freq_weight_scores({"a": 2.0000005}, {"a": 2.0}).f1 == 1.0
-    assert freq_weight_scores({"a": 2.001}, {"a": 2.0}).f1 == 0.0
+    assert freq_weight_scores({"a": 2.001}, {"a": 2.0}, tol=1e-6).f1 == 0.0
+    assert freq_weight_scores({"a": 2.011}, {"a": 2.0}).f1 == 0.0  # the default tolerance is 0.01
     assert freq_weight_scores({"a": 2.001}, {"a": 2.0}, tol=0.01).f1 == 1.0
     assert freq_weight_scores({"a": 1.0}, {"a": 2.0, "b": 1.0}) == (0.0, 0.0, 0.0)
     assert freq_weight_scores({}, {"a": 2.0}) == (0.0, 0.0, 0.0)

@@ -5,6 +5,7 @@ loader on a hand-written fixture, and (slow) distributions against the released 
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -380,7 +381,7 @@ def test_golden_stopping_rule_matches_brute_force(n):
     for seed in range(12):
         scm = sample_lab_scm(seed, n)
         bootstrap, chain = golden_records(scm, seed, stop_at_singleton=True)
-        assert len(golden_records(scm, seed)[1]) == 6  # the default: the released chains' length
+        assert len(golden_records(scm, seed, lengths="fixed")[1]) == 6
         index = {p: i for i, p in enumerate(scm.properties)}
         edges = {(index[a], index[b]) for a, b in scm.edges}
         cycle = sorted(scm.controllable)
@@ -396,6 +397,51 @@ def test_golden_stopping_rule_matches_brute_force(n):
             exo = scm.exogenous_from_values(record.values)
             assert all(15 <= v <= 45 for v in exo.values())
     assert len(lengths) > 1  # the rule actually varies the chain length
+
+
+@pytest.mark.parametrize("kind", ["linear", "quadratic"])
+def test_row_by_row_evaluation_is_bit_identical_to_the_vectorised_one(kind):
+    # a few rows take a plain-Python path (speed); many rows the numpy one: same bits, sign of zero included
+    rng = np.random.default_rng(0)
+    for seed in range(40):
+        scm = sample_lab_scm(seed, 3 + seed % 5, kind, freq_parent=seed % 3 == 0)
+        exo = np.round(rng.uniform(-120, 120, size=(20, len(scm.controllable))), 2)
+        exo[0], exo[1], exo[2] = 0.0, -0.003, 0.005  # roots round to -0.0 / a half-way case
+        offsets = {scm.properties[seed % scm.n_nodes]: float(np.round(rng.uniform(-9, 9), 2))}
+        for shift in (None, offsets):
+            batch = scm.evaluate_rows(exo, shift)
+            rows = np.vstack([scm.evaluate_rows(exo[k:k + 1], shift) for k in range(len(exo))])
+            assert np.array_equal(batch, rows) and np.array_equal(np.signbit(batch), np.signbit(rows))
+            single = scm.evaluate(dict(zip(scm.controllable, exo[3].tolist())), shift)
+            assert list(single.values()) == batch[3].tolist()
+
+
+def test_golden_chain_lengths_follow_the_released_suites():
+    # issue 14.17: released 4-node chains {6: 40, 4: 7, 3: 3}, every short one on a complete graph;
+    # 6-node {6: 36, 0: 14}. Shares are checked within 4 binomial standard deviations.
+    def share_ok(hits: int, n: int, p: float) -> bool:
+        return abs(hits / n - p) <= 4 * math.sqrt(p * (1 - p) / n)
+
+    complete_lengths = Counter()
+    for seed in range(300):
+        scm = sample_lab_scm(seed, 4)
+        chain = golden_records(scm, seed)[1]
+        full = golden_records(scm, seed, lengths="fixed")[1]
+        assert chain == full[: len(chain)]  # a shorter chain is a prefix of the fixed one
+        if len(scm.edges) == 6:
+            complete_lengths[len(chain)] += 1
+        else:
+            assert len(chain) == 6
+    assert set(complete_lengths) == {3, 4}
+    assert share_ok(complete_lengths[3], sum(complete_lengths.values()), 3 / 10)
+    six = Counter(len(golden_records(sample_lab_scm(seed, 6), seed)[1]) for seed in range(300))
+    assert set(six) == {0, 6} and share_ok(six[0], 300, 14 / 50)
+    for n in (3, 5, 7):  # no released Golden suite: never empty, 6 unless the graph is complete
+        for seed in range(20):
+            scm = sample_lab_scm(seed, n)
+            assert len(golden_records(scm, seed)[1]) in ({6} if len(scm.edges) < n * (n - 1) // 2 else {n - 1, n})
+    with pytest.raises(ValueError, match="lengths"):
+        golden_records(sample_lab_scm(0, 4), 0, lengths="paper")
 
 
 def test_golden_chain_replays_with_shift_semantics():

@@ -363,3 +363,27 @@ def test_invalid_option_value(name, options):
 def test_bad_data(data):
     with pytest.raises(ValueError):
         run("pc", data)
+
+
+def test_numerical_runtime_warnings_are_counted_on_the_result_not_printed(monkeypatch):
+    import warnings
+
+    import causal_gym.discovery as discovery
+    from causal_gym.discovery.result import MethodOutput
+
+    def noisy(x, **options):
+        for _ in range(3):
+            warnings.warn("overflow encountered in matmul", RuntimeWarning)
+        warnings.warn("invalid value encountered in multiply", RuntimeWarning)
+        warnings.warn("this option is deprecated", FutureWarning)
+        return MethodOutput(np.zeros((x.shape[1], x.shape[1]), dtype=np.int8), {})
+
+    monkeypatch.setitem(discovery._METHODS, "noisy", noisy)
+    data = np.random.default_rng(0).normal(size=(50, 3))
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        result = discovery.run("noisy", data)
+    assert result.warnings == {"overflow encountered in matmul": 3, "invalid value encountered in multiply": 1}
+    assert [w.category for w in shown] == [FutureWarning]  # only the non-numerical one reaches the caller
+    assert result.to_dict()["warnings"] == result.warnings
+    assert discovery.run("pc", data, test="fisherz").warnings == {}

@@ -529,6 +529,102 @@ def test_posterior_concentrates_with_interventional_data():
 
 
 # ---------------------------------------------------------------------------------------------
+# DAG samples, the best DAG and the predictive against enumeration and the scores
+# ---------------------------------------------------------------------------------------------
+
+
+def dag_keys(dags):
+    """One integer per adjacency matrix (its bits), to match samples with the enumeration."""
+    d = dags.shape[-1]
+    return (dags.reshape(len(dags), -1).astype(np.int64) << np.arange(d * d)).sum(axis=1)
+
+
+def test_sampled_dags_follow_the_enumerated_posterior():
+    _, data, mask = mixed_data(3, 20, 3, seed=31)
+    scores = gp.local_scores(data, mask)
+    log_w = log_weights(scores)
+    exact = np.exp(log_w - log_w.max())
+    exact /= exact.sum()
+    n = 100_000
+    draws = gp.sample_dags(scores, n, rng=5)
+    keys = dag_keys(all_dags(3))
+    assert set(dag_keys(draws)) <= set(keys)  # every draw is a DAG of the enumeration
+    counts = np.array([(dag_keys(draws) == key).sum() for key in keys]) / n
+    np.testing.assert_array_less(np.abs(counts - exact), 5 * np.sqrt(exact * (1 - exact) / n) + 1e-3)
+
+
+def test_sampled_edge_frequencies_equal_the_dp_marginals_d5():
+    _, data, mask = mixed_data(5, 30, 2, seed=32)
+    scores = gp.local_scores(data, mask)
+    p = brute_force_marginals(scores)
+    n = 40_000
+    freq = gp.sample_dags(scores, n, rng=6).mean(axis=0)
+    np.testing.assert_array_less(np.abs(freq - p), 5 * np.sqrt(p * (1 - p) / n) + 1e-3)
+
+
+def test_sampled_dags_keep_max_parents():
+    _, _, data = linear_gaussian(4, 40, seed=33)
+    draws = gp.sample_dags(gp.local_scores(data, max_parents=1), 500, rng=7)
+    assert draws.sum(axis=1).max() <= 1
+
+
+@pytest.mark.parametrize("d", [3, 4, 5])
+def test_best_dag_maximises_the_prior_weighted_score_over_all_dags(d):
+    rng = np.random.default_rng(40 + d)
+    scores = rng.normal(scale=3.0, size=(d, 1 << (d - 1)))
+    dags, codes, _ = enumerate_dags(d)
+    log_rho = np.array([-math.log(math.comb(d - 1, k)) for k in range(d)])
+    total = (scores[np.arange(d), codes] + log_rho[dags.sum(axis=1)]).sum(axis=1)  # no linear extensions
+    np.testing.assert_array_equal(gp.best_dag(scores), dags[np.argmax(total)])
+
+
+def test_predictive_density_is_the_change_of_the_local_scores():
+    d = 4
+    _, data, mask = mixed_data(d, 20, 3, seed=34)
+    dag = np.zeros((d, d), dtype=np.int8)
+    dag[0, 1] = dag[0, 2] = dag[1, 2] = dag[2, 3] = 1
+    stats = gp.BGeStats.from_data(data, mask)
+    rows = np.array([[0.3, -1.2, 2.0, 0.5], [1.5, 0.0, -0.7, 3.0]])
+    flags = np.array([[False] * 4, [False, True, False, False]])  # the second row is do(X1)
+    got = gp.predictive_logpdf(stats, dag, rows, flags)
+    for r in range(2):
+        bigger, bigger_mask = np.vstack([data, rows[r]]), np.vstack([mask, flags[r]])
+        expected = 0.0
+        for j in range(d):
+            parents = list(np.flatnonzero(dag[:, j]))
+            expected += textbook_bge(bigger, bigger_mask, j, parents) - textbook_bge(data, mask, j, parents)
+        assert got[r] == pytest.approx(expected, rel=1e-10, abs=1e-10)
+
+
+def test_predictive_samples_have_the_moments_of_the_density():
+    # chain 0 -> 1 -> 2 under do(X1 = 2): X2's draws follow p(x2 | x1 = 2, data), whose mean and
+    # variance come from integrating exp(predictive_logpdf) over x2 (the samples' code path is not used)
+    d = 3
+    dag = np.zeros((d, d), dtype=np.int8)
+    dag[0, 1] = dag[1, 2] = 1
+    rng = np.random.default_rng(35)
+    x0 = rng.normal(size=30)
+    x1 = 0.8 * x0 + 0.5 * rng.normal(size=30)
+    x2 = -1.2 * x1 + 0.4 * rng.normal(size=30)
+    stats = gp.BGeStats.from_data(np.column_stack([x0, x1, x2]))
+    n = 200_000
+    rows = gp.sample_predictive(stats, dag[None], np.full(n, 1), np.full(n, 2.0), rng=8)[0]
+    assert (rows[:, 1] == 2.0).all()
+    grid = np.linspace(-12, 8, 40_001)
+    probe = np.column_stack([np.zeros_like(grid), np.full_like(grid, 2.0), grid])
+    only_x2 = np.zeros(probe.shape, dtype=bool)
+    only_x2[:, :2] = True
+    density = np.exp(gp.predictive_logpdf(stats, dag, probe, only_x2))
+    step = grid[1] - grid[0]
+    assert density.sum() * step == pytest.approx(1.0, abs=1e-6)
+    mean = (grid * density).sum() * step
+    var = ((grid - mean) ** 2 * density).sum() * step
+    assert rows[:, 2].mean() == pytest.approx(mean, abs=4 * math.sqrt(var / n))
+    assert rows[:, 2].var() == pytest.approx(var, rel=0.03)
+    assert abs(np.corrcoef(rows[:, 0], rows[:, 2])[0, 1]) < 0.01  # X0 is cut off from X2 by do(X1)
+
+
+# ---------------------------------------------------------------------------------------------
 # errors
 # ---------------------------------------------------------------------------------------------
 
@@ -548,3 +644,10 @@ def test_errors_name_the_problem():
         gp.edge_posterior(np.zeros((2, 2)), parent_prior="flat")
     with pytest.raises(ValueError, match="supports"):
         gp.local_scores(np.zeros((3, gp.MAX_NODES + 1)))
+    with pytest.raises(ValueError, match="one dataset"):
+        gp.sample_dags(np.zeros((2, 3, 4)), 5, rng=0)
+    stats = gp.BGeStats.from_data(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="DAG"):
+        gp.predictive_logpdf(stats, np.ones((2, 2)) - np.eye(2), np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="targets"):
+        gp.sample_predictive(stats, np.zeros((1, 2, 2)), np.array([2]), np.array([0.0]), rng=0)

@@ -240,6 +240,23 @@ def test_summarize_matches_scipy():
     assert out["top_pairs"][0]["spearman"] == pytest.approx(rho, abs=6e-4)
 
 
+def test_summarize_never_shows_a_negative_zero():
+    """A standardised column's mean is +-1e-17 depending on the BLAS kernel: it must read 0.00 either way."""
+    import math
+
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=(200, 3))
+    data = (data - data.mean(0)) / data.std(0)
+    data[:, 0] -= 1e-12  # a mean just below zero
+    data[:, 1] += 1e-12
+    text, out = tools.summarize(data)
+    assert "-0.00" not in text and " 0.00" in text
+    numbers = [row[k] for row in out["variables"] for k in ("mean", "sd", "skewness", "excess_kurtosis")]
+    numbers += [q for row in out["variables"] for q in row["quantiles"]]
+    assert all(math.copysign(1.0, v) > 0 for v in numbers if v == 0)
+    assert out["variables"][0]["mean"] == 0.0 and out["variables"][1]["mean"] == 0.0
+
+
 def test_fit_parents_r2_matches_sklearn_cross_validated_fits():
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.linear_model import LinearRegression

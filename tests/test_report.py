@@ -436,6 +436,14 @@ def test_arena_tables_match_the_raw_lines(tmp_path):
         by_family.setdefault(family, []).append(line["scores"]["f1"])
     slices = {r["graph_family"]: r["f1"] for r in arena_slice_table(load_runs(out)).to_dict("records")}
     assert slices == pytest.approx({k: float(np.mean(v)) for k, v in by_family.items()})
+    # the printed d is the integer it is, and the report draws F1 against d
+    built = report.report_tables(load_runs(out))
+    agents = next(t for t in built if t.name == "arena_agents")
+    printed = tables.format_table(agents.frame).splitlines()
+    assert printed[1].split()[2] == "10"
+    written = report.write_tables(built, tmp_path / "report", load_runs(out))
+    figure = tmp_path / "report" / "arena_f1_by_d.png"
+    assert figure in written and figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 class CrashOnOddInstances:
@@ -487,3 +495,19 @@ def test_outcome_table_counts_failures_and_silent_models_even_when_every_episode
     main(["report", *(str(tmp_path / name) for name in runs), "--dev", "1", "--out", str(tmp_path / "out")])
     text = (tmp_path / "out" / "report.md").read_text()
     assert "Episodes by status" in text and "CausaLab-4node-v0" in text  # the all-failed run is in the report
+
+
+def test_every_heuresis_column_has_a_legend_line_in_the_report(frame, tmp_path):
+    """Paper jargon (H^s, BCA_phi, merge*) is explained under each table: no unexplained column."""
+    from causal_gym.envs.heuresis.report import GLOSSARY
+
+    tables = [t for t in report.report_tables(frame, dev=1, labels=LABELS) if t.name.startswith("heuresis_")]
+    assert len(tables) >= 5
+    shared = {"agent", "condition", "family", "run", "repeat", "d", "n", "expected_degree", "setting", "seal", "menu"}
+    for table in tables:
+        columns = {c for c in table.frame.columns if not c.endswith(("_low", "_high"))} - shared
+        assert columns <= set(GLOSSARY), (table.name, sorted(columns - set(GLOSSARY)))
+        assert len(table.legend_lines()) == len(columns)
+    markdown = (tmp_path / "report.md")
+    report.write_tables(tables, tmp_path, frame)
+    assert "- h_r: repair headroom H^r = F1(oracle) - F1(BCA_phi)" in markdown.read_text()

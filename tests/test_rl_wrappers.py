@@ -388,3 +388,28 @@ def test_maskable_ppo_trains_and_plays_only_masked_valid_actions():
         assert record.steps > 0 and not any(c["result_text"].startswith("error:") for c in calls)
     with pytest.raises(ValueError, match="observation space"):
         SB3Agent(model, make_sb3_env("CausaLab-4node-v0", flatten=True))
+
+
+def test_action_masks_are_callable_on_the_outer_wrapper_of_every_sb3_env():
+    """Gymnasium 1.x wrappers do not forward attributes: ``env.action_masks()`` itself must work, and
+    MaskablePPO's own mask lookup must find it (all True where the env declares no constraint)."""
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    lab = causal_gym.envs.wrappers.make_sb3_env("CausaLab-4node-v0")
+    lab.reset(seed=0)
+    flat = lab
+    while not isinstance(flat, causal_gym.envs.wrappers.FlattenDictActions):
+        flat = flat.env
+    assert np.array_equal(lab.action_masks(), flat.action_masks())
+    assert 0 < lab.action_masks().sum() < lab.action_space.n  # reactor-only tools are masked at the start
+    planner = causal_gym.envs.wrappers.make_sb3_env("CausaLab-planner-4node-v0", flatten=True)
+    planner.reset(seed=0)
+    assert planner.action_masks().tolist() == [True] * planner.action_space.n
+    repair = causal_gym.envs.wrappers.make_sb3_env("HeuresisRepair-lg-v0", d=5, n=200, train_instances=2)
+    repair.reset(seed=0)
+    inner = repair.unwrapped.action_masks()
+    assert np.array_equal(repair.action_masks(), inner) and not inner.all()
+    vec = DummyVecEnv([lambda: causal_gym.envs.wrappers.make_sb3_env("CausaLab-planner-3node-v0", flatten=True)])
+    vec.reset()
+    assert is_masking_supported(vec) and get_action_masks(vec).shape == (1, vec.action_space.n)

@@ -25,7 +25,7 @@ KWARGS = {"d": 4, "n": 60, "budgets": {"turns": 100}}
 pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
-def _cli(out: Path, *extra: str, steps: int | None = None) -> subprocess.Popen:
+def _cli(out: Path, *extra: str, steps: int | None = None, mark: Path | None = None) -> subprocess.Popen:
     args = ["run", "--env", ENV[0], "--agent", "runner_agents:SlowAgent", "--episodes", "4", "--out", str(out),
             "--env-kwargs", json.dumps(KWARGS), "--agent-kwargs", json.dumps({"steps": 80, "delay": 0.1}), "--quiet",
             *extra]
@@ -33,6 +33,8 @@ def _cli(out: Path, *extra: str, steps: int | None = None) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.path.dirname(os.path.dirname(causal_gym.__file__))])}
     if steps is not None:
         env["SLOW_AGENT_STEPS"] = str(steps)
+    if mark is not None:
+        env["SLOW_AGENT_MARK"] = str(mark)
     return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
 
@@ -52,11 +54,16 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.parametrize("extra", [(), ("--workers", "2"), ("--concurrency", "2")], ids=["inline", "processes", "threads"])
 def test_sigterm_saves_the_episodes_in_flight_and_the_next_run_replays_them(tmp_path: Path, extra) -> None:
     out = tmp_path / "run"
-    proc = _cli(out, *extra)
-    time.sleep(6 if extra else 4)  # warm-up: PC-KCI references and the first steps
+    mark = tmp_path / "steps"
+    proc = _cli(out, *extra, mark=mark)
+    deadline = time.monotonic() + 180  # warm-up (PC-KCI references) then a few steps, however busy the cores
+    while (not mark.exists() or len(mark.read_text().splitlines()) < 3) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    steps_seen = len(mark.read_text().splitlines()) if mark.exists() else 0
+    still_running = proc.poll() is None
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, stderr.decode()[-2000:]
+    assert proc.returncode == 130, (steps_seen, still_running, stderr.decode()[-2000:])
     assert b"interrupted" in stderr
     lines = list(RunStore(out).episodes())
     interrupted = [line for line in lines if line["status"] == "interrupted"]

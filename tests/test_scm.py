@@ -333,12 +333,16 @@ def _scipy_reference(name: str, params: dict) -> stats.rv_continuous:
         return stats.t(df, scale=s / np.sqrt(df / (df - 2)))
     if name == "laplace":
         return stats.laplace(scale=s / np.sqrt(2))
+    if name == "gumbel":
+        b = s * np.sqrt(6) / np.pi
+        return stats.gumbel_r(loc=-np.euler_gamma * b, scale=b)
     return stats.uniform(loc=-s * np.sqrt(3), scale=2 * s * np.sqrt(3))
 
 
 @pytest.mark.parametrize(
     "name, config",
-    [("gaussian", {}), ("student_t", {"df": 3.0}), ("student_t", {"df": 7.0}), ("laplace", {}), ("uniform", {})],
+    [("gaussian", {}), ("student_t", {"df": 3.0}), ("student_t", {"df": 7.0}), ("laplace", {}), ("uniform", {}),
+     ("gumbel", {})],
 )
 def test_noise_families_match_scipy_and_have_variance_scale_squared(name, config):
     family = get_noise(name)
@@ -353,7 +357,8 @@ def test_noise_families_match_scipy_and_have_variance_scale_squared(name, config
 
 @pytest.mark.parametrize(
     "name, config, kurtosis",
-    [("gaussian", {}, 3.0), ("student_t", {"df": 6.0}, 6.0), ("laplace", {}, 6.0), ("uniform", {}, 1.8)],
+    [("gaussian", {}, 3.0), ("student_t", {"df": 6.0}, 6.0), ("laplace", {}, 6.0), ("uniform", {}, 1.8),
+     ("gumbel", {}, 5.4)],
 )
 def test_noise_sample_variance_is_scale_squared(name, config, kurtosis):
     n = 200_000

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -139,7 +140,8 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
     Returns
     -------
     DiscoveryResult
-        Graph, resolved options, runtime, number of CI tests, PC's deletion log, extras.
+        Graph, resolved options, runtime, number of CI tests, PC's deletion log, extras and the
+        numerical RuntimeWarnings the method raised (counted, not printed).
 
     Raises
     ------
@@ -161,8 +163,17 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
         )
     arguments = (x,) if mask is None else (x, _check_mask(mask, x.shape))
     start = time.perf_counter()
-    out = _METHODS[name](*arguments, **options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _METHODS[name](*arguments, **options)
     runtime = time.perf_counter() - start
+    numerical: dict[str, int] = {}
+    for warning in caught:
+        if issubclass(warning.category, RuntimeWarning):
+            key = str(warning.message)
+            numerical[key] = numerical.get(key, 0) + 1
+        else:  # not a numerical one: pass it on as raised
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return DiscoveryResult(
         method=name,
         graph=np.ascontiguousarray(out.graph, dtype=np.int8),
@@ -171,4 +182,5 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
         n_tests=out.n_tests,
         deletion_log=out.deletion_log,
         extras=out.extras,
+        warnings=numerical,
     )

@@ -83,6 +83,10 @@ class DiscoveryResult:
     extras : dict
         Method-specific details (sepsets, weights, scores, PAG endpoint marks, ...), documented
         by each method.
+    warnings : dict
+        The numerical ``RuntimeWarning`` s the method raised (overflow, invalid value, ...; expected
+        from NOTEARS, GIES or scipy on raw scales), ``{"message": count}``: recorded here instead of
+        printed.
     """
 
     method: str
@@ -92,6 +96,7 @@ class DiscoveryResult:
     n_tests: int = 0
     deletion_log: tuple[DeletionRecord, ...] = ()
     extras: dict[str, Any] = field(default_factory=dict)
+    warnings: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.graph.flags.writeable = False
@@ -106,6 +111,7 @@ class DiscoveryResult:
             "n_tests": self.n_tests,
             "deletion_log": [record.to_dict() for record in self.deletion_log],
             "extras": to_jsonable(self.extras),
+            "warnings": dict(self.warnings),
         }
 
 

@@ -76,12 +76,16 @@ class EnvEntry:
         One line for ``causal-gym list``.
     kwargs : mapping
         Default keyword arguments registered with the id.
+    vector_entry_point : str or None
+        ``"module:Class"`` of a batched env (a ``gymnasium.vector.VectorEnv``) that
+        ``gym.make_vec(id, num_envs, vectorization_mode="vector_entry_point")`` builds.
     """
 
     id: str
     entry_point: str
     description: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
+    vector_entry_point: str | None = None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ def register_spec(spec: BenchmarkSpec) -> None:
     """Register the ids of one benchmark; ids already registered are kept (idempotent)."""
     for entry in spec.envs:
         if entry.id not in gym.registry:
-            gym.register(entry.id, entry_point=entry.entry_point, kwargs=dict(entry.kwargs), max_episode_steps=None)
+            gym.register(entry.id, entry_point=entry.entry_point, kwargs=dict(entry.kwargs), max_episode_steps=None,
+                         vector_entry_point=entry.vector_entry_point)
 
 
 def register_envs() -> None:

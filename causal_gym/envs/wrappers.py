@@ -10,7 +10,10 @@ compose, and :func:`make_sb3_env` composes them for a registered id:
 - :class:`DropText` -- removes the ``Text`` entries of a ``Dict`` observation;
 - :class:`FlatDictObservation` -- every remaining entry becomes a 1-D space SB3 supports
   (``Box`` as ``float32``, ``MultiBinary``, ``MultiDiscrete``, ``Discrete``);
-- optionally Gymnasium's ``FlattenObservation`` on top: one ``Box`` for an ``MlpPolicy``.
+- optionally Gymnasium's ``FlattenObservation`` on top: one ``Box`` for an ``MlpPolicy``;
+- :class:`ActionMasks` -- outermost: ``env.action_masks()`` works on the wrapped env (Gymnasium
+  1.x wrappers no longer forward attributes) and exists for every discrete action space (all
+  True where the env declares no masks, e.g. the CausaLab planner).
 
 Why one flat ``Discrete`` and not ``MultiDiscrete``
 ---------------------------------------------------
@@ -52,7 +55,7 @@ from gymnasium import spaces
 from causal_gym._validation import check_count, check_real
 from causal_gym.harness.toolbox import ToolCall, Toolbox
 
-__all__ = ["DropText", "FlatDictObservation", "FlattenDictActions", "make_sb3_env"]
+__all__ = ["ActionMasks", "DropText", "FlatDictObservation", "FlattenDictActions", "make_sb3_env"]
 
 
 class DropText(gym.ObservationWrapper):
@@ -355,6 +358,30 @@ class FlattenDictActions(gym.ActionWrapper):
         return bool(mask[index])
 
 
+class ActionMasks(gym.Wrapper):
+    """Expose ``action_masks()`` (what :class:`sb3_contrib.MaskablePPO` calls) on the outermost wrapper.
+
+    Delegates to the innermost ``action_masks`` (a :class:`FlattenDictActions` or an env that
+    defines one); for a ``Discrete`` or ``MultiDiscrete`` action space without one every action is
+    valid (for ``MultiDiscrete`` the per-dimension masks are concatenated, sb3-contrib's layout).
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        if not isinstance(env.action_space, (spaces.Discrete, spaces.MultiDiscrete)):
+            raise ValueError(f"action masks need a Discrete or MultiDiscrete action space, got {env.action_space}")
+        super().__init__(env)
+
+    def action_masks(self) -> np.ndarray:
+        """Which actions the env accepts now (``bool`` vector)."""
+        try:
+            inner = self.env.get_wrapper_attr("action_masks")
+        except AttributeError:
+            space = self.action_space
+            size = int(space.n) if isinstance(space, spaces.Discrete) else int(np.sum(space.nvec))
+            return np.ones(size, dtype=bool)
+        return np.asarray(inner(), dtype=bool)
+
+
 def make_sb3_env(
     env_id: str,
     *,
@@ -369,14 +396,18 @@ def make_sb3_env(
     Applies, as needed by the env's spaces: :class:`FlattenDictActions` (a typed ``Dict`` action;
     ``number_grids`` default: the grids the env's number fields declare, budget costs as its tools
     declare them), :class:`DropText`, :class:`FlatDictObservation` and, with ``flatten=True``,
-    Gymnasium's ``FlattenObservation`` (one ``Box``, for ``MlpPolicy``). Envs whose spaces are
-    already SB3-ready (the CausaLab planner) only get the observation wrappers.
+    Gymnasium's ``FlattenObservation`` (one ``Box``, for ``MlpPolicy``), then :class:`ActionMasks`
+    so ``env.action_masks()`` works for ``MaskablePPO``. Envs whose spaces are already SB3-ready
+    (the CausaLab planner) only get the observation wrappers and the masks.
 
     Examples
     --------
     >>> env = make_sb3_env("CausaLab-4node-v0")
     >>> type(env.action_space).__name__, sorted(env.observation_space.spaces)[:3]
     ('Discrete', ['budgets_remaining', 'in_graph', 'lab_phase'])
+    >>> _ = env.reset(seed=0)
+    >>> env.action_masks().shape == (env.action_space.n,)
+    True
     """
     if not isinstance(flatten, (bool, np.bool_)):
         raise ValueError(f"flatten must be True or False, got {flatten!r}")
@@ -394,4 +425,4 @@ def make_sb3_env(
         env = FlatDictObservation(env)
     if flatten:
         env = gym.wrappers.FlattenObservation(env)
-    return env
+    return ActionMasks(env)

@@ -317,7 +317,8 @@ def write_tables(tables: Sequence[ReportTable], out_dir: str | Path, episodes: p
         path = out / f"{table.name}.csv"
         table.frame.to_csv(path, index=False)
         written.append(path)
-        sections.append(f"## {table.title}\n\n{markdown_table(table.frame)}\n")
+        legend = "".join(f"- {line}\n" for line in table.legend_lines())
+        sections.append(f"## {table.title}\n\n{markdown_table(table.frame)}\n" + (f"\n{legend}" if legend else ""))
     if episodes is not None:
         path = out / "episodes.csv"
         episodes.drop(columns=_object_columns(episodes)).to_csv(path, index=False)

@@ -125,6 +125,9 @@ def typed_action(task: TaskSpec, tool: str, **arguments: Any) -> dict[str, Any]:
             action[key] = np.full(space.shape, value, dtype=space.dtype)
         else:
             options = schemas[tool][key]["enum"]
+            if len(options) != space.n:  # e.g. an enum narrowed to one episode's names: no index map
+                raise ValueError(f"argument {key!r} of {tool!r}: its schema lists {len(options)} options but the "
+                                 f"typed field has {space.n}, so a name does not give its index; set it directly")
             if value not in options:
                 raise ValueError(f"argument {key!r} of {tool!r} must be one of {options}, got {value!r}")
             action[key] = np.int64(options.index(value))

@@ -328,11 +328,12 @@ def summarize(data: np.ndarray) -> tuple[str, dict[str, Any]]:
     ]
     for j in range(d):
         grade = _null_grade(float(normal[j]), "normality")
-        values = (mean[j], sd[j], skew[j], kurt[j])
-        q = np.round(quantiles[:, j], 2)
+        # rounded first, + 0.0 turns -0.0 into 0.0: a mean of -1e-17 reads the same as one of +1e-17
+        values = tuple(round(float(v), 2) + 0.0 for v in (mean[j], sd[j], skew[j], kurt[j]))
+        q = np.round(quantiles[:, j], 2) + 0.0
         row = {
             "variable": variable_name(j),
-            **{key: round(float(v), 2) for key, v in zip(("mean", "sd", "skewness", "excess_kurtosis"), values)},
+            **dict(zip(("mean", "sd", "skewness", "excess_kurtosis"), values)),
             "normality": grade,
             "quantiles": q.tolist(),
         }
@@ -345,8 +346,8 @@ def summarize(data: np.ndarray) -> tuple[str, dict[str, Any]]:
     top = [
         {
             "pair": [variable_name(i), variable_name(j)],
-            "pearson": round(float(pearson[i, j]), 3),
-            "spearman": round(float(spearman[i, j]), 3),
+            "pearson": round(float(pearson[i, j]), 3) + 0.0,
+            "spearman": round(float(spearman[i, j]), 3) + 0.0,
         }
         for i, j in pairs
     ]

@@ -34,7 +34,7 @@ omitted one.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,8 @@ _CUT_MARK = "...[cut]"
 def display_text(text: str, limit: int) -> str:
     """``text`` as a ``Text`` observation can hold it: characters outside :data:`TEXT_CHARSET` shown
     as '?', cut to ``limit`` characters with a visible mark (the call record keeps the full text)."""
+    if len(text) <= limit and _CHARSET.issuperset(text):
+        return text
     shown = "".join(c if c in _CHARSET else "?" for c in text)
     if len(shown) <= limit:
         return shown
@@ -414,13 +416,17 @@ class Toolbox:
         -------
         ToolCall or ToolError
         """
-        raw = _raw_summary({"name": name, "arguments": arguments})
+        sent = {"name": name, "arguments": arguments}
+
+        def raw() -> Any:  # summarised only for a rejected call: a valid one never pays for it
+            return _raw_summary(sent)
+
         if not isinstance(name, str) or name not in self._index:
-            return ToolError(f"unknown tool {name!r}; available tools: {', '.join(self._index)}", None, raw)
+            return ToolError(f"unknown tool {name!r}; available tools: {', '.join(self._index)}", None, raw())
         tool = self.tool(name)
 
         def error(message: str) -> ToolError:
-            return ToolError(message, name, raw)
+            return ToolError(message, name, raw())
 
         if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
             arguments = {}
@@ -455,20 +461,22 @@ class Toolbox:
 
         Entries for fields the chosen tool does not use are ignored.
         """
-        raw = _raw_summary(action)
+        def raw() -> Any:  # summarised only for a rejected action
+            return _raw_summary(action)
+
         if not isinstance(action, Mapping):
-            return ToolError(f"an action must be a dict with a 'tool' entry, got {type(action).__name__}", None, raw)
+            return ToolError(f"an action must be a dict with a 'tool' entry, got {type(action).__name__}", None, raw())
         index = _as_int(action.get("tool"))
         if index is None or not 0 <= index < len(self.tools):
-            return ToolError(f"action['tool'] must be an integer in 0..{len(self.tools) - 1}", None, raw)
+            return ToolError(f"action['tool'] must be an integer in 0..{len(self.tools) - 1}", None, raw())
         tool = self.tools[index]
         values: dict[str, Any] = {}
         for key in tool.fields:
             if key not in action:
-                return ToolError(f"the action lacks the {key!r} entry that tool {tool.name!r} uses", tool.name, raw)
+                return ToolError(f"the action lacks the {key!r} entry that tool {tool.name!r} uses", tool.name, raw())
             value, problem = self._from_typed(self.fields[key], action[key])
             if problem is not None:
-                return ToolError(f"action[{key!r}]: {problem}", tool.name, raw)
+                return ToolError(f"action[{key!r}]: {problem}", tool.name, raw())
             values[key] = value
         return self._complete(tool, values, raw)
 
@@ -498,7 +506,7 @@ class Toolbox:
             values[key], problem = self._from_json(self.fields[key], value)
             if problem is not None:
                 raise ValueError(f"cannot encode the {call.tool!r} call: argument {key!r}: {problem}")
-        checked = self._complete(tool, values, None)
+        checked = self._complete(tool, values, lambda: None)
         if isinstance(checked, ToolError):
             raise ValueError(f"cannot encode the {call.tool!r} call: {checked.message}")
         action: dict[str, Any] = {"tool": np.int64(self._index[call.tool])}
@@ -580,8 +588,10 @@ class Toolbox:
             return None, f"expected an integer in 0..{size - 1}, got {_raw_summary(value)!r}"
         return (index if f.kind == "node" else f.choices[index]), None
 
-    def _complete(self, tool: Tool, values: dict[str, Any], raw: Any) -> ToolCall | ToolError:
-        """Apply the cross-field rules, fill optional fields with their empty default, build the call."""
+    def _complete(self, tool: Tool, values: dict[str, Any], raw: Callable[[], Any]) -> ToolCall | ToolError:
+        """Apply the cross-field rules, fill optional fields with their empty default, build the call.
+
+        ``raw()`` gives the summary of what was sent, for the error of a rejected call."""
         named: dict[int, str] = {}
         for key in tool.fields:
             if self.fields[key].kind == "node":
@@ -590,7 +600,7 @@ class Toolbox:
                         f"arguments {named[values[key]]!r} and {key!r} both name {variable_name(values[key])}; "
                         "they must differ",
                         tool.name,
-                        raw,
+                        raw(),
                     )
                 named[values[key]] = key
         arguments: dict[str, Any] = {}
@@ -604,9 +614,9 @@ class Toolbox:
                         f"argument {key!r} must not contain {', '.join(variable_name(v) for v in clash)} "
                         f"(already named by {', '.join(repr(named[v]) for v in clash)})",
                         tool.name,
-                        raw,
+                        raw(),
                     )
             elif kind == "text" and key in tool.required and not value.strip():
-                return ToolError(f"argument {key!r} must not be empty", tool.name, raw)
+                return ToolError(f"argument {key!r} must not be empty", tool.name, raw())
             arguments[key] = value
         return ToolCall(tool.name, arguments)

@@ -104,6 +104,27 @@ expected number of correct off-diagonal entries, ``sum_{i != j} max(p_ij, 1 - p_
 :func:`expected_shd` its expected SHD; :func:`posterior_scores` adds the edge AUPRC and the F1
 of the prediction against a true DAG.
 
+Samples, the best DAG and the posterior predictive
+--------------------------------------------------
+:func:`sample_dags` draws DAGs exactly from the posterior of the order-modular prior: an order
+from the back (the last node of ``S`` is ``j`` with probability ``F(S - {j}) alpha_j(S - {j}) /
+F(S)``), then each node's parent set among its predecessors with probability proportional to
+``beta_j(P)`` (Koivisto & Sood 2004). :func:`best_dag` is the mode of the joint (order, DAG)
+posterior: the DAG maximising ``prod_j beta_j(pa(j))``, by the same recursion over subsets with
+``max`` in place of sums (Silander & Myllymäki 2006). It is not in general the mode of
+``P(G | data)``, which weighs each DAG by its number of linear extensions as well.
+
+:func:`predictive_logpdf` and :func:`sample_predictive` give the BGe posterior predictive of a
+new row under a given DAG, possibly with a hard intervention: node ``i``'s value given its
+parents is the conditional of the multivariate t predictive of node ``i``'s rows, which is a
+Student t with ``nu + p`` degrees of freedom (``nu = alpha_w + N_i - d + 1``), location
+``mu_i + R_iP R_PP^-1 (x_P - mu_P)`` and squared scale ``(nu + delta) / (nu + p) * c (R_ii -
+R_iP R_PP^-1 R_Pi)``, where ``mu = N_i xbar_i / (N_i + alpha_mu)``, ``c = (alpha_mu + N_i + 1)
+/ ((alpha_mu + N_i) nu)`` and ``delta = (x_P - mu_P)^T R_PP^-1 (x_P - mu_P) / c``. Its log
+density is exactly the change of node ``i``'s local score when the row is added (the test
+suite checks this), so sampling it node by node in a topological order draws the exact
+posterior predictive of the row given the DAG.
+
 References
 ----------
 Cooper & Yoo (1999), Causal discovery from a mixture of experimental and observational data, UAI.
@@ -112,6 +133,7 @@ Griffin & Tsatsomeros (2006), Principal minors, part I, Linear Algebra Appl.
 Koivisto & Sood (2004), Exact Bayesian structure discovery in Bayesian networks, JMLR.
 Koivisto (2006), Advances in exact Bayesian structure discovery in Bayesian networks, UAI.
 Kuipers, Moffa & Heckerman (2014), Addendum on the scoring of Gaussian DAG models, Ann. Stat.
+Silander & Myllymäki (2006), A simple approach for finding the globally optimal Bayesian network structure, UAI.
 """
 
 from __future__ import annotations
@@ -122,7 +144,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from causal_gym._validation import check_adjacency, check_choice, check_count, check_real
+from causal_gym._validation import as_generator, check_adjacency, check_choice, check_count, check_real
 from causal_gym.metrics import directed_edge_scores, edge_average_precision, shd
 
 __all__ = [
@@ -140,6 +162,10 @@ __all__ = [
     "expected_correct_entries",
     "expected_shd",
     "posterior_scores",
+    "sample_dags",
+    "best_dag",
+    "predictive_logpdf",
+    "sample_predictive",
 ]
 
 MAX_NODES = 16
@@ -585,6 +611,21 @@ class GraphPosterior:
     log_evidence: np.ndarray
 
 
+def _check_scores(scores: object) -> tuple[np.ndarray, int]:
+    """A float table of local scores ``(..., d, 2^(d-1))`` and its ``d`` (see :func:`edge_posterior`)."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim < 2:
+        raise ValueError(f"scores must have shape (..., d, 2^(d-1)), got {s.shape}")
+    d = _check_d(s.shape[-2], "scores")
+    if s.shape[-1] != 1 << (d - 1):
+        raise ValueError(f"scores for d={d} nodes must have 2^(d-1) = {1 << (d - 1)} columns, got {s.shape[-1]}")
+    if np.isnan(s).any() or np.isposinf(s).any():
+        raise ValueError("scores contains NaN or +inf")
+    if not np.isfinite(s[..., 0]).all():
+        raise ValueError("the empty parent set must have a finite score for every node")
+    return s, d
+
+
 def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPosterior:
     """Exact posterior edge marginals under the order-modular prior (Koivisto 2006).
 
@@ -609,17 +650,8 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
            [0.25, 0.  , 0.25],
            [0.25, 0.25, 0.  ]])
     """
-    s = np.asarray(scores, dtype=np.float64)
-    if s.ndim < 2:
-        raise ValueError(f"scores must have shape (..., d, 2^(d-1)), got {s.shape}")
-    d = _check_d(s.shape[-2], "scores")
+    s, d = _check_scores(scores)
     q = d - 1
-    if s.shape[-1] != 1 << q:
-        raise ValueError(f"scores for d={d} nodes must have 2^(d-1) = {1 << q} columns, got {s.shape[-1]}")
-    if np.isnan(s).any() or np.isposinf(s).any():
-        raise ValueError("scores contains NaN or +inf")
-    if not np.isfinite(s[..., 0]).all():
-        raise ValueError("the empty parent set must have a finite score for every node")
     tables = _tables(d)
     batch = s.shape[:-2]
     check_choice(parent_prior, PARENT_PRIORS, "parent prior")
@@ -763,3 +795,260 @@ def posterior_scores(edge_probs: np.ndarray, true_dag: np.ndarray) -> PosteriorS
         f1=directed_edge_scores(truth, guess).f1,
         auprc=edge_average_precision(truth, p) if has_edges else math.nan,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# DAG samples and the best DAG
+# ---------------------------------------------------------------------------------------------
+
+
+def _single_table(scores: object, parent_prior: str) -> tuple[np.ndarray, int]:
+    """``log beta`` ``(d, 2^(d-1))`` of the scores of one dataset."""
+    s, d = _check_scores(scores)
+    if s.ndim != 2:
+        raise ValueError(f"this takes the scores of one dataset, shape (d, 2^(d-1)), got {s.shape}")
+    check_choice(parent_prior, PARENT_PRIORS, "parent prior")
+    return s + _log_parent_prior(d, parent_prior), d
+
+
+def _code_without(masks: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """The parent-set code of node ``nodes`` for ``d``-bit ``masks`` that do not hold it (bit removed)."""
+    low = masks & ((1 << nodes) - 1)
+    return low | ((masks >> (nodes + 1)) << nodes)
+
+
+def _adjacency_of(parent_masks: np.ndarray) -> np.ndarray:
+    """``(..., d, d)`` int8 adjacency from the ``d``-bit parent mask of every node ``(..., d)``."""
+    d = parent_masks.shape[-1]
+    return ((parent_masks[..., None, :] >> np.arange(d)[:, None]) & 1).astype(np.int8)
+
+
+def sample_dags(scores: np.ndarray, size: int, *, rng: object, parent_prior: str = "size") -> np.ndarray:
+    """Exact draws from the posterior over DAGs of the order-modular prior (module docstring).
+
+    Parameters
+    ----------
+    scores : array (d, 2^(d-1))
+        Log local scores of one dataset (layout of :func:`local_scores`).
+    size : int
+        Number of DAGs.
+    rng : int, SeedSequence or Generator
+        Source of randomness (Gumbel-max draws).
+    parent_prior : {"size", "uniform"}
+
+    Returns
+    -------
+    (size, d, d) int8 array
+        ``dags[k, i, j] = 1`` for ``i -> j`` in draw ``k``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dags = sample_dags(np.zeros((3, 4)), 2000, rng=0, parent_prior="uniform")
+    >>> bool(abs(dags[:, 0, 1].mean() - 0.25) < 0.03)  # P(0 -> 1) = 1/4 with no data
+    True
+    """
+    beta, d = _single_table(scores, parent_prior)
+    size = check_count(size, "size")
+    gen = as_generator(rng)
+    q = d - 1
+    alpha = _zeta(beta[None], q, upward=False)[0]  # (d, 2^q)
+    forward = _sums_over_orders(alpha.reshape(1, d << q), d)[0][0]  # (2^d,)
+    nodes = np.arange(d)
+    draws = np.arange(size)
+    remaining = np.full(size, (1 << d) - 1, dtype=np.int64)
+    before = np.zeros((size, d), dtype=np.int64)  # d-bit mask of each node's predecessors
+    for _ in range(d):  # the order from the back: the last node of the remaining set, by its weight
+        inside = ((remaining[:, None] >> nodes) & 1).astype(bool)
+        rest = remaining[:, None] & ~(1 << nodes)  # S - {j} for every j
+        logits = np.where(inside, forward[rest] + alpha[nodes, _code_without(rest, nodes)], -np.inf)
+        last = np.argmax(logits + gen.gumbel(size=logits.shape), axis=1)
+        before[draws, last] = rest[draws, last]
+        remaining = rest[draws, last]
+    expand = _tables(d)["expand"]  # (d, 2^q) d-bit masks
+    allowed = (expand[None] & ~before[:, :, None]) == 0  # type: ignore[index]
+    logits = np.where(allowed, beta[None], -np.inf)
+    choice = np.argmax(logits + gen.gumbel(size=logits.shape), axis=2)  # (size, d)
+    return _adjacency_of(expand[nodes, choice])  # type: ignore[index]
+
+
+def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
+    """The DAG maximising ``prod_j rho_j(pa(j)) exp(score(j, pa(j)))``: the mode of the joint (order, DAG) posterior.
+
+    Found exactly by the recursion over subsets of Silander & Myllymäki (2006): the best parent
+    set of ``j`` within every ``U`` (a running maximum over subsets), then the best sink of every
+    subset, then back from the full set. Ties go to the smaller node index and parent-set code.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> scores = np.zeros((2, 2))
+    >>> scores[1, 1] = 5.0  # node 1 with parent {0} scores best
+    >>> best_dag(scores).tolist()
+    [[0, 1], [0, 0]]
+    """
+    beta, d = _single_table(scores, parent_prior)
+    q = d - 1
+    best = beta.copy()
+    for b in range(q):  # best[j, U] = max over P ⊆ U of beta[j, P]
+        view = best.reshape(d, 1 << (q - 1 - b), 2, 1 << b)
+        np.maximum(view[:, :, 1, :], view[:, :, 0, :], out=view[:, :, 1, :])
+    flat = best.reshape(d << q)
+    top = np.empty(1 << d)
+    top[0] = 0.0
+    for write, read, alpha_at in _tables(d)["levels"]:  # type: ignore[union-attr]
+        top[write[0]] = (top[read[0]] + flat[alpha_at[0]]).max(axis=-1)
+    expand = _tables(d)["expand"]
+    nodes = np.arange(d)
+    parents = np.zeros(d, dtype=np.int64)
+    remaining = (1 << d) - 1
+    for _ in range(d):
+        members = nodes[((remaining >> nodes) & 1).astype(bool)]
+        rest = remaining & ~(1 << members)
+        sink = int(members[np.argmax(top[rest] + best[members, _code_without(rest, members)])])
+        remaining &= ~(1 << sink)
+        allowed = (expand[sink] & ~remaining) == 0  # type: ignore[index]
+        parents[sink] = expand[sink, int(np.argmax(np.where(allowed, beta[sink], -np.inf)))]  # type: ignore[index]
+    return _adjacency_of(parents)
+
+
+# ---------------------------------------------------------------------------------------------
+# the posterior predictive of a new row under a DAG
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Predictive:
+    """Per-node ingredients of the conditional t predictives (module docstring), from one dataset."""
+
+    mean: np.ndarray  # (d, d): node i's posterior mean vector mu
+    r: np.ndarray  # (d, d, d): node i's R
+    nu: np.ndarray  # (d,)
+    c: np.ndarray  # (d,)
+
+    @classmethod
+    def of(cls, stats: BGeStats, alpha_mu: float, alpha_w: float | None, t: float | None) -> _Predictive:
+        if not isinstance(stats, BGeStats) or stats.count.ndim != 1:
+            raise ValueError("the predictive takes the BGeStats of one dataset (no batch axes)")
+        d = _check_d(stats.d, "stats")
+        alpha_mu, alpha_w, t = _bge_hyper(d, alpha_mu, alpha_w, t)
+        n = stats.count
+        nu = alpha_w + n - d + 1
+        return cls(
+            mean=(n / (n + alpha_mu))[:, None] * stats.mean,
+            r=stats.posterior_matrices(alpha_mu, t),
+            nu=nu,
+            c=(alpha_mu + n + 1) / ((alpha_mu + n) * nu),
+        )
+
+    def conditional(self, node: int, parents: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """Location ``(m,)``, squared scale ``(m,)`` and degrees of freedom of ``node`` given ``rows[:, parents]``."""
+        r, mu, c, nu = self.r[node], self.mean[node], self.c[node], self.nu[node]
+        p = parents.size
+        if p == 0:
+            return np.full(rows.shape[0], mu[node]), np.full(rows.shape[0], c * r[node, node]), float(nu)
+        r_pp = r[np.ix_(parents, parents)]
+        r_pi = r[parents, node]
+        coef = np.linalg.solve(r_pp, r_pi)
+        dev = rows[:, parents] - mu[parents]
+        delta = np.einsum("mp,pm->m", dev, np.linalg.solve(r_pp, dev.T)) / c
+        scale2 = (nu + delta) / (nu + p) * c * (r[node, node] - r_pi @ coef)
+        return mu[node] + dev @ coef, scale2, float(nu + p)
+
+
+def _check_dag_for(dag: object, d: int, name: str = "dag") -> np.ndarray:
+    from causal_gym.graphs import is_dag
+
+    a = check_adjacency(dag, name, d=d)
+    if not is_dag(a):
+        raise ValueError(f"{name} must be a DAG (directed edges only, no cycle)")
+    return a
+
+
+def predictive_logpdf(
+    stats: BGeStats,
+    dag: np.ndarray,
+    rows: np.ndarray,
+    intervened: np.ndarray | None = None,
+    *,
+    alpha_mu: float = 1.0,
+    alpha_w: float | None = None,
+    t: float | None = None,
+) -> np.ndarray:
+    """Log density of each of ``rows`` ``(m, d)`` as the next row, under ``dag`` and the BGe posterior of ``stats``.
+
+    Each row is scored on its own (not one after the other). Nodes marked in ``intervened``
+    ``(m, d)`` contribute nothing (their mechanism did not produce the value). The value for
+    node ``i`` equals the change of ``i``'s BGe local score when the row joins its data.
+    """
+    pred = _Predictive.of(stats, alpha_mu, alpha_w, t)
+    d = stats.d
+    a = _check_dag_for(dag, d)
+    x, kept = _check_rows(rows, intervened, "rows")
+    if x.ndim != 2:
+        raise ValueError(f"rows must have shape (m, d), got {x.shape}")
+    from scipy.special import gammaln
+
+    total = np.zeros(x.shape[0])
+    for node in range(d):
+        loc, scale2, df = pred.conditional(node, np.flatnonzero(a[:, node]), x)
+        z2 = (x[:, node] - loc) ** 2 / (df * scale2)
+        log_density = (gammaln((df + 1) / 2) - gammaln(df / 2) - 0.5 * np.log(df * math.pi * scale2)
+                       - (df + 1) / 2 * np.log1p(z2))
+        total += np.where(kept[:, node], log_density, 0.0)
+    return total
+
+
+def sample_predictive(
+    stats: BGeStats,
+    dags: np.ndarray,
+    targets: np.ndarray,
+    values: np.ndarray,
+    *,
+    rng: object,
+    alpha_mu: float = 1.0,
+    alpha_w: float | None = None,
+    t: float | None = None,
+) -> np.ndarray:
+    """One predictive row per DAG and candidate design: ``(K, C, d)``.
+
+    Parameters
+    ----------
+    stats : BGeStats
+        Statistics of the data so far (one dataset).
+    dags : (K, d, d) array
+        DAGs to sample under (e.g. from :func:`sample_dags`).
+    targets : (C,) ints
+        Node set by a hard intervention in candidate ``c``, or ``-1`` for an observational row.
+    values : (C,) floats
+        The value it is set to (ignored for ``-1``).
+    rng : int, SeedSequence or Generator
+        Draws are made node by node, each node's ``C`` draws at once, so candidates share
+        nothing but may be compared draw by draw.
+
+    Nodes are drawn in a topological order of each DAG from their conditional t predictives
+    given the parents' drawn (or set) values.
+    """
+    pred = _Predictive.of(stats, alpha_mu, alpha_w, t)
+    d = stats.d
+    graphs = np.asarray(dags)
+    if graphs.ndim != 3 or graphs.shape[1:] != (d, d):
+        raise ValueError(f"dags must have shape (K, {d}, {d}), got {graphs.shape}")
+    target = np.asarray(targets)
+    value = np.asarray(values, dtype=np.float64)
+    if target.ndim != 1 or target.dtype.kind not in "iu" or value.shape != target.shape:
+        raise ValueError("targets must be a 1-d integer array and values a float array of the same shape")
+    if ((target < -1) | (target >= d)).any() or not np.isfinite(value).all():
+        raise ValueError(f"targets must lie in -1..{d - 1} and values be finite")
+    gen = as_generator(rng)
+    from causal_gym.graphs import topological_order
+
+    out = np.zeros((graphs.shape[0], target.size, d))
+    for k, dag in enumerate(graphs):
+        a = _check_dag_for(dag, d, "dags[k]")
+        rows = out[k]
+        for node in topological_order(a):
+            loc, scale2, df = pred.conditional(node, np.flatnonzero(a[:, node]), rows)
+            draw = loc + np.sqrt(scale2) * gen.standard_t(df, size=target.size)
+            rows[:, node] = np.where(target == node, value, draw)
+    return out

@@ -7,22 +7,36 @@ columns of :func:`causal_gym.eval.report.load_runs` (source as ``setting``, spli
 - :func:`arena_agent_table`: directed F1 with a 95% bootstrap interval over instances, and the
   other metrics' means (precision, recall, SHD, nSHD, SID, CPDAG SHD, adjacency F1);
 - :func:`arena_slice_table`: mean directed F1 per agent and value of one factor of the instance
-  (graph family, difficulty, ...).
+  (graph family, difficulty, ...);
+- :func:`plot_f1_by_d`: the figure ``arena_f1_by_d.png``, directed F1 against d per agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.arena.spec import SPEC
-from causal_gym.tables import ReportTable, build_table, column, interval, interval_cells, mean, per_unit, played
+from causal_gym.tables import (
+    ReportTable,
+    build_table,
+    column,
+    error_bars,
+    interval,
+    interval_cells,
+    mean,
+    new_figure,
+    per_unit,
+    played,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["POSITION", "episode_columns", "arena_agent_table", "arena_slice_table", "report_tables"]
+__all__ = ["POSITION", "episode_columns", "arena_agent_table", "arena_slice_table", "report_tables",
+           "plot_f1_by_d", "write_figures"]
 
 POSITION = 3
 """CausalArena tables come after Heuresis's and CausaLab's in a report of several benchmarks."""
@@ -88,3 +102,33 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
         ReportTable("arena_graph_families", "CausalArena -- mean directed F1 by graph family (synthetic)",
                     arena_slice_table(frame, "graph_family")),
     ]
+
+
+def plot_f1_by_d(agents: pd.DataFrame, path: str | Path) -> Path:
+    """Directed F1 (95% interval) against d, a line per agent, a panel per split of the synthetic source."""
+    rows = agents[(agents["source"] == "synthetic") & agents["d"].notna()]
+    if rows.empty:
+        raise ValueError("plot_f1_by_d needs synthetic rows with a d (arena_agent_table)")
+    splits = sorted(rows["split"].unique())
+    figure, axes = new_figure(4.6, 3.4, len(splits), len(splits))
+    for axis, split in zip(axes, splits):
+        for agent, line in rows[rows["split"] == split].groupby("agent", sort=True):
+            line = line.sort_values("d")
+            axis.errorbar(line["d"].to_numpy(dtype=float), line["f1"].to_numpy(dtype=float),
+                          yerr=error_bars(line, "f1"), marker="o", capsize=3, label=str(agent))
+        axis.set_xlabel("d (variables)")
+        axis.set_ylabel("directed F1")
+        axis.set_title(f"synthetic, {split}")
+        axis.set_ylim(0.0, 1.0)
+    axes[0].legend(fontsize=7, loc="best")
+    path = Path(path)
+    figure.savefig(path, dpi=120)
+    return path
+
+
+def write_figures(tables: Sequence[ReportTable], out_dir: str | Path) -> list[Path]:
+    """``arena_f1_by_d.png`` when the scores table has synthetic rows with a d."""
+    agents = next((table.frame for table in tables if table.name == "arena_agents"), None)
+    if agents is None or agents.empty or not ((agents["source"] == "synthetic") & agents["d"].notna()).any():
+        return []
+    return [plot_f1_by_d(agents, Path(out_dir) / "arena_f1_by_d.png")]

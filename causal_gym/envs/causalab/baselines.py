@@ -9,8 +9,9 @@ reactor readings. Each states its hypothesis in the DSL with every call that can
 - :class:`RandomInterventionAgent` spends the whole intervention budget on random settings first
   and fits the frequency on every record collected.
 - :class:`SystematicExperimenter` shifts every property once, reads the total effects off the
-  readings, solves them for the direct effects (exact in the linear family), verifies its
-  frequency equation on every record, enters the reactor and predicts.
+  readings, solves them for the direct effects (exact in the linear family; in the quadratic
+  family it spends the rest of the budget on spread-out settings and fits every node's curves by
+  least squares), verifies its frequency equation on every record, enters the reactor and predicts.
 
 The regression fit (:func:`fit_frequency`) is least squares on the properties (and their squares
 in the quadratic family). With fewer records than unknowns it takes numpy's minimum-norm solution,
@@ -32,6 +33,7 @@ from causal_gym.envs.causalab.world import FREQ, MAX_TARGET, PROPERTIES
 
 __all__ = [
     "SHIFT",
+    "SPREAD",
     "fit_frequency",
     "hypothesis_json",
     "ObservationRegressionAgent",
@@ -42,9 +44,20 @@ __all__ = [
 SHIFT = 10.0
 """How far :class:`SystematicExperimenter` moves each property from its current reading."""
 
+SPREAD = (95.0, 5.0, 50.0, 80.0, 20.0, 65.0, 35.0)
+"""Setpoints of :class:`SystematicExperimenter`'s extra quadratic-family experiments: spread over the
+crystals' range 0..100 so that every curve is seen far from its vertex on both sides."""
+
+_CURVATURE = 0.004
+"""A fitted quadratic term counts as an edge when its curvature exceeds this: half the smallest
+curvature of the family (0.008); fits from 2-decimal readings are off by far less."""
+
 _NOISE = {1: 0.01, 2: 1e-4}
 """Fitted coefficients of this size or smaller (by power of the term) count as zero."""
 _DIGITS = 6
+_WRITTEN_DIGITS = 9
+"""Decimals of a coefficient written into a hypothesis: at 6, the rounding of a quadratic term's
+``c2`` alone moves a prediction by up to 0.005 Hz at readings near 100."""
 _EXACT = 1e-6
 _POOL = list(PROPERTIES)
 _FREQ_COLUMN = COLUMNS.index(FREQ)
@@ -56,8 +69,8 @@ _FREQ_COLUMN = COLUMNS.index(FREQ)
 
 
 def _clean(x: float) -> float | int:
-    """``x`` to 6 decimals, as an int when it is one (so hypotheses read like the lab's integers)."""
-    value = round(float(x), _DIGITS)
+    """``x`` to 9 decimals, as an int when it is one (so hypotheses read like the lab's integers)."""
+    value = round(float(x), _WRITTEN_DIGITS)
     return int(round(value)) if abs(value - round(value)) < _EXACT else value
 
 
@@ -101,6 +114,30 @@ def fit_frequency(
     return float(beta[0]), {names[j]: terms[j] for j in kept}
 
 
+def _fit_curves(
+    rows: np.ndarray, y: np.ndarray, candidates: Sequence[str], segment: np.ndarray
+) -> tuple[dict[str, tuple[float, float]], np.ndarray]:
+    """Least squares of ``y`` on one intercept per segment plus ``c2 p^2 + c1 p`` per candidate.
+
+    Candidates whose curvature is at most :data:`_CURVATURE` are dropped and the fit repeated.
+    Returns the kept ``{candidate: (c2, c1)}`` and the intercepts by segment.
+    """
+    segments = np.unique(segment, return_inverse=True)[1]
+    kept = list(candidates)
+    while True:
+        columns = [(segments == s).astype(float) for s in range(int(segments.max()) + 1)]
+        for p in kept:
+            x = rows[:, COLUMNS.index(p)]
+            columns += [x * x, x]
+        beta = np.linalg.lstsq(np.column_stack(columns), y, rcond=None)[0]
+        n = len(columns) - 2 * len(kept)
+        terms = {p: (float(beta[n + 2 * k]), float(beta[n + 2 * k + 1])) for k, p in enumerate(kept)}
+        significant = [p for p in kept if abs(terms[p][0]) > _CURVATURE]
+        if significant == kept:
+            return terms, beta[:n]
+        kept = significant
+
+
 def hypothesis_json(
     edges: Sequence[tuple[str, str]], base: float, coefficients: Mapping[str, Sequence[float]]
 ) -> str:
@@ -108,11 +145,11 @@ def hypothesis_json(
 
     ``coefficients`` maps a parent of the frequency to ``(c,)`` (linear) or ``(c2, c1)``
     (quadratic); zero coefficients are left out of the equation (the DSL forbids them, and it
-    has no zero ``base`` either: one is written as 1e-6). A given edge that would close a
+    has no zero ``base`` either: one is written as 1e-9). A given edge that would close a
     directed cycle is dropped, so noisy estimates still make a valid hypothesis; give the most
     trusted edges first.
     """
-    terms, values = ["base"], {"base": _clean(base) or 10.0 ** -_DIGITS}
+    terms, values = ["base"], {"base": _clean(base) or 10.0 ** -_WRITTEN_DIGITS}
     parents = []
     for p, c in coefficients.items():
         named = {f"c_{p}": c[0]} if len(c) == 1 else {f"c_{p}_2": c[0], f"c_{p}_1": c[1]}
@@ -120,7 +157,7 @@ def hypothesis_json(
         if not any(named.values()):
             continue
         if len(c) == 2 and not all(named.values()):  # keep both quadratic terms non-zero
-            named = {k: (v or 10.0 ** -_DIGITS) for k, v in named.items()}
+            named = {k: (v or 10.0 ** -_WRITTEN_DIGITS) for k, v in named.items()}
         parents.append(p)
         values.update(named)
         terms += [f"{k}*{p}^2" if k.endswith("_2") else f"{k}*{p}" for k in named]
@@ -174,6 +211,14 @@ def _is_quadratic(task: TaskSpec) -> bool:
         if any(name.endswith("_2") for name in names):
             return True
     return False
+
+
+def _intervene(task: TaskSpec, node: str, value: float) -> dict[str, Any]:
+    """The typed ``intervene`` action: its ``property`` field indexes the whole pool, while the tool
+    schema's enum lists only the episode's properties (so :func:`typed_action` cannot index it)."""
+    action = typed_action(task, "intervene", value=value)
+    action["property"] = np.int64(_POOL.index(node))
+    return action
 
 
 def _check_task(task: TaskSpec, who: str) -> None:
@@ -275,7 +320,7 @@ class RandomInterventionAgent(_RegressionAgent):
         task = self._task_or_raise()
         if int(observation["lab_phase"]) == 0 and info["budgets_remaining"]["interventions"] > 0:
             node = str(self._rng.choice(_graph_names(observation)))
-            return typed_action(task, "intervene", property=node, value=float(self._rng.integers(0, 101)))
+            return _intervene(task, node, float(self._rng.integers(0, 101)))
         return self._conclude(observation)
 
 
@@ -304,6 +349,16 @@ class SystematicExperimenter:
        the quadratic family, too small a budget) the frequency is refitted by least squares on
        every record (:func:`fit_frequency`) and the structure from step 2 is kept.
     5. Enter the reactor, submit ``base + sum c_p p`` on its readings; give up after a miss.
+
+    In the quadratic family the readings' changes are not proportional to the shift, so steps 2-4
+    are replaced by least squares once the whole budget is spent: after the shifts of step 1, every
+    property is set in turn to the values of :data:`SPREAD` (staggered by property). Each node is then
+    fitted as ``intercept + sum_p (c2 p^2 + c1 p)`` over the properties its own shift did not move
+    (its non-descendants); a property's intercept is its exogenous term, which changes with every
+    intervention on it, so it gets one intercept per stretch between those interventions (fitted on
+    the manipulator readings), the frequency a single one (fitted on every record). A term is an edge
+    when its curvature exceeds half the family's smallest (0.004); the rest are dropped and the fit
+    repeated.
     """
 
     def __init__(self) -> None:
@@ -320,6 +375,7 @@ class SystematicExperimenter:
         self._effects: dict[str, np.ndarray] = {}
         self._hypothesis = ""
         self._stage = "experiment"
+        self._spread = 0
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
         """The next call of the plan (see the class docstring)."""
@@ -335,18 +391,23 @@ class SystematicExperimenter:
         elif self._stage == "experiment" and self._previous is not None:
             self._record_effect(self._target, self._previous, reading)
         budget_left = info["budgets_remaining"]["interventions"]
-        if self._stage == "experiment" and self._queue and budget_left > 0 and int(observation["lab_phase"]) == 0:
-            self._target = self._queue.pop(0)
-            self._previous = reading
-            value = reading[COLUMNS.index(self._target)] + SHIFT
-            return typed_action(task, "intervene", property=self._target, value=float(value))
+        if self._stage == "experiment" and budget_left > 0 and int(observation["lab_phase"]) == 0:
+            if self._queue:
+                self._target = self._queue.pop(0)
+                self._previous = reading
+                return _intervene(task, self._target, float(reading[COLUMNS.index(self._target)] + SHIFT))
+            if self._quadratic and self._names:  # spend the rest of the budget on spread-out settings
+                m, k = len(self._names), self._spread
+                self._spread += 1
+                self._previous = None
+                return _intervene(task, self._names[k % m], SPREAD[(k // m + k % m) % len(SPREAD)])
         if self._stage == "experiment":
             self._stage = "verify"
             self._solve(observation)
             return typed_action(task, "verify", hypothesis=self._hypothesis)
         if self._stage == "verify":
             self._stage = "reactor"
-            if not info.get("result", {}).get("verify", {}).get("ok", False):
+            if not self._quadratic and not info.get("result", {}).get("verify", {}).get("ok", False):
                 self._refit(observation)
             if not int(observation["reactor_visible"]):
                 return typed_action(task, "enter_reactor", hypothesis=self._hypothesis)
@@ -381,6 +442,9 @@ class SystematicExperimenter:
     # -- inference ---------------------------------------------------------------------------------
 
     def _solve(self, observation: Mapping[str, Any]) -> None:
+        if self._quadratic:
+            self._solve_quadratic(observation)
+            return
         names = self._names or []
         columns = [COLUMNS.index(p) for p in names]
         start = np.asarray(observation["manipulator"], dtype=float)
@@ -394,15 +458,34 @@ class SystematicExperimenter:
             edges = self._with_frequency_children(names, direct, freq)
             self._freq = {p: (float(c),) for p, c in zip(names, freq) if abs(c) > _EXACT}
             self._base = float(start[_FREQ_COLUMN] - sum(c[0] * start[COLUMNS.index(p)] for p, c in self._freq.items()))
-            if self._quadratic:  # the linear solve only located the parents: fit their curves
-                self._edges = edges
-                self._refit(observation, parents=list(self._freq))
-                return
         else:
             rows = _records(observation)
             self._base, self._freq = fit_frequency(rows[:, columns], rows[:, _FREQ_COLUMN], names, self._quadratic)
         self._edges = edges
         self._hypothesis = hypothesis_json(edges, self._base, self._freq)
+
+    def _solve_quadratic(self, observation: Mapping[str, Any]) -> None:
+        """Fit every node's curves on its non-descendants (see the class docstring)."""
+        names = self._names or []
+        mask = np.asarray(observation["record_mask"], dtype=bool)
+        rows = np.asarray(observation["records"])[mask]
+        manipulator = np.asarray(observation["record_source"])[mask] == SOURCES.index("manipulator")
+        set_column = np.asarray(observation["record_target"])[mask] - 1  # pool index of the set property, -1: none
+
+        def non_descendants(node: str) -> list[str]:
+            moved = self._effects.get(node)
+            return [p for p in names if p != node and (moved is None or abs(moved[COLUMNS.index(p)]) <= _EXACT)]
+
+        edges: list[tuple[float, tuple[str, str]]] = []
+        for node in names:
+            j = COLUMNS.index(node)
+            segment = np.cumsum(set_column[manipulator] == j)  # a new exogenous term after each setting of node
+            terms, _ = _fit_curves(rows[manipulator], rows[manipulator, j], non_descendants(node), segment)
+            edges += [(abs(c[0]), (p, node)) for p, c in terms.items()]
+        terms, intercept = _fit_curves(rows, rows[:, _FREQ_COLUMN], names, np.zeros(len(rows), dtype=int))
+        self._base, self._freq = float(intercept[0]), terms
+        self._edges = [edge for _, edge in sorted(edges, key=lambda we: -we[0])]
+        self._hypothesis = hypothesis_json(self._edges, self._base, self._freq)
 
     def _with_frequency_children(self, names: list[str], direct: np.ndarray, freq: np.ndarray) -> list[tuple[str, str]]:
         """Edges among the properties, with ``f -> Z`` where it explains ``Z`` with fewer edges."""

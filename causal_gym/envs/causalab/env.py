@@ -19,6 +19,8 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_choice, check_count, check_instance_option, check_real, check_reset_options
 from causal_gym.envs.causalab.hypothesis import (
+    READING_ROUNDING,
+    VERIFY_SLACK,
     Hypothesis,
     HypothesisError,
     hypothesis_schema,
@@ -27,6 +29,7 @@ from causal_gym.envs.causalab.hypothesis import (
     verify,
 )
 from causal_gym.envs.causalab.scoring import (
+    WEIGHT_TOLERANCE,
     final_hypothesis,
     hypothesis_metrics,
     imec_size_for_targets,
@@ -35,6 +38,7 @@ from causal_gym.envs.causalab.scoring import (
 )
 from causal_gym.envs.causalab.suites import SETTINGS, SPLITS, SUITE_SIZE, episode_seed
 from causal_gym.envs.causalab.world import (
+    DECOY_READINGS,
     FREQ,
     FREQ_LABEL,
     MAX_TARGET,
@@ -96,6 +100,7 @@ FREQ_PARENT_NOTE = "The resonance frequency may itself influence other propertie
 """The sentence of the task statement that tells an agent it plays the FreqParent variant."""
 
 MANIPULATOR_PHASE, REACTOR_PHASE, LAB_DONE = 0, 1, 2
+_POOL_INDEX = {p: k for k, p in enumerate(PROPERTIES)}
 _TRAIN_DRAWS = 2**31 - 1  # train-stream indices a seed can draw
 
 _HYPOTHESIS_HELP = (
@@ -119,12 +124,17 @@ DEFAULT_NUMBER_GRIDS: Mapping[str, tuple[float, ...]] = MappingProxyType({f.name
 enumerates when none are passed: ``value`` -> :data:`VALUE_GRID`. ``frequency`` has none, so
 ``submit`` is left out of an RL catalogue unless a grid is passed."""
 
+_COLUMNS_NOTE = (
+    f"Value arrays of the observation (records, manipulator, reactor) have the columns {', '.join(COLUMNS)}, "
+    "in this order; a column that is not a property of the episode is 0 (in the reactor: its decoy reading, if any)."
+)
+
 _TOOLS = (
     Tool("intervene", "Set one property of the manipulator crystal to a value and read every property of the "
-         "crystal afterwards (manipulator phase only).", ("property", "value", "hypothesis"),
+         f"crystal afterwards (manipulator phase only). {_COLUMNS_NOTE}", ("property", "value", "hypothesis"),
          ("property", "value"), "interventions"),
     Tool("enter_reactor", "Leave the manipulator for good and move to the reactor: its properties (not its "
-         "frequency) are shown.", ("hypothesis",)),
+         f"frequency) are shown. {_COLUMNS_NOTE}", ("hypothesis",)),
     Tool("submit", "Submit a prediction of the reactor crystal's resonance frequency (reactor phase only).",
          ("frequency", "hypothesis"), ("frequency",), "submissions"),
     Tool("verify", "Check the frequency equation of a hypothesis against every record collected so far.",
@@ -331,7 +341,7 @@ class CausaLabEnv(ToolEnv):
     | ``max_consecutive_errors`` | 5        | rejected calls in a row that end the episode (truncated); None: no limit |
     | ``success_tol``      | 5.0            | Hz |
     | ``success_rule``     | ``"strict"``   | or ``"original"`` (the released code's integer truncation) |
-    | ``weight_tol``       | 1e-6           | tolerance of the frequency-weight metric |
+    | ``weight_tol``       | 0.01           | tolerance of the frequency-weight metric (:data:`~.scoring.WEIGHT_TOLERANCE`) |
     | ``max_submissions``  | 2              | |
     | ``oracle_chains``    | False          | Oracle control: interventions also list the changed chains |
     | ``reward``           | ``"success"``  | one of :data:`REWARDS` |
@@ -376,7 +386,7 @@ class CausaLabEnv(ToolEnv):
         max_consecutive_errors: int | None = 5,
         success_tol: float = 5.0,
         success_rule: str = "strict",
-        weight_tol: float = 1e-6,
+        weight_tol: float = WEIGHT_TOLERANCE,
         max_submissions: int = 2,
         oracle_chains: bool = False,
         reward: str = "success",
@@ -438,6 +448,7 @@ class CausaLabEnv(ToolEnv):
             sort_keys=False,
         )
         self._episode: Episode | None = None
+        self._arrays: tuple[Any, ...] | None = None  # see _record_arrays
 
     # -- the public interface ------------------------------------------------------------------
 
@@ -479,6 +490,7 @@ class CausaLabEnv(ToolEnv):
         self._scm = episode.scm
         self._manipulator: Manipulator = episode.manipulator(self.oracle_chains)
         self._rows: list[tuple[dict[str, float], int, str | None]] = []
+        self._arrays = None
         for record in episode.prior_records:
             self._rows.append((dict(record.values), 0, None))
         for record in episode.golden_chain:
@@ -511,18 +523,23 @@ class CausaLabEnv(ToolEnv):
         """OpenAI function-calling schemas of every tool.
 
         After ``reset`` the ``hypothesis`` argument is described by the episode's JSON schema
-        (:func:`~causal_gym.envs.causalab.hypothesis.hypothesis_schema`); :meth:`parse_tool_call`
-        accepts it as an object or as a JSON string. ``property`` keeps the whole pool, in the
-        action space's order (typed actions index it).
+        (:func:`~causal_gym.envs.causalab.hypothesis.hypothesis_schema`), which
+        :meth:`parse_tool_call` accepts as an object or as a JSON string, and ``property`` lists
+        only the episode's properties (in pool order; before ``reset``, the whole pool). The
+        descriptions of ``intervene`` and ``enter_reactor`` give the column order of the
+        observation's value arrays (:data:`COLUMNS`).
         """
         schemas = super().tool_specs()
         if self._episode is None:
             return schemas
         schema = hypothesis_schema(self._scm.properties, self._scm.kind)
+        controllable = [p for p in PROPERTIES if p in self._scm.controllable]
         for spec in schemas:
             properties = spec["function"]["parameters"]["properties"]
             if "hypothesis" in properties:
                 properties["hypothesis"] = {**schema, "description": _HYPOTHESIS_HELP}
+            if "property" in properties:
+                properties["property"] = {**properties["property"], "enum": controllable}
         return schemas
 
     def parse_tool_call(self, name: Any, arguments: Any) -> dict[str, Any] | ToolError:
@@ -602,6 +619,9 @@ class CausaLabEnv(ToolEnv):
             "property shows that value and still moves with its own causes afterwards; everything it influences is "
             "recomputed, and settings accumulate. Reactor phase: enter_reactor locks the manipulator for good and "
             "shows the properties of the reactor crystal, whose frequency is hidden. Predict it with submit."
+            + (" The reactor also shows constant decoy readings for some pool properties that are not properties of "
+               "this crystal (" + ", ".join(f"{p} {v:g}" for p, v in DECOY_READINGS.items()) + " when absent): they "
+               "play no part in the mechanism." if setting.decoys else "")
         )
         tol = f"{self.success_tol:g} Hz"
         rule = (f"|prediction - true frequency| < {tol}" if self.success_rule == "strict" else
@@ -619,8 +639,12 @@ class CausaLabEnv(ToolEnv):
             "Edges are directed (from cause to effect) over the properties and resonanceFreq; freq_equation has "
             "'base' plus one term per parent of resonanceFreq in edges, joined by '+', and coefficients gives "
             "'base' and every coefficient used (non-zero numbers; signs go into the values). Your hypotheses are "
-            "scored against the true mechanism. verify checks a hypothesis's frequency equation against every "
-            "record so far (prior records and all manipulator readings); hypothesize only states one."
+            "scored against the true mechanism (edges; a frequency coefficient counts as found within "
+            f"{self.weight_tol:g} of the true one{', the linear c_X_1 only' if setting.kind == 'quadratic' else ''}). "
+            "verify checks a hypothesis's frequency equation against every record so far (prior records and all "
+            f"manipulator readings): a record passes when the prediction is within {READING_ROUNDING + VERIFY_SLACK:g} Hz of "
+            "its frequency (half a unit of the rounding, plus as much slack for estimated coefficients); "
+            "hypothesize only states one."
         )
         return "\n\n".join(parts)
 
@@ -866,18 +890,27 @@ class CausaLabEnv(ToolEnv):
         )
         return "\n".join(lines)
 
-    def _observation(self) -> dict[str, Any]:
-        r, c = self.max_records, len(COLUMNS)
-        records = np.zeros((r, c), dtype=np.float64)
-        mask = np.zeros(r, dtype=np.int8)
-        source = np.zeros(r, dtype=np.int64)
-        target = np.zeros(r, dtype=np.int64)
-        pool = list(PROPERTIES)
-        for k, (values, origin, node) in enumerate(self._rows):
+    def _record_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Records, mask, sources and targets of the observation, filled in as rows arrive (rows are
+        only ever appended, and each holds its own dict), so a step converts only its new rows."""
+        arrays = self._arrays
+        if arrays is None or arrays[0] is not self._rows:
+            r, c = self.max_records, len(COLUMNS)
+            arrays = self._arrays = (self._rows, [0], (np.zeros((r, c), dtype=np.float64), np.zeros(r, dtype=np.int8),
+                                                       np.zeros(r, dtype=np.int64), np.zeros(r, dtype=np.int64)))
+        rows, filled, (records, mask, source, target) = arrays
+        for k in range(filled[0], len(rows)):
+            values, origin, node = rows[k]
             records[k] = self._vector(values)
             mask[k] = 1
             source[k] = origin
-            target[k] = 0 if node is None else pool.index(node) + 1
+            target[k] = 0 if node is None else _POOL_INDEX[node] + 1
+        filled[0] = len(rows)
+        return records.copy(), mask.copy(), source.copy(), target.copy()
+
+    def _observation(self) -> dict[str, Any]:
+        c = len(COLUMNS)
+        records, mask, source, target = self._record_arrays()
         visible = self._lab_phase != MANIPULATOR_PHASE
         budgets = self._budgets.fractions()[: len(BUDGET_NAMES)]
         return {

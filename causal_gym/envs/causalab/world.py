@@ -24,6 +24,7 @@ episode is a pure function of ``(seed, setting)``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,7 +35,7 @@ import numpy as np
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import as_generator, check_choice, check_count, check_real
-from causal_gym.graphs import ancestors, imec_size, is_dag, topological_order
+from causal_gym.graphs import ancestors, imec_size, topological_order
 
 __all__ = [
     "PROPERTIES",
@@ -59,6 +60,9 @@ __all__ = [
     "InterventionResult",
     "Manipulator",
     "golden_records",
+    "GOLDEN_LENGTH_RULES",
+    "GOLDEN_ONE_PASS_SHARE",
+    "GOLDEN_EMPTY_SHARE",
     "HiddenSpec",
     "Setting",
     "Episode",
@@ -122,8 +126,25 @@ whose frequency bases span about 53-191)."""
 GOLDEN_BOOTSTRAP_RANGE = (15.0, 45.0)
 """Uniform range (2 decimals) of the exogenous terms of the Golden bootstrap records."""
 
+GOLDEN_LENGTH_RULES = ("released", "fixed")
+"""How :func:`golden_records` sets the chain length: as the released suites distribute it, or always
+the cap."""
+
+GOLDEN_ONE_PASS_SHARE = 0.3
+"""On a complete graph, the share of released Golden chains that make one pass over the
+controllable nodes (4-node suite: 3 of its 10 complete graphs); the rest make one pass and one
+more intervention (7 of 10)."""
+
+GOLDEN_EMPTY_SHARE: Mapping[int, float] = MappingProxyType({6: 14 / 50})
+"""By node count, the share of released Golden records that hold no chain at all (6-node suite:
+14 of 50, on graphs of every size; the 4-node suite has none)."""
+
 CHANGE_TOLERANCE = 1e-6
 """A value counts as changed when it moves by more than this."""
+
+_SCALAR_ROWS = 8
+"""Up to this many crystals :meth:`LabSCM.evaluate_rows` evaluates row by row in plain Python
+(faster than numpy's per-call overhead at a handful of nodes; both paths are bit-identical)."""
 
 _FORMAT = "causal_gym.causalab.scm"
 _FORMAT_VERSION = 1
@@ -133,6 +154,16 @@ Coefficient = float | tuple[float, float]
 
 def _round2(x: np.ndarray | float) -> np.ndarray:
     return np.round(x, 2)
+
+
+def _round2_scalar(x: float) -> float:
+    """``float(np.round(x, 2))`` without numpy: numpy rounds as ``rint(x * 100) / 100`` (half to
+    even, the sign of a zero kept), which differs from Python's correctly rounded ``round(x, 2)``."""
+    y = x * 100.0
+    if not math.isfinite(y):
+        return float(np.round(x, 2))
+    r = float(round(y))
+    return (r if r != 0.0 else math.copysign(0.0, y)) / 100.0
 
 
 def _check_name(value: object, allowed: Sequence[str], name: str) -> str:
@@ -216,8 +247,10 @@ class LabSCM:
         object.__setattr__(self, "coefficients", coefficients)
         object.__setattr__(self, "base_freq", check_real(self.base_freq, "base_freq"))
         object.__setattr__(self, "freq_parent", bool(self.freq_parent))
-        if not is_dag(self.adjacency()):
-            raise ValueError(f"edges form a directed cycle: {edges}")
+        try:  # the causal order, which also proves the graph acyclic (cached: evaluation walks it)
+            object.__setattr__(self, "_topo", tuple(topological_order(self.adjacency())))
+        except ValueError:
+            raise ValueError(f"edges form a directed cycle: {edges}") from None
         if not self.freq_parents():
             raise ValueError(f"{FREQ} needs at least one parent")
         if self.children(FREQ) and not self.freq_parent:
@@ -240,7 +273,7 @@ class LabSCM:
         """Number of nodes (frequency included)."""
         return len(self.properties)
 
-    @property
+    @cached_property
     def controllable(self) -> tuple[str, ...]:
         """Every non-frequency property, in :attr:`properties` order (the exogenous-term order)."""
         return tuple(p for p in self.properties if p != FREQ)
@@ -290,6 +323,7 @@ class LabSCM:
 
     @cached_property
     def _topo(self) -> tuple[int, ...]:
+        """Node indices in causal order (filled in by ``__post_init__``, which checks acyclicity with it)."""
         return tuple(topological_order(self.adjacency()))
 
     def adjacency(self, order: Sequence[str] | None = None) -> np.ndarray:
@@ -339,14 +373,56 @@ class LabSCM:
         p = values[:, idx]
         return p @ lin + (p * p) @ quad
 
+    @cached_property
+    def _plan(self) -> tuple[tuple[int, int, tuple[tuple[int, float, float], ...]], ...]:
+        """The equations as plain Python numbers, in causal order: per node its index, its exogenous
+        column (-1 for the frequency) and ``(parent index, linear weight, quadratic weight)`` terms."""
+        column = {p: i for i, p in enumerate(self.controllable)}
+        plan = []
+        for j in self._topo:
+            idx, lin, quad = self._terms[j]
+            terms = tuple(zip(idx.tolist(), lin.tolist(), quad.tolist()))
+            plan.append((j, column.get(self.properties[j], -1), terms))
+        return tuple(plan)
+
+    @staticmethod
+    def _contribution_scalar(terms: tuple[tuple[int, float, float], ...], values: Sequence[float]) -> float:
+        """One row of :meth:`_contribution` in the same arithmetic (linear dot product, then the
+        quadratic one, each summed left to right), so both give bit-identical values."""
+        linear = quadratic = 0.0
+        for i, c, _ in terms:
+            linear += values[i] * c
+        for i, _, c in terms:
+            x = values[i]
+            quadratic += x * x * c
+        return linear + quadratic
+
+    def _evaluate_row(self, exogenous: Sequence[float], offsets: Mapping[int, float] | None = None) -> list[float]:
+        """:meth:`evaluate_rows` for one validated row, in plain Python (numpy's per-call overhead
+        dominates at a handful of nodes); bit-identical to the vectorised path."""
+        values = [0.0] * len(self.properties)
+        shift = offsets or {}
+        for j, column, terms in self._plan:
+            intercept = self.base_freq if column < 0 else exogenous[column]
+            values[j] = _round2_scalar(intercept + self._contribution_scalar(terms, values) + shift.get(j, 0.0))
+        return values
+
     def parent_contribution(self, node: str, values: Mapping[str, float]) -> float:
         """Sum of the parent terms of ``node`` given (rounded) node values, without intercept."""
         j = self._index[_check_name(node, self.properties, "node")]
-        row = np.array([[float(values[p]) if p in values else 0.0 for p in self.properties]])
         missing = [p for p in self.parents(node) if p not in values]
         if missing:
             raise ValueError(f"values lack the parents {missing} of {node!r}")
-        return float(self._contribution(j, row)[0])
+        row = [float(values[p]) if p in values else 0.0 for p in self.properties]
+        return self._contribution_scalar(self._node_terms[j], row)
+
+    @cached_property
+    def _node_terms(self) -> tuple[tuple[tuple[int, float, float], ...], ...]:
+        """The ``_plan`` terms by node index."""
+        out: list[tuple[tuple[int, float, float], ...]] = [()] * len(self.properties)
+        for j, _, terms in self._plan:
+            out[j] = terms
+        return tuple(out)
 
     def evaluate_rows(self, exogenous: np.ndarray, offsets: Mapping[str, float] | None = None) -> np.ndarray:
         """Node values for many crystals at once.
@@ -369,6 +445,14 @@ class LabSCM:
         if exo.ndim != 2 or exo.shape[1] != m or not np.isfinite(exo).all():
             raise ValueError(f"exogenous must be a finite (k, {m}) array, got shape {exo.shape}")
         shift = {} if offsets is None else {_check_name(k, self.properties, "offset node"): float(v) for k, v in offsets.items()}
+        if exo.shape[0] <= _SCALAR_ROWS:
+            by_index = {self._index[k]: v for k, v in shift.items()}
+            rows = [self._evaluate_row(row, by_index) for row in exo.tolist()]
+            return np.array(rows, dtype=float).reshape(exo.shape[0], self.n_nodes)
+        return self._evaluate_batch(exo, shift)
+
+    def _evaluate_batch(self, exo: np.ndarray, shift: Mapping[str, float]) -> np.ndarray:
+        """The vectorised evaluation of validated rows (node by node in causal order, all rows at once)."""
         column = {p: i for i, p in enumerate(self.controllable)}
         values = np.zeros((exo.shape[0], self.n_nodes))
         for j in self._topo:
@@ -385,9 +469,10 @@ class LabSCM:
         ValueError
             If ``exogenous`` does not name exactly the controllable nodes with finite numbers.
         """
-        row = _exogenous_row(self, exogenous)
-        values = self.evaluate_rows(row[None, :], offsets)[0]
-        return {p: float(v) for p, v in zip(self.properties, values)}
+        row = _exogenous_row(self, exogenous).tolist()
+        by_index = {} if offsets is None else {
+            self._index[_check_name(k, self.properties, "offset node")]: float(v) for k, v in offsets.items()}
+        return dict(zip(self.properties, self._evaluate_row(row, by_index)))
 
     def exogenous_from_values(self, values: Mapping[str, float]) -> dict[str, float]:
         """Invert :meth:`evaluate`: each controllable node's value minus its parent contribution.
@@ -868,18 +953,26 @@ def golden_records(
     n_bootstrap: int = 2,
     max_length: int = 6,
     stop_at_singleton: bool = False,
+    lengths: str = "released",
 ) -> tuple[tuple[Record, ...], tuple[Record, ...]]:
     """Offline low-MEC intervention chain (the Golden control).
 
     ``n_bootstrap`` observational records with exogenous terms ``U(15, 45)`` (2 decimals), then a
     chain of shift interventions starting from record 0's state, cycling through the controllable
-    nodes in alphabetical order with integer targets ``0 .. 100``. The original's stopping rule is
-    unpublished. By default the chain has ``max_length`` (6) interventions, which matches the
-    released 4-node suite (chains of 6 on most graphs) and so gives the agent the paper's number of
-    records. With ``stop_at_singleton=True`` the chain stops as soon as the observational regime
-    plus the single-node targets used so far make the interventional MEC of the true DAG a
-    singleton (:func:`causal_gym.graphs.imec_size`) — a minimal chain, measured at 0–3
-    interventions on 4-node graphs, so far fewer records than the released chains.
+    nodes in alphabetical order with integer targets ``0 .. 100``.
+
+    The original's stopping rule is unpublished, so the length follows the released suites
+    (``lengths="released"``, the default), capped by ``max_length``: 6 interventions on a graph
+    that is not complete; on a complete graph one pass over the controllable nodes (share
+    :data:`GOLDEN_ONE_PASS_SHARE`) or one pass and one more — the 4-node suite has 40 chains of 6,
+    7 of 4 and 3 of 3, all the short ones on its complete graphs; and, by node count, a share
+    :data:`GOLDEN_EMPTY_SHARE` of graphs gets no chain at all (the 6-node suite has 36 chains of 6
+    and 14 empty ones). The draws come after the chain's, so a shorter chain is a prefix of the
+    full one. ``lengths="fixed"`` always makes ``max_length`` interventions. With
+    ``stop_at_singleton=True`` the chain also stops as soon as the observational regime plus the
+    single-node targets used so far make the interventional MEC of the true DAG a singleton
+    (:func:`causal_gym.graphs.imec_size`) — a minimal chain, measured at 0–3 interventions on
+    4-node graphs, so far fewer records than the released chains.
 
     Returns
     -------
@@ -888,6 +981,7 @@ def golden_records(
     rng = as_generator(rng)
     n_bootstrap = check_count(n_bootstrap, "n_bootstrap", minimum=1)
     max_length = check_count(max_length, "max_length", minimum=0)
+    check_choice(lengths, GOLDEN_LENGTH_RULES, "lengths")
     exo = np.round(rng.uniform(*GOLDEN_BOOTSTRAP_RANGE, size=(n_bootstrap, len(scm.controllable))), 2)
     bootstrap = tuple(Record(dict(zip(scm.properties, row.tolist()))) for row in scm.evaluate_rows(exo))
     dag = scm.adjacency()
@@ -902,6 +996,13 @@ def golden_records(
         result = manipulator.intervene(node, value)
         chain.append(Record(result.values, (node, value)))
         targets.append((index[node],))
+    if lengths == "released":
+        empty, one_pass = rng.random(2)
+        n = scm.n_nodes
+        if empty < GOLDEN_EMPTY_SHARE.get(n, 0.0):
+            chain = []
+        elif len(scm.edges) == n * (n - 1) // 2:
+            chain = chain[: len(cycle) + (one_pass >= GOLDEN_ONE_PASS_SHARE)]
     return bootstrap, tuple(chain)
 
 

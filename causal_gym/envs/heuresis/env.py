@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import logging
+import time
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -20,8 +23,16 @@ from causal_gym.envs.heuresis.instances import (
     make_instance,
     split_size,
 )
+from causal_gym.envs.heuresis.prefetch import InstanceKey, ReferencePrefetcher
 from causal_gym.envs.heuresis.prompts import agent_prompts
-from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_reference, run_menu_entry, score_graph
+from causal_gym.envs.heuresis.references import (
+    MENU,
+    PCReference,
+    menu_entry_is_cached,
+    pc_kci_reference,
+    run_menu_entry,
+    score_graph,
+)
 from causal_gym.envs.heuresis.tools import deletion_log_text
 from causal_gym.harness import SandboxLimits, WorkingGraphEnv
 from causal_gym.harness.data_tools import ALGORITHM_SLOTS, ALPHA, DataTools, graph_text
@@ -42,14 +53,35 @@ GUIDED_START = "The working graph starts from the output of the PC algorithm wit
 
 _TRAIN_DRAWS = 2**31 - 1  # instance indices drawn for the unbounded train split
 
+logger = logging.getLogger(__name__)
+
 
 @lru_cache(maxsize=128)
 def load_instance(
     family: str, split: str, index: int, d: int, n: int, expected_degree: float, seal: Seal | None = None
 ) -> tuple[HeuresisInstance, PCReference]:
-    """An instance and its PC-KCI reference (disk-cached), kept in memory so a repeated ``reset`` is fast."""
+    """An instance and its PC-KCI reference (disk-cached), kept in memory so a repeated ``reset`` is fast.
+
+    A reference not on disk yet is computed here (seconds to a minute), announced on the
+    ``causal_gym`` logger; Ctrl-C interrupts it and stores nothing.
+    """
     instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
-    return instance, pc_kci_reference(instance)
+    if menu_entry_is_cached(instance, "pc_kci"):
+        return instance, pc_kci_reference(instance)
+    which = "a sealed instance" if seal is not None else f"instance {index}"
+    logger.info("Heuresis %s/%s %s (d=%d, n=%d): running PC-KCI once for its reference (cached afterwards)...",
+                family, split, which, d, n)
+    start = time.perf_counter()
+    reference = pc_kci_reference(instance)
+    logger.info("Heuresis %s/%s %s: PC-KCI done in %.1f s", family, split, which, time.perf_counter() - start)
+    return instance, reference
+
+
+def _episode_draws(rng: np.random.Generator, size: int | None) -> tuple[np.ndarray, int, int]:
+    """What a reset draws, in order: the label permutation, an instance index, the resampling seed."""
+    permutation = rng.permutation(len(MENU))
+    drawn = int(rng.integers(_TRAIN_DRAWS if size is None else size))
+    return permutation, drawn, int(rng.integers(2**63 - 1))
 
 
 def _check_budgets(budgets: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -167,7 +199,10 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     ``{"split": "dev" | "test" | "train", "instance": k}`` overrides the split and picks
     instance ``k``. The working graph is complete and undirected (unguided) or PC-KCI's output
     (guided). The first ``reset`` of an instance runs PC-KCI on it (for the test budget, the
-    guided start and the drill-down); the run is cached on disk and in memory.
+    guided start and the drill-down); the run is cached on disk and in memory and announced on
+    the ``causal_gym`` logger. On the train stream a background worker computes the next
+    ``prefetch`` instances' runs while the episode is played (:mod:`.prefetch`), so a training
+    loop's resets do not wait for PC-KCI.
 
     ## Episode End
 
@@ -219,6 +254,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     | ``seal``          | None             | a :class:`~causal_gym.seal.Seal` (or its secret) keying the instance streams; None reads ``CAUSAL_GYM_SEAL`` (unset: open splits); :data:`causal_gym.seal.OPEN` forces open |
     | ``sandbox``       | ``"auto"``       | ``run_code``'s backend: ``"auto"``, ``"bwrap"``, ``"unshare"`` (OS namespaces) or ``"process"`` (no OS isolation; :mod:`causal_gym.harness.sandbox`) |
     | ``algorithm_time_limit`` | 300.0     | seconds an uncached ``run_algorithm`` may compute before it is stopped (charged, no graph, not cached); None: no limit |
+    | ``prefetch``      | 2                | on the train stream, upcoming instances whose PC-KCI reference a background worker computes during the episode (0: off) |
 
     ```python
     >>> import gymnasium as gym, causal_gym
@@ -256,6 +292,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         sandbox_limits: SandboxLimits | None = None,
         sandbox: str = "auto",
         algorithm_time_limit: float | None = 300.0,
+        prefetch: int = 2,
         seal: Seal | str | None = None,
     ) -> None:
         self.family = check_choice(family, FAMILIES, "family")
@@ -268,6 +305,8 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         self.split = check_choice(split, SPLITS, "split")
         self.reward = check_choice(reward, REWARDS, "reward")
         self.budget_settings = _check_budgets(budgets)
+        depth = int(check_count(prefetch, "prefetch", 0))  # type: ignore[arg-type]
+        self._prefetcher = ReferencePrefetcher(depth) if depth else None
         self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit)
         d = check_count(d, "d", 2)
         super().__init__(
@@ -309,13 +348,16 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         split, chosen = self.check_reset_options(options)
         size = split_size(split)
         # Every draw happens whatever the options, so the streams do not depend on them.
-        permutation = rng.permutation(len(MENU))
-        drawn = int(rng.integers(_TRAIN_DRAWS if size is None else size))
-        resample_seed = int(rng.integers(2**63 - 1))
-        index = drawn if chosen is None else chosen
-        self._instance, self._reference = load_instance(
-            self.family, split, index, self.d, self.n, self.expected_degree, self.seal
-        )
+        permutation, drawn, resample_seed = _episode_draws(rng, size)
+        key = self._instance_key(split, drawn if chosen is None else chosen)
+        if self._prefetcher is not None:
+            self._prefetcher.wait(key)
+        self._instance, self._reference = load_instance(*key)
+        if self._prefetcher is not None and split == "train" and chosen is None:
+            upcoming = copy.deepcopy(rng)  # replays the next resets' draws without touching the stream
+            self._prefetcher.schedule(
+                [self._instance_key(split, _episode_draws(upcoming, size)[1]) for _ in range(self._prefetcher.depth)]
+            )
         self._data = self._instance.data
         self._slots = dict(zip(ALGORITHM_SLOTS, (list(MENU)[k] for k in permutation)))
         self._resample_rng = np.random.default_rng(resample_seed)
@@ -337,6 +379,15 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
             start = np.ones((self.d, self.d), dtype=np.int8) - np.eye(self.d, dtype=np.int8)
             self._start_text = f"The working graph is the complete undirected graph over X0..X{self.d - 1}."
         return start, {"deletion_log": deleted, "deletion_depth": depth}
+
+    def _instance_key(self, split: str, index: int) -> InstanceKey:
+        return (self.family, split, index, self.d, self.n, self.expected_degree, self.seal)
+
+    def close(self) -> None:
+        """Stop the train-stream prefetcher, if one runs."""
+        if self._prefetcher is not None:
+            self._prefetcher.close()
+        super().close()
 
     def _budget_limits(self) -> dict[str, float | None]:
         tests = self.budget_settings["tests"]

@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from causal_gym._workers import limit_blas_threads
-from causal_gym._cache import cached
+from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
 from causal_gym.discovery import DeletionRecord, run
 from causal_gym.envs.heuresis.families import FAMILIES
@@ -73,6 +73,7 @@ __all__ = [
     "CODE_VERSION",
     "MENU",
     "run_menu_entry",
+    "menu_entry_is_cached",
     "ALPHA",
     "RANDOM_RESTORE_DRAWS",
     "ROUTER_SUBSAMPLE",
@@ -222,6 +223,7 @@ def _menu_run(method: str, data: np.ndarray, options: Mapping[str, Any]) -> dict
         "deletion_log": [record.to_dict() for record in result.deletion_log],
         "n_tests": result.n_tests,
         "runtime": result.runtime,
+        "warnings": result.warnings,
     }
 
 
@@ -234,8 +236,18 @@ def run_menu_entry(instance: HeuresisInstance, label: str, time_limit: float | N
     none), raising :class:`causal_gym._workers.TimeLimitExceeded`.
     """
     method, options = MENU[label]
-    key = {"kind": "menu", "label": label, "method": method, "options": dict(options), **_instance_key(instance)}
-    return cached(key, functools.partial(_menu_run, method, instance.data, dict(options)), time_limit)
+    compute = functools.partial(_menu_run, method, instance.data, dict(options))
+    return cached(_menu_key(instance, label), compute, time_limit)
+
+
+def menu_entry_is_cached(instance: HeuresisInstance, label: str) -> bool:
+    """Whether :func:`run_menu_entry` would return at once (its disk entry exists)."""
+    return is_cached(_menu_key(instance, label))
+
+
+def _menu_key(instance: HeuresisInstance, label: str) -> dict[str, Any]:
+    method, options = MENU[label]
+    return {"kind": "menu", "label": label, "method": method, "options": dict(options), **_instance_key(instance)}
 
 
 def _record(entry: Mapping[str, Any]) -> DeletionRecord:

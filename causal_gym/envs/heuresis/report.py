@@ -358,6 +358,51 @@ def heuresis_headroom_table(frame: pd.DataFrame, references: HeuresisReferences)
     return build_table(rows)
 
 
+GLOSSARY = {
+    "episodes": "episodes played (all statuses but failed)",
+    "instances": "distinct instances among them",
+    "bca_g": "best chosen algorithm over all families (mean dev F1 of the menu)",
+    "bca_phi": "best chosen algorithm of the family (mean dev F1 on it)",
+    "f1": "mean adjacency F1 of the agent's Meek-completed answer [95% interval]",
+    "f1_bca_g": "mean adjacency F1 of BCA_g on the same instances",
+    "f1_bca_phi": "mean adjacency F1 of BCA_phi on the same instances",
+    "f1_oracle": "mean adjacency F1 of the ideal oracle (PC-KCI with exactly its wrong deletions restored)",
+    "h_s": "selection headroom H^s = F1(BCA_phi) - F1(BCA_g), paired over instances",
+    "h_r": "repair headroom H^r = F1(oracle) - F1(BCA_phi), paired over instances",
+    "delta_s": "gain Delta^s = F1(agent) - F1(BCA_g), paired over instances",
+    "delta_r": "residual gain Delta^r = F1(agent) - F1(BCA_phi), paired over instances",
+    "closed": "share of the repair headroom closed, Delta^r / H^r",
+    "finished": "episodes that ended with the agent's own submit",
+    "truncation_rate": "share of episodes that did not (a budget ran out and the working graph was rescued)",
+    "f1_finished": "f1 on finished episodes only",
+    "delta_r_finished": "delta_r on finished episodes only",
+    "precision": "of the deleted pairs the agent restored, the share PC-KCI had deleted wrongly",
+    "recall": "of PC-KCI's wrong deletions, the share the agent restored",
+    "gain_over_pc": "F1(agent) - F1(PC-KCI), paired over instances",
+    "n_wrong_deletions": "PC-KCI's wrong deletions (deleted pairs adjacent in the truth), mean",
+    "recovered": "wrongly deleted pairs that are edges again, mean",
+    "harmful": "rightly deleted pairs that are edges again, mean",
+    "pc_edges_dropped": "PC-KCI's edges missing from the answer, mean",
+    "reoriented": "pairs adjacent in both with another orientation, mean",
+    "paired_unguided": "instances the same agent also played unguided",
+    "guided_minus_unguided": "F1(guided) - F1(unguided) of the agent, paired over those instances",
+    "last_turn": "what the agent may do after a budget runs out",
+    "reached_limit": "episodes in which a budget ran out (turns, tests, algorithm calls or wall time)",
+    "submitted_after_limit": "of those, episodes the agent still submitted in its last turn (the rest were rescued)",
+    "calls": "tool calls per episode, mean",
+    "errors": "tool calls answered with an error, per episode",
+    "shortcut_rate": "share of episodes whose answer is within SHD 1 of the first PC variant's output it ran",
+    "distinct_algorithms": "distinct menu algorithms called per episode, mean",
+    "merge_k": "merge*: the k of the best k-vote merge of the algorithms the agent called (hindsight)",
+    "merge_f1": "merge*: F1 of that merge added to PC-KCI's output",
+    "restored_true": "true edges PC-KCI missed that the answer has",
+    "unsupported": "of those, edges no algorithm the agent called proposed",
+    "unsupported_share": "unsupported / restored_true",
+    "tool_mi_bits": "mutual information (bits) between the family and the tool called",
+    **{name: f"floor {name}: mean adjacency F1 [95% interval]" for name in FLOORS},
+}
+"""What the Heuresis report's columns mean (the legend under each table)."""
+
 _DRILL_DOWN = ("n_wrong_deletions", "recovered", "harmful", "pc_edges_dropped", "reoriented")
 
 
@@ -553,29 +598,33 @@ def plot_residual_gain(headroom: pd.DataFrame, path: str | Path) -> Path:
     """Figure 6: ``Delta^r`` per agent on every family, against the two headrooms.
 
     One panel per family of :func:`heuresis_headroom_table` (the ``all`` rows are left out): a bar
-    per agent and condition with its 95% interval, a black tick at the repair headroom ``H^r``
-    (the oracle's level) and a grey tick at ``-H^s`` (BCA_g's level); 0 is BCA_phi.
+    per agent and condition with its 95% interval (orange), a red marker at the repair headroom
+    ``H^r`` (the oracle's level) and a green one at ``-H^s`` (BCA_g's level) beside the bar; 0 is
+    BCA_phi. About 550 px per panel.
     """
     families = [f for f in headroom["family"].unique() if f != "all"]
     if not families:
         raise ValueError("plot_residual_gain needs at least one family row of heuresis_headroom_table")
-    figure, axes = new_figure(3.2, 3.0, len(families), min(3, len(families)))
+    figure, axes = new_figure(4.6, 3.4, len(families), min(3, len(families)))
     for axis, family in zip(axes, families):
         rows = headroom[headroom["family"] == family]
         x = np.arange(len(rows))
         gain = rows["delta_r"].to_numpy(dtype=float)
         # as nested lists: matplotlib warns about a (2, 1) array (one bar) but reads the lists the same way
         yerr = error_bars(rows, "delta_r").tolist()
-        axis.bar(x, gain, yerr=yerr, color="tab:blue", capsize=3, label="Δʳ (agent)")
-        axis.scatter(x, rows["h_r"].to_numpy(dtype=float), marker="_", s=400, color="black", zorder=3,
-                     label="Hʳ (oracle)")
-        axis.scatter(x, -rows["h_s"].to_numpy(dtype=float), marker="_", s=400, color="grey", zorder=3,
-                     label="−Hˢ (BCA_g)")
+        axis.bar(x, gain, width=0.45, yerr=yerr, color="tab:blue", ecolor="tab:orange", capsize=4,
+                 error_kw={"elinewidth": 1.5}, label="Δʳ (agent, 95% interval in orange)")
+        # the references stand beside the bar, so neither hides behind it or behind the interval
+        axis.scatter(x + 0.34, rows["h_r"].to_numpy(dtype=float), marker="v", s=36, color="tab:red", zorder=3,
+                     label="Hʳ (oracle's level)")
+        axis.scatter(x + 0.34, -rows["h_s"].to_numpy(dtype=float), marker="^", s=36, color="tab:green", zorder=3,
+                     label="−Hˢ (BCA_g's level)")
         axis.axhline(0.0, color="black", linewidth=0.8)
         axis.set_xticks(x, [f"{a}\n{c}" for a, c in zip(rows["agent"], rows["condition"])], fontsize=7)
+        axis.set_xlim(-0.6, len(rows) - 0.2)
         axis.set_title(family)
         axis.set_ylabel("adjacency F1 − F1(BCA_φ)")
-    axes[0].legend(fontsize=7, loc="best")
+    figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
     path = Path(path)
     figure.savefig(path, dpi=120)
     return path
@@ -599,19 +648,20 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
     return [
         ReportTable("heuresis_agents", "Heuresis (Table 6) -- adjacency F1 and the residual gain over BCA_phi "
                     f"({chosen}), all episodes and finished only, 95% paired bootstrap over instances",
-                    heuresis_agent_table(frame, refs)),
+                    heuresis_agent_table(frame, refs), GLOSSARY),
         ReportTable("heuresis_headroom", "Heuresis (Table 3) -- references, headrooms H^s and H^r, gain Delta^s over "
                     "BCA_g and residual gain Delta^r over BCA_phi, on the instances each agent played",
-                    heuresis_headroom_table(frame, refs)),
+                    heuresis_headroom_table(frame, refs), GLOSSARY),
         ReportTable("heuresis_guided", "Heuresis (Table 8) -- guided condition: restoring PC-KCI's wrong deletions, "
-                    "gain over PC-KCI and over the agent's own unguided episodes", heuresis_guided_table(frame)),
+                    "gain over PC-KCI and over the agent's own unguided episodes", heuresis_guided_table(frame),
+                    GLOSSARY),
         ReportTable("heuresis_floors", "Heuresis (Table 11) -- trivial floors, adjacency F1 on the instances played",
-                    heuresis_floor_table(frame, refs)),
+                    heuresis_floor_table(frame, refs), GLOSSARY),
         ReportTable("heuresis_repeats", "Heuresis (Table 13) -- per run and repeat: last-turn setting, episodes that "
-                    "reached a budget limit / still submitted, both views", heuresis_repeat_table(frame, refs)),
+                    "reached a budget limit / still submitted, both views", heuresis_repeat_table(frame, refs), GLOSSARY),
         ReportTable("heuresis_behaviour", "Heuresis (Section 4.3, Table 4) -- tool calls, shortcut rate, distinct "
                     "algorithms, merge*, unsupported restorations, tool-choice mutual information",
-                    heuresis_behaviour_table(frame, options.seal)),
+                    heuresis_behaviour_table(frame, options.seal), GLOSSARY),
     ]
 
 

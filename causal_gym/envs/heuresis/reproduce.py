@@ -24,6 +24,8 @@ import json
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.references import MENU, collect_rows, difficulty_table, reference_table
 
@@ -53,6 +55,45 @@ PAPER_TABLE3 = {
 
 
 
+LEGENDS = {
+    "Table 2": {
+        "n": "test instances of the family",
+        "wrong": "PC-KCI's wrong deletions per instance (deleted pairs that are adjacent in the true DAG), ours | paper",
+        "zero": "share of instances where PC-KCI deleted no true edge, ours | paper",
+        "oracle-PC": "adjacency-F1 gain of the ideal oracle (PC-KCI with exactly its wrong deletions restored), ours | paper",
+        "F1 PC-KCI, F1 oracle": "mean adjacency F1 of PC-KCI and of the oracle",
+        "edges, tests, s/inst": "true edges, CI tests PC-KCI ran, PC-KCI seconds per instance",
+    },
+    "Table 3": {
+        "BCA_g": "best chosen algorithm over all families (highest mean dev F1 of the menu)",
+        "BCA_phi": "best chosen algorithm of the family (highest mean dev F1 on it)",
+        "F1 ...": "mean adjacency F1 on test with a 95% bootstrap interval [low, high]; paper: its value (- not in its text)",
+        "H^s": "selection headroom F1(BCA_phi) - F1(BCA_g): what choosing per family adds",
+        "H^r": "repair headroom F1(oracle) - F1(BCA_phi): what repairing the best algorithm's output could add",
+        "router - BCA_phi": "F1 of the paper's Appendix-E router minus BCA_phi's",
+        "KCI share": "share of instances the router sends to PC-KCI",
+    },
+    "Table 11": {
+        "empty, complete": "the empty graph; PC-KCI with every deleted pair restored",
+        "pc_kci, oracle": "PC-KCI's output; the ideal oracle",
+        "random_restoration": "PC-KCI with as many deleted pairs restored as the oracle restores, drawn at random "
+                              "(mean of 20 draws)",
+        "each cell": "mean adjacency F1 on test with a 95% bootstrap interval [low, high]",
+    },
+}
+"""What each printed column means (printed under its table and in ``--help``)."""
+
+
+def _print_legend(table: str) -> None:
+    for column, meaning in LEGENDS[table].items():
+        print(f"  {column}: {meaning}")
+
+
+def _epilog() -> str:
+    return "\n".join(f"{table} columns:\n" + "\n".join(f"  {c}: {m}" for c, m in legend.items())
+                     for table, legend in LEGENDS.items())
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "  -  " if value is None else f"{value:.{digits}f}"
 
@@ -64,14 +105,16 @@ def _interval(cell: list[float]) -> str:
 def print_difficulty(rows: list[dict]) -> None:
     """Table 2: PC-KCI's wrong deletions, share with none, oracle - PC-KCI (ours | paper)."""
     print("\nTable 2 -- difficulty on test instances (ours | paper)")
-    print(f"{'family':9} {'n':>3} {'wrong':>13} {'zero':>13} {'oracle-PC':>15} {'F1 PC-KCI':>9} {'F1 oracle':>9} {'edges':>6} {'tests':>6} {'s/inst':>6}")
+    print(f"{'family':9} {'n':>3} {'wrong':>13} {'zero':>13} {'oracle-PC':>15} {'F1 PC-KCI':>10} {'F1 oracle':>10} "
+          f"{'edges':>6} {'tests':>6} {'s/inst':>6}")
     for family, cell in difficulty_table(rows).items():
         paper = PAPER_TABLE2[family]
         print(f"{family:9} {cell['n']:>3} {cell['wrong']:>6.2f} | {paper['wrong']:>3.1f} "
               f"{cell['zero_share']:>6.0%} | {paper['zero_share']:>3.0%} "
               f"{cell['headroom']:>6.3f} | {paper['headroom']:>5.3f} "
-              f"{cell['f1_pc_kci']:>9.3f} {cell['f1_oracle']:>9.3f} {cell['n_edges']:>6.1f} "
+              f"{cell['f1_pc_kci']:>10.3f} {cell['f1_oracle']:>10.3f} {cell['n_edges']:>6.1f} "
               f"{cell['n_tests']:>6.0f} {cell['pc_kci_runtime']:>6.1f}")
+    _print_legend("Table 2")
 
 
 def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
@@ -86,17 +129,31 @@ def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
               f"{_interval(cell['f1_oracle']):>24} {_fmt(paper['f1_oracle']):>6} "
               f"{_interval(cell['selection_headroom']):>24} {_interval(cell['repair_headroom']):>24} "
               f"{_interval(cell['router_residual_gain']):>24} {cell['router_kci_share']:>9.0%}")
+    _print_legend("Table 3")
     print("\nTable 11 -- trivial floors, adjacency F1 on test instances (paper cells not in its text: -)")
     floors = list(next(iter(table["families"].values()))["floors"])
     print(f"{'family':9} " + " ".join(f"{name:>24}" for name in floors))
     for family, cell in table["families"].items():
         print(f"{family:9} " + " ".join(f"{_interval(cell['floors'][name]):>24}" for name in floors))
+    _print_legend("Table 11")
     return table
+
+
+def print_menu_cost(rows: list[dict]) -> None:
+    """Seconds per instance of each menu algorithm (as measured when its run was computed and cached)."""
+    labels = list(rows[0]["menu"]) if rows else []
+    print(f"\nMenu cost -- seconds per instance when computed ({len(rows)} instances)")
+    print(f"{'algorithm':12} {'mean':>8} {'median':>8} {'max':>8}")
+    for label in labels:
+        seconds = np.array([row["menu"][label]["runtime"] for row in rows], dtype=float)
+        print(f"{label:12} {seconds.mean():>8.2f} {np.median(seconds):>8.2f} {seconds.max():>8.2f}")
+    print("  (an agent's run_algorithm call stops at the env's algorithm_time_limit, 300 s by default)")
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     """Parse ``argv`` (default: sys.argv), compute the tables and print them."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=_epilog(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="4 dev and 4 test instances per family")
     parser.add_argument("--dev", type=int, help="dev instances per family (default 100, quick 4)")
     parser.add_argument("--test", type=int, help="test instances per family (default 32, quick 4)")
@@ -124,6 +181,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
         dev_rows = collect_rows(families, "dev", range(n_dev), labels=labels, workers=args.workers)
         output["dev_rows"] = dev_rows
         output["table"] = print_references(dev_rows, test_rows)
+        print_menu_cost(dev_rows + test_rows)
     print(f"\nmenu: {', '.join(labels)}; {time.perf_counter() - start:.0f} s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as stream:

@@ -1,0 +1,260 @@
+"""How a design episode plays and is scored, for a batch of episodes at once (numpy, no Python loop over episodes).
+
+:class:`DesignBatch` holds the state of ``B`` episodes that start together and last the same
+``budget`` steps: the padded data with its intervention mask, the rows filled, the budget left,
+the BGe sufficient statistics of every episode and its exact edge posterior. The single env
+(:mod:`causal_gym.envs.design.env`) plays a batch of one; the vector env
+(:mod:`causal_gym.envs.design.vector`) a batch of ``num_envs``. Both decode actions, build
+observations and score through this class, so they agree to the bit.
+
+Actions
+-------
+An action is a point of ``[-1, 1]^2``: the first coordinate picks the target among ``d + 1``
+equal bins (bin ``d``, the right end, is an observational row: no intervention), the second
+scales the value, ``value = a[1] * value_bound``. Finite points outside the box are clipped
+into it (as a policy's Gaussian may propose); a non-finite point is an invalid action: it
+costs its step, yields no row and leaves the posterior unchanged (the info says why).
+
+Reward (``reward=``)
+--------------------
+- ``"dense"``: after every step, the gain of the exact posterior's expected number of correct
+  entries of the directed adjacency matrix, ``sum_{i != j} max(p_ij, 1 - p_ij)``
+  (:func:`~causal_gym.stats.graph_posterior.expected_correct_entries`): the reward of CAASL
+  (Annadani et al. 2024) with the exact posterior in place of AVICI's amortised one. The
+  episode's return is the final value minus the value on the observational batch.
+- ``"sparse"``: that return, paid once at the last step (posterior computed twice per episode).
+- ``"none"``: no posterior at all (reward 0, no posterior scores at the end): for throughput
+  measurements and for learners that bring their own reward.
+
+Posterior: BGe local scores (default hyperparameters of
+:func:`~causal_gym.stats.graph_posterior.bge_local_scores`), intervened cells left out of their
+node's scores (Cooper & Yoo 1999), the order-modular prior with the ``"size"`` parent-set prior,
+Koivisto's DP (:func:`~causal_gym.stats.graph_posterior.edge_posterior`). It is exact for the
+linear-Gaussian variants and a misspecified (Gaussian) model for the non-Gaussian ones, as in
+CAASL's out-of-distribution tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from causal_gym.envs.design.world import DesignSetting, Instances
+from causal_gym.metrics import directed_edge_scores, shd
+from causal_gym.stats.graph_posterior import (
+    BGeStats,
+    best_dag,
+    bge_local_scores,
+    edge_posterior,
+    expected_correct_entries,
+    posterior_scores,
+)
+
+__all__ = ["REWARDS", "DesignBatch", "observation_space", "action_space", "decode_actions", "encode_action"]
+
+REWARDS = ("dense", "sparse", "none")
+"""Reward modes (see the module docstring)."""
+
+
+def observation_space(setting: DesignSetting) -> spaces.Dict:
+    """The observation of one episode (table in the env's docstring)."""
+    rows, d = setting.max_rows, setting.d
+    return spaces.Dict({
+        "data": spaces.Box(-np.inf, np.inf, (rows, d), np.float32),
+        "intervention_mask": spaces.MultiBinary((rows, d)),
+        "filled": spaces.MultiBinary(rows),
+        "budget_left": spaces.Box(0.0, float(setting.budget), (1,), np.float32),
+    })
+
+
+def action_space() -> spaces.Box:
+    """``[-1, 1]^2``: target bin, scaled value (see the module docstring)."""
+    return spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+
+def decode_actions(actions: np.ndarray, d: int, value_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(targets, values, valid)`` of ``(B, 2)`` actions; target ``-1`` is an observational row.
+
+    Raises
+    ------
+    ValueError
+        If ``actions`` is not a real array of shape ``(B, 2)``.
+    """
+    a = np.asarray(actions)
+    if a.ndim != 2 or a.shape[1] != 2 or a.dtype.kind not in "iuf":
+        raise ValueError(f"actions must be real points of [-1, 1]^2, shape (B, 2); got shape {a.shape}, dtype {a.dtype}")
+    a = a.astype(np.float64)
+    valid = np.isfinite(a).all(axis=1)
+    a = np.clip(np.where(valid[:, None], a, 0.0), -1.0, 1.0)
+    targets = np.minimum(np.floor((a[:, 0] + 1.0) / 2.0 * (d + 1)).astype(np.int64), d)
+    targets = np.where(targets == d, -1, targets)
+    return targets, a[:, 1] * value_bound, valid
+
+
+def encode_action(target: int | None, value: float, d: int, value_bound: float) -> np.ndarray:
+    """The action playing ``do(x_target = value)`` (``target=None``: an observational row).
+
+    The centre of the target's bin, the value divided by ``value_bound`` (clipped to the box).
+
+    Examples
+    --------
+    >>> a = encode_action(3, 2.5, d=10, value_bound=5.0)
+    >>> decode_actions(a[None], 10, 5.0)[:2]
+    (array([3]), array([2.5]))
+    """
+    index = d if target is None else int(target)
+    if not 0 <= index <= d:
+        raise ValueError(f"target must be None or a node in 0..{d - 1}, got {target!r}")
+    position = (index + 0.5) / (d + 1) * 2.0 - 1.0
+    return np.array([position, np.clip(value / value_bound, -1.0, 1.0)], dtype=np.float32)
+
+
+def _posterior(stats: BGeStats) -> np.ndarray:
+    return edge_posterior(bge_local_scores(stats)).edge_probs
+
+
+class DesignBatch:
+    """The state of ``B`` design episodes played in lockstep (see the module docstring).
+
+    Parameters
+    ----------
+    setting : DesignSetting
+    value_bound : float
+        Largest intervention value in absolute terms.
+    reward : {"dense", "sparse", "none"}
+    """
+
+    def __init__(self, setting: DesignSetting, value_bound: float, reward: str) -> None:
+        self.setting = setting
+        self.value_bound = value_bound
+        self.reward = reward
+        self.instances: Instances | None = None
+
+    def start(self, instances: Instances) -> None:
+        """Start one episode per instance: the observational batch is the first rows."""
+        s = self.setting
+        b, n0, d = len(instances), s.n_observational, s.d
+        self.instances = instances
+        self.data = np.zeros((b, s.max_rows, d))
+        self.data[:, :n0] = instances.observational
+        self.mask = np.zeros((b, s.max_rows, d), dtype=np.int8)
+        self.filled = np.zeros((b, s.max_rows), dtype=np.int8)
+        self.filled[:, :n0] = 1
+        self.rows = np.full(b, n0)
+        self.used = 0
+        self.stats: BGeStats | None = None
+        self.edge_probs: np.ndarray | None = None
+        if self.reward != "none":
+            self.stats = BGeStats.from_data(instances.observational)
+            self.edge_probs = _posterior(self.stats)
+            self.start_correct = np.asarray(expected_correct_entries(self.edge_probs)).reshape(b)
+            self.correct = self.start_correct.copy()
+
+    @property
+    def done(self) -> bool:
+        return self.used >= self.setting.budget
+
+    def play(self, actions: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """One experiment per episode; returns the rewards ``(B,)`` and the step's design per episode.
+
+        Raises
+        ------
+        ValueError
+            For actions of the wrong shape or dtype.
+        RuntimeError
+            Before :meth:`start` or after the last step.
+        """
+        if self.instances is None:
+            raise RuntimeError("call reset() before step()")
+        if self.done:
+            raise RuntimeError("the episode has ended; call reset() to start a new one")
+        s, instances = self.setting, self.instances
+        b, k = len(instances), s.rows_per_step
+        targets, values, valid = decode_actions(actions, s.d, self.value_bound)
+        if len(targets) != b:
+            raise ValueError(f"expected {b} actions, got {len(targets)}")
+        played = np.flatnonzero(valid)
+        if played.size:
+            noise_rows = self.used * k + np.arange(k)
+            new = instances.rows(played, np.broadcast_to(noise_rows, (played.size, k)), targets[played],
+                                 values[played])
+            slots = self.rows[played, None] + np.arange(k)
+            self.data[played[:, None], slots] = new
+            self.filled[played[:, None], slots] = 1
+            hit = targets[played] >= 0
+            self.mask[played[hit, None], slots[hit], targets[played][hit, None]] = 1
+            self.rows[played] += k
+            if self.stats is not None:
+                self._update(played, new, targets[played])
+        self.used += 1
+        rewards = np.zeros(b)
+        if self.reward != "none" and (self.reward == "dense" or self.done):
+            if self.reward == "sparse":
+                self.edge_probs = _posterior(self.stats)
+            new_correct = np.asarray(expected_correct_entries(self.edge_probs)).reshape(b)
+            rewards = new_correct - (self.correct if self.reward == "dense" else self.start_correct)
+            self.correct = new_correct
+        return rewards, {"target": targets, "value": values, "valid": valid}
+
+    def _update(self, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
+        """Add the new rows to the statistics of the episodes that played (the others keep theirs)."""
+        stats = self.stats
+        count, mean, scatter = stats.count.copy(), stats.mean.copy(), stats.scatter.copy()
+        part = BGeStats(count[played], mean[played], scatter[played])
+        intervened = np.zeros((played.size, self.setting.d), dtype=bool)
+        hit = targets >= 0
+        intervened[np.flatnonzero(hit), targets[hit]] = True
+        for r in range(new.shape[1]):
+            part = part.add_row(new[:, r], intervened)
+        count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
+        self.stats = BGeStats(count, mean, scatter)
+        if self.reward == "dense":
+            probs = self.edge_probs.copy()
+            probs[played] = _posterior(part)
+            self.edge_probs = probs
+
+    def observation(self, b: int | None = None) -> dict[str, np.ndarray]:
+        """The observation of episode ``b``, or of all (leading axis ``B``) when None."""
+        left = np.full((len(self.instances), 1), self.setting.budget - self.used, dtype=np.float32)
+        obs = {"data": self.data.astype(np.float32), "intervention_mask": self.mask.copy(),
+               "filled": self.filled.copy(), "budget_left": left}
+        return obs if b is None else {key: value[b] for key, value in obs.items()}
+
+    def final_scores(self, b: int) -> dict[str, float]:
+        """Episode ``b``'s scores against its hidden graph (only after the last step).
+
+        ``expected_correct`` (and its ``gain`` over the observational batch), ``expected_shd``,
+        ``auprc`` of the edge posterior; ``correct``, ``shd`` and ``f1`` of the Bayes-optimal
+        adjacency (``P(i -> j) > 1/2``); ``map_f1`` and ``map_shd`` of the highest-scoring DAG
+        (:func:`~causal_gym.stats.graph_posterior.best_dag`). Empty with ``reward="none"``.
+        """
+        if self.stats is None:
+            return {}
+        truth = self.instances.adjacency[b]
+        probs = self.edge_probs[b]
+        scores = posterior_scores(probs, truth)
+        stats = BGeStats(self.stats.count[b], self.stats.mean[b], self.stats.scatter[b])
+        mode = best_dag(bge_local_scores(stats))
+        return {
+            "expected_correct": scores.expected_correct,
+            "gain": float(scores.expected_correct - self.start_correct[b]),
+            "expected_shd": scores.expected_shd,
+            "auprc": scores.auprc,
+            "correct": float(scores.correct),
+            "shd": float(scores.shd),
+            "f1": scores.f1,
+            "map_f1": directed_edge_scores(truth, mode).f1,
+            "map_shd": float(shd(truth, mode)),
+        }
+
+    def design(self, b: int, step: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Episode ``b``'s design of the last step, as its info reports it."""
+        target = int(step["target"][b])
+        info: dict[str, Any] = {"target": None if target < 0 else target, "value": float(step["value"][b]),
+                                "budget_left": self.setting.budget - self.used}
+        if not step["valid"][b]:
+            info["error"] = "invalid action: it must be a finite point of [-1, 1]^2; the step was spent, no row added"
+            info["target"], info["value"] = None, None
+        return info

@@ -1,0 +1,235 @@
+"""The intervention-design environment: choose experiments on a hidden linear SCM, scored by an exact graph posterior."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from causal_gym._validation import (
+    check_choice,
+    check_instance_option,
+    check_real,
+    check_reset_options,
+)
+from causal_gym.envs.design.batch import (
+    REWARDS,
+    DesignBatch,
+    action_space,
+    observation_space,
+)
+from causal_gym.envs.design.world import (
+    SPLITS,
+    SUITE_SIZE,
+    TRAIN_SIZE,
+    DesignSetting,
+    Instances,
+    instance_entropy,
+    make_instance,
+)
+from causal_gym.seal import Seal, opaque_id, resolve_seal
+
+__all__ = ["VALUE_BOUND", "InterventionDesignEnv", "resolve_split", "task_text"]
+
+VALUE_BOUND = 5.0
+"""Default largest ``|value|`` of an intervention: about five standard deviations of a variable."""
+
+
+def resolve_split(options: Any, suite: str = "the test suite") -> tuple[str, int | None]:
+    """``(split, index)`` of reset options; the split defaults to ``test`` with an instance, else ``train``.
+
+    Raises
+    ------
+    ValueError
+        Options that are not a dict, unknown keys, an unknown split, or an index outside the split.
+    """
+    options = check_reset_options(options, ("split", "instance"))
+    split = check_choice(options.get("split", "test" if "instance" in options else "train"), SPLITS, "split")
+    if "instance" not in options:
+        return split, None
+    size = TRAIN_SIZE if split == "train" else SUITE_SIZE
+    return split, check_instance_option(options["instance"], size, f"the {split} split")
+
+
+def task_text(setting: DesignSetting, value_bound: float) -> str:
+    """The task statement (it names the setting's prior, never an instance)."""
+    graph = {"er": "Erdős–Rényi", "sf": "scale-free (Barabási–Albert)"}[setting.graph]
+    return (
+        f"A hidden linear SCM on {setting.d} variables ({graph} DAG, expected degree {setting.expected_degree:g}, "
+        f"{setting.noise} noise). You see {setting.n_observational} observational rows; then you have "
+        f"{setting.budget} experiments, each a hard intervention do(x_target = value) with |value| <= {value_bound:g} "
+        f"(or one more observational row) yielding {setting.rows_per_step} row(s). Choose them so that the exact "
+        "BGe posterior over DAGs learns the graph: each step pays the gain in the posterior's expected number of "
+        "correctly predicted entries of the directed adjacency matrix."
+    )
+
+
+class InterventionDesignEnv(gym.Env):
+    """Design ``budget`` interventions on a hidden linear SCM; an exact posterior over DAGs scores what they teach.
+
+    ## Description
+    A hidden linear SCM on ``d`` nodes is drawn as in CAASL's training environment (Annadani et
+    al., NeurIPS 2024; :mod:`causal_gym.envs.design.world`): ER or scale-free DAG, weights
+    ``N(0, 1/|pa(j)|)``, noise variances inverse-gamma(10, 1). The agent first sees
+    ``n_observational`` observational rows, then plays ``budget`` experiments, each a hard
+    intervention ``do(x_target = value)`` yielding ``rows_per_step`` rows (or an observational row).
+    After every experiment the exact posterior edge marginals ``P(i -> j | data)`` are recomputed
+    (BGe scores, interventional rows left out of their target's score, Koivisto's DP over subsets:
+    :mod:`causal_gym.stats.graph_posterior`, about 1.5 ms at d = 10). Learning matters: which node
+    to set, and how hard, depends on what the data so far leave uncertain.
+
+    ## Action Space
+    ``Box(-1, 1, (2,), float32)``: ``a[0]`` picks the target among ``d + 1`` equal bins (the last
+    is "observe, no intervention"), ``value = a[1] * value_bound``.
+    :func:`~causal_gym.envs.design.batch.encode_action` builds the action of a design. Finite
+    actions outside the box are clipped; a non-finite action costs its step and adds no row
+    (``info["error"]`` says so).
+
+    ## Observation Space
+    A Dict, padded to the ``R = n_observational + budget * rows_per_step`` rows of a finished episode:
+
+    | key                 | shape    | meaning                                              |
+    |---------------------|----------|------------------------------------------------------|
+    | ``data``            | (R, d)   | the rows so far in order (observational first), 0 below |
+    | ``intervention_mask`` | (R, d) | 1 where the cell was set by an intervention         |
+    | ``filled``          | (R,)     | 1 for rows that hold data                            |
+    | ``budget_left``     | (1,)     | experiments left                                     |
+
+    ## Rewards
+    ``reward="dense"`` (default): the gain, after each step, of the posterior's expected number of
+    correct directed-adjacency entries (at most ``d (d - 1)``); the return is the total gain over
+    the observational batch. ``"sparse"``: the total paid at the last step. ``"none"``: 0 (no posterior).
+
+    ## Starting State
+    ``reset()`` draws a fresh instance of the ``train`` stream; ``options={"instance": k}`` plays
+    instance ``k`` of the held-out ``test`` suite, ``{"split": "dev", "instance": k}`` of ``dev``
+    (1000 instances each; streams disjoint by construction; sealed with ``seal=``).
+
+    ## Episode End
+    Terminated after ``budget`` steps. The final info holds ``scores`` (expected correct entries
+    and gain, expected SHD, the posterior's edge AUPRC, F1/SHD of the Bayes-optimal adjacency and
+    F1/SHD of the highest-scoring DAG) and ``truth`` (the SCM). Nothing before holds either.
+
+    ## Arguments
+    ``d`` (10), ``graph`` ("er" | "sf"), ``expected_degree`` (6.0), ``noise`` ("gaussian" | "gumbel" |
+    "laplace" | "uniform"), ``n_observational`` (50), ``budget`` (10), ``rows_per_step`` (1),
+    ``value_bound`` (5.0), ``reward`` ("dense"), ``seal`` (None: open splits unless
+    ``CAUSAL_GYM_SEAL`` is set), ``render_mode`` (None | "ansi").
+
+    ## Vectorized environment
+    ``gym.make_vec(id, num_envs=B, vectorization_mode="vector_entry_point")`` builds
+    :class:`~causal_gym.envs.design.vector.InterventionDesignVectorEnv`, which steps ``B`` episodes
+    in one numpy batch (posterior included).
+
+    ## Version History
+    - v0: first version.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        d: int = 10,
+        graph: str = "er",
+        expected_degree: float = 6.0,
+        noise: str = "gaussian",
+        n_observational: int = 50,
+        budget: int = 10,
+        rows_per_step: int = 1,
+        value_bound: float = VALUE_BOUND,
+        reward: str = "dense",
+        seal: Seal | str | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        self.setting = DesignSetting(d, graph, expected_degree, noise, n_observational, budget, rows_per_step)
+        self.value_bound = check_real(value_bound, "value_bound", 0.0)
+        if self.value_bound == 0.0:
+            raise ValueError("value_bound must be positive")
+        self.reward_mode = check_choice(reward, REWARDS, "reward")
+        self.seal = resolve_seal(seal)
+        if render_mode is not None:
+            check_choice(render_mode, self.metadata["render_modes"], "render_mode")
+        self.render_mode = render_mode
+        self.observation_space = observation_space(self.setting)
+        self.action_space = action_space()
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode)
+        self._where: dict[str, Any] = {}
+        self._last: dict[str, Any] = {}
+
+    # -- the public interface ------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        """Start an episode (see *Starting State*).
+
+        Raises
+        ------
+        ValueError
+            On an unknown option or split, or an instance outside its split.
+        """
+        super().reset(seed=seed)
+        split, index = resolve_split(options)
+        if index is None:
+            index = int(self.np_random.integers(TRAIN_SIZE if split == "train" else SUITE_SIZE))
+        instance: Instances = make_instance(self.setting, instance_entropy(self.setting, split, index, self.seal))
+        self._batch.start(instance)
+        self._where = {"setting": self.setting.name, "split": split, "index": index}
+        if self.seal is not None:  # an opaque id: a hash of what the agent is shown anyway
+            del self._where["index"]
+            self._where["id"] = opaque_id(instance.observational)
+        self._last = {}
+        return self._batch.observation(0), {"instance": dict(self._where)}
+
+    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+        """Play one experiment (see the class docstring).
+
+        Raises
+        ------
+        ValueError
+            If ``action`` is not a real array of shape (2,).
+        RuntimeError
+            Before ``reset`` or after the episode ended.
+        """
+        a = np.asarray(action)
+        if a.shape != (2,):
+            raise ValueError(f"action must be a point of [-1, 1]^2 of shape (2,), got shape {a.shape}")
+        rewards, design = self._batch.play(a[None])
+        info = self._batch.design(0, design)
+        self._last = info
+        terminated = self._batch.done
+        if terminated:
+            info["scores"] = self._batch.final_scores(0)
+            info["truth"] = self._batch.instances.truth(0, self.setting.noise)
+            info["instance"] = dict(self._where)
+        return self._batch.observation(0), float(rewards[0]), terminated, False, info
+
+    def render(self) -> str | None:
+        """``"ansi"``: the last design and the budget left."""
+        if self.render_mode != "ansi":
+            return None
+        if self._batch.instances is None:
+            return "(no episode: call reset())"
+        left = self.setting.budget - self._batch.used
+        last = self._last
+        if not last:
+            text = f"{self.setting.n_observational} observational rows"
+        elif last.get("error"):
+            text = last["error"]
+        elif last["target"] is None:
+            text = "last: observe"
+        else:
+            text = f"last: do(x{last['target']} = {last['value']:.3g})"
+        return f"{text}; {int(self._batch.rows[0])} rows; {left} experiment(s) left"
+
+    # -- what an agent is told -----------------------------------------------------------------
+
+    def task_description(self) -> str:
+        """The task statement (no instance-specific content)."""
+        return task_text(self.setting, self.value_bound)
+
+    def budgets(self) -> dict[str, float]:
+        return {"experiments": float(self.setting.budget)}
+
+    def task_condition(self) -> dict[str, Any]:
+        return {"benchmark": "design", **self.setting.to_dict(), "value_bound": self.value_bound,
+                "reward": self.reward_mode}

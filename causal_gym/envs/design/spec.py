@@ -1,0 +1,66 @@
+"""Intervention design as causal_gym lists it: ids and baselines.
+
+Literals only (see :mod:`causal_gym.envs.benchmark`).
+
+Ids
+---
+- ``InterventionDesign-lg10-v0``: CAASL's setting (Annadani et al. 2024): d = 10 ER graphs with
+  expected degree 6 (30 expected edges), linear-Gaussian, 50 observational rows, 10 single-row
+  hard interventions.
+- ``InterventionDesign-sf10-v0``: the same on scale-free (Barabási–Albert) graphs.
+- ``InterventionDesign-gumbel10-v0``: ER graphs with skewed (Gumbel) noise: the Gaussian
+  posterior is misspecified.
+- ``InterventionDesign-lg12-v0``: d = 12, 12 interventions (the DP costs about 3x d = 10).
+
+Every keyword of :class:`~causal_gym.envs.design.env.InterventionDesignEnv` can be passed to
+``gym.make``; ``gym.make_vec(id, num_envs, vectorization_mode="vector_entry_point")`` builds the
+batched :class:`~causal_gym.envs.design.vector.InterventionDesignVectorEnv`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry
+
+__all__ = ["SETTINGS_BY_ID", "SPEC"]
+
+SETTINGS_BY_ID: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "InterventionDesign-lg10-v0": {},
+    "InterventionDesign-sf10-v0": {"graph": "sf"},
+    "InterventionDesign-gumbel10-v0": {"noise": "gumbel"},
+    "InterventionDesign-lg12-v0": {"d": 12, "expected_degree": 6.0, "budget": 12},
+})
+"""Id -> its keyword arguments (the rest are the env's defaults)."""
+
+_TEXT = {
+    "InterventionDesign-lg10-v0": "d=10 ER linear-Gaussian, 50 observational rows, 10 do-interventions (CAASL)",
+    "InterventionDesign-sf10-v0": "d=10 scale-free linear-Gaussian, 50 observational rows, 10 do-interventions",
+    "InterventionDesign-gumbel10-v0": "d=10 ER linear with Gumbel noise (posterior misspecified), 10 do-interventions",
+    "InterventionDesign-lg12-v0": "d=12 ER linear-Gaussian, 50 observational rows, 12 do-interventions",
+}
+
+SPEC = BenchmarkSpec(
+    name="design",
+    title="Intervention design",
+    envs=tuple(
+        EnvEntry(env_id, "causal_gym.envs.design.env:InterventionDesignEnv",
+                 f"Intervention design (RL) -- {_TEXT[env_id]}; reward: exact-posterior gain",
+                 dict(kwargs), vector_entry_point="causal_gym.envs.design.vector:InterventionDesignVectorEnv")
+        for env_id, kwargs in SETTINGS_BY_ID.items()
+    ),
+    agents={
+        "design-random": AgentEntry("causal_gym.envs.design.baselines:RandomDesigner",
+                                    "Design: a uniformly random target and value each step (seeded)"),
+        "design-round-robin": AgentEntry("causal_gym.envs.design.baselines:RoundRobinDesigner",
+                                         "Design: targets 0, 1, ..., d-1 in turn at +-value_bound"),
+        "design-observe": AgentEntry("causal_gym.envs.design.baselines:ObservationalDesigner",
+                                     "Design: observational rows only (no intervention)"),
+        "design-greedy": AgentEntry("causal_gym.envs.design.baselines:GreedyDesigner",
+                                    "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)"),
+    },
+    report="causal_gym.envs.design.report",
+)
+"""The intervention-design benchmark."""

@@ -1,0 +1,316 @@
+"""The intervention-design benchmark: its SCM streams, the env's play and scoring, the batched env, the baselines.
+
+The posterior itself is tested in tests/test_graph_posterior.py (DP vs enumeration of all DAGs,
+BGe vs the textbook formula and by hand, interventional scoring); here the env's use of it is
+checked against a recomputation from the observation alone.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import causal_gym  # noqa: F401  (registers the ids)
+from causal_gym.envs.design.baselines import (
+    GreedyDesigner,
+    ObservationalDesigner,
+    RandomDesigner,
+    RoundRobinDesigner,
+)
+from causal_gym.envs.design.batch import decode_actions, encode_action
+from causal_gym.envs.design.env import InterventionDesignEnv
+from causal_gym.envs.design.spec import SETTINGS_BY_ID
+from causal_gym.envs.design.world import (
+    DesignSetting,
+    instance_entropy,
+    make_batch,
+    make_instance,
+    sample_rows,
+    train_entropy,
+)
+from causal_gym.harness.agent import task_spec
+from causal_gym.harness.rollout import rollout
+from causal_gym.seal import Seal
+from causal_gym.stats.graph_posterior import (
+    edge_posterior,
+    expected_correct_entries,
+    local_scores,
+)
+
+SMALL = {"d": 4, "expected_degree": 2.0, "n_observational": 20, "budget": 5}
+
+
+def _observed(observation):
+    filled = observation["filled"].astype(bool)
+    return observation["data"][filled].astype(np.float64), observation["intervention_mask"][filled].astype(bool)
+
+
+# -- the hidden world ---------------------------------------------------------------------------
+
+
+def test_er_graphs_have_the_erdos_renyi_law():
+    d, degree, size = 5, 2.0, 20_000
+    batch = make_batch(DesignSetting(d=d, expected_degree=degree, n_observational=0), (1, 2, 3), size)
+    a = batch.adjacency.astype(float)
+    p = degree / (d - 1)
+    off = ~np.eye(d, dtype=bool)
+    # each ordered pair is an edge when it is forward in the uniform order (1/2) and drawn (p)
+    freq = a.mean(axis=0)[off]
+    assert np.abs(freq - p / 2).max() < 4 * np.sqrt(p / 2 * (1 - p / 2) / size)
+    assert (a * a.transpose(0, 2, 1)).sum() == 0
+    position = np.argsort(batch.order, axis=1)
+    b, i, j = np.nonzero(batch.adjacency)
+    assert (position[b, i] < position[b, j]).all()  # the order is causal
+    # weights: N(0, 1/|pa(j)|) on the edges, zero elsewhere
+    indegree = a.sum(axis=1)
+    w = batch.weights
+    assert (w[a == 0] == 0).all()
+    scaled = (w * np.sqrt(np.maximum(indegree, 1))[:, None, :])[a == 1]
+    assert abs(scaled.var() - 1.0) < 0.03
+
+
+def test_rows_solve_the_structural_equations_with_the_target_cut():
+    rng = np.random.default_rng(0)
+    setting = DesignSetting(d=6, expected_degree=3.0, n_observational=0)
+    batch = make_batch(setting, (5,), 7)
+    eps = rng.normal(size=(7, 3, 6))
+    targets = np.array([-1, 0, 1, 2, 3, 4, 5])
+    values = rng.normal(size=7) * 3
+    x = sample_rows(batch.weights, batch.order, eps, targets, values)
+    for b in range(7):
+        w = batch.weights[b].copy()
+        e = eps[b].copy()
+        if targets[b] >= 0:
+            w[:, targets[b]] = 0.0
+            e[:, targets[b]] = values[b]
+        reference = np.linalg.solve((np.eye(6) - w).T, e.T).T  # x = x W + e
+        np.testing.assert_allclose(x[b], reference, atol=1e-10)
+
+
+def test_streams_are_deterministic_disjoint_and_paired():
+    setting = DesignSetting()
+    one = make_instance(setting, instance_entropy(setting, "test", 3))
+    again = make_instance(setting, instance_entropy(setting, "test", 3))
+    assert np.array_equal(one.observational, again.observational)
+    observational = {split: make_instance(setting, instance_entropy(setting, split, 3)).observational
+                      for split in ("train", "dev", "test")}
+    assert not np.array_equal(observational["dev"], observational["test"])
+    assert not np.array_equal(observational["train"], observational["test"])
+    train_batch = make_batch(setting, train_entropy(setting, 0), 4)
+    assert not any(np.array_equal(train_batch.observational[k], observational["test"]) for k in range(4))
+    # settings that differ only in the noise share graphs and weights
+    gumbel = DesignSetting(noise="gumbel")
+    other = make_instance(gumbel, instance_entropy(gumbel, "test", 3))
+    assert np.array_equal(other.weights, one.weights) and not np.array_equal(other.observational, one.observational)
+    sealed = make_instance(setting, instance_entropy(setting, "test", 3, Seal("a secret for the design tests")))
+    assert not np.array_equal(sealed.adjacency, one.adjacency) or not np.array_equal(sealed.weights, one.weights)
+
+
+# -- the env ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("env_id", list(SETTINGS_BY_ID))
+def test_checkers_pass(env_id):
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    env = gym.make(env_id, **({"budget": 3} if "12" in env_id else {}))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*infinity.*")
+        check_env(env.unwrapped)
+        sb3_check_env(env.unwrapped)
+
+
+def test_same_seed_same_trajectory():
+    def play(seed):
+        env = InterventionDesignEnv(**SMALL)
+        obs, _ = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        out = [obs["data"].copy()]
+        for _ in range(SMALL["budget"]):
+            obs, reward, *_ = env.step(env.action_space.sample())
+            out += [obs["data"].copy(), np.array([reward])]
+        return out
+
+    first, second, third = play(4), play(4), play(5)
+    assert all(np.array_equal(a, b) for a, b in zip(first, second))
+    assert not np.array_equal(first[0], third[0])
+
+
+def test_rewards_are_the_gain_of_the_posterior_of_the_observed_data():
+    env = InterventionDesignEnv(**SMALL)
+    obs, _ = env.reset(options={"instance": 2})
+
+    def correct(observation):
+        data, mask = _observed(observation)
+        return expected_correct_entries(edge_posterior(local_scores(data, mask)).edge_probs)
+
+    before = correct(obs)
+    total = 0.0
+    for target in (0, 1, None, 3, 2):
+        obs, reward, terminated, _, info = env.step(encode_action(target, 2.0, 4, env.value_bound))
+        after = correct(obs)
+        # the env works in float64, the observation is float32
+        assert reward == pytest.approx(after - before, abs=1e-3)
+        total += reward
+        before = after
+    assert terminated
+    assert info["scores"]["gain"] == pytest.approx(total, abs=1e-9)
+    assert info["scores"]["expected_correct"] == pytest.approx(after, abs=1e-3)
+
+
+def test_interventions_set_the_target_and_mark_it():
+    env = InterventionDesignEnv(**SMALL)
+    obs, _ = env.reset(options={"instance": 0})
+    obs, *_ = env.step(encode_action(2, -3.0, 4, env.value_bound))
+    row = SMALL["n_observational"]
+    assert obs["filled"][row] == 1 and obs["filled"][row + 1] == 0
+    assert obs["data"][row, 2] == pytest.approx(-3.0)
+    assert obs["intervention_mask"][row].tolist() == [0, 0, 1, 0]
+    assert obs["intervention_mask"][:row].sum() == 0
+    obs, *_ = env.step(encode_action(None, 0.0, 4, env.value_bound))
+    assert obs["intervention_mask"][row + 1].sum() == 0 and obs["filled"][row + 1] == 1
+
+
+def test_sparse_reward_pays_the_dense_return_at_the_end():
+    returns = {}
+    for mode in ("dense", "sparse"):
+        env = InterventionDesignEnv(**SMALL, reward=mode)
+        env.reset(options={"instance": 1})
+        rewards = [env.step(encode_action(k % 4, 4.0, 4, env.value_bound))[1] for k in range(SMALL["budget"])]
+        returns[mode] = rewards
+    assert all(r == 0.0 for r in returns["sparse"][:-1])
+    assert returns["sparse"][-1] == pytest.approx(sum(returns["dense"]), abs=1e-9)
+
+
+def test_nothing_before_the_end_reveals_the_graph():
+    env = InterventionDesignEnv(**SMALL, seal=Seal("a secret for the design tests"))
+    texts = set()
+    for k in range(3):
+        obs, info = env.reset(options={"instance": k})
+        assert set(obs) == {"data", "intervention_mask", "filled", "budget_left"}
+        assert set(info) == {"instance"} and "index" not in info["instance"]  # opaque id under a seal
+        texts.add(env.unwrapped.task_description())
+        for step in range(SMALL["budget"]):
+            obs, _, terminated, _, info = env.step(encode_action(step % 4, 1.0, 4, env.value_bound))
+            if not terminated:
+                assert set(info) == {"target", "value", "budget_left"}
+        assert {"scores", "truth"} <= set(info)
+    assert len(texts) == 1  # the task text names no instance
+
+
+def test_bad_actions():
+    env = InterventionDesignEnv(**SMALL)
+    obs, _ = env.reset(options={"instance": 0})
+    rows = obs["filled"].sum()
+    obs, reward, terminated, truncated, info = env.step(np.array([np.nan, 0.0], dtype=np.float32))
+    assert "invalid action" in info["error"] and reward == 0.0 and obs["filled"].sum() == rows
+    assert obs["budget_left"][0] == SMALL["budget"] - 1 and not terminated
+    obs, *_ = env.step(np.array([5.0, 9.0]))  # clipped: the observe bin, value at the bound
+    assert obs["filled"].sum() == rows + 1
+    with pytest.raises(ValueError, match="shape"):
+        env.step(np.zeros(3))
+    with pytest.raises(ValueError, match="instance"):
+        env.reset(options={"instance": 1000})
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"seed": 1})
+    env.reset()
+    for _ in range(SMALL["budget"]):
+        env.step(np.zeros(2))
+    with pytest.raises(RuntimeError, match="ended"):
+        env.step(np.zeros(2))
+
+
+def test_action_codec_round_trips():
+    for d in (3, 10):
+        for target in (*range(d), None):
+            a = encode_action(target, 1.5, d, 5.0)
+            targets, values, valid = decode_actions(a[None], d, 5.0)
+            assert targets[0] == (-1 if target is None else target) and valid[0]
+            assert values[0] == pytest.approx(1.5, rel=1e-6)
+
+
+# -- the batched env ----------------------------------------------------------------------------
+
+
+def test_vector_env_plays_the_single_envs_instances():
+    vec = gym.make_vec("InterventionDesign-lg10-v0", num_envs=3, vectorization_mode="vector_entry_point", **SMALL)
+    obs, _ = vec.reset(seed=0, options={"instance": 5})
+    actions = np.stack([encode_action(t, 2.0, 4, 5.0) for t in (0, 3, None)])
+    singles = [InterventionDesignEnv(**SMALL) for _ in range(3)]
+    single_obs = [env.reset(options={"instance": 5 + k})[0] for k, env in enumerate(singles)]
+    for k in range(3):
+        assert np.array_equal(obs["data"][k], single_obs[k]["data"])
+    final = [{}] * 3
+    for _ in range(SMALL["budget"]):
+        obs, rewards, terminated, _, info = vec.step(actions)
+        for k, env in enumerate(singles):
+            o, r, _, _, final[k] = env.step(actions[k])
+            assert np.array_equal(obs["data"][k], o["data"])
+            assert rewards[k] == pytest.approx(r, abs=1e-9)
+    assert terminated.all()
+    for name in ("gain", "expected_shd", "auprc", "map_f1"):
+        np.testing.assert_allclose(info["scores"][name], [f["scores"][name] for f in final], atol=1e-9)
+    assert np.array_equal(info["adjacency"][2], final[2]["truth"]["adjacency"])
+    # autoreset (NEXT_STEP): the next step starts instances 8..10 with reward 0
+    obs, rewards, terminated, _, _ = vec.step(actions)
+    assert not terminated.any() and (rewards == 0).all()
+    fresh = InterventionDesignEnv(**SMALL).reset(options={"instance": 8})[0]
+    assert np.array_equal(obs["data"][0], fresh["data"])
+
+
+def test_vector_env_train_stream_is_seeded():
+    def first(seed):
+        vec = gym.make_vec("InterventionDesign-lg10-v0", num_envs=4, vectorization_mode="vector_entry_point",
+                           reward="none")
+        return vec.reset(seed=seed)[0]["data"]
+
+    assert np.array_equal(first(1), first(1)) and not np.array_equal(first(1), first(2))
+
+
+# -- baselines ----------------------------------------------------------------------------------
+
+
+def test_baselines_play_their_designs():
+    env = gym.make("InterventionDesign-lg10-v0", **SMALL)
+    row = SMALL["n_observational"]
+    record = rollout(env, RoundRobinDesigner(), options={"instance": 0})
+    mask = env.unwrapped._batch.mask[0, row:]
+    assert record.finished and mask.sum(axis=0).tolist() == [2, 1, 1, 1]  # 5 steps over 4 nodes
+    rollout(env, ObservationalDesigner(), options={"instance": 0})
+    assert env.unwrapped._batch.mask.sum() == 0
+    rollout(env, RandomDesigner(seed=1), options={"instance": 0})
+    assert env.unwrapped._batch.mask[0, row:].sum() == SMALL["budget"]
+    with pytest.raises(ValueError, match="intervention-design"):
+        RoundRobinDesigner().reset(task_spec(gym.make("CartPole-v1")))
+
+
+def test_greedy_prefers_intervening_where_the_direction_is_unknown():
+    # two strongly correlated variables: observational data cannot orient the edge, one do-row can
+    env = InterventionDesignEnv(d=2, expected_degree=1.0, n_observational=30, budget=1)
+    obs, _ = env.reset(options={"instance": 0})
+    greedy = GreedyDesigner(samples=64, value_grid=(1.0,))
+    greedy.reset(task_spec(env))
+    gains = greedy.expected_gains(obs)  # candidates: do(x0 = 5), do(x1 = 5), observe
+    assert gains[2] < min(gains[0], gains[1])
+    assert greedy.evaluations == 64 * 3
+
+
+def test_runner_and_report_table(tmp_path):
+    from causal_gym.envs.benchmark import ReportOptions
+    from causal_gym.envs.design.report import report_tables
+    from causal_gym.eval.report import load_runs
+    from causal_gym.eval.runner import RunConfig, run
+
+    run(RunConfig(("InterventionDesign-lg10-v0",), "design-round-robin", instances=(0, 1, 2), env_kwargs=SMALL),
+        tmp_path / "store", progress=False)
+    (table,) = report_tables(load_runs(tmp_path / "store"), ReportOptions())
+    (row,) = table.frame.to_dict("records")
+    env = gym.make("InterventionDesign-lg10-v0", **SMALL)
+    gains = [rollout(env, RoundRobinDesigner(), options={"instance": k}).final_info["scores"]["gain"] for k in range(3)]
+    assert row["setting"] == "er4-gaussian-deg2-n20-T5" and row["episodes"] == 3
+    assert row["gain"] == pytest.approx(np.mean(gains), abs=1e-9)
+    assert row["gain_low"] <= row["gain"] <= row["gain_high"]
