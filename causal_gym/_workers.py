@@ -11,7 +11,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 __all__ = ["limit_blas_threads", "die_with_parent", "worker_pool", "stop_pool", "in_daemonic_process", "TimeLimitExceeded",
-           "call_with_time_limit"]
+           "call_with_time_limit", "start_time_limited_worker"]
 
 T = TypeVar("T")
 
@@ -116,13 +116,29 @@ def _daemonic() -> bool:
     return True
 
 
+def start_time_limited_worker(*modules: str) -> None:
+    """Start this thread's :func:`call_with_time_limit` worker now (if not running) and import ``modules``
+    in it, without a limit: the next limited call then times its own work, not a process start and
+    imports (seconds on a loaded machine). Nothing happens inside a daemonic process."""
+    if not _daemonic():
+        _executor().submit(_import, modules).result()
+
+
+def _import(modules: tuple[str, ...]) -> None:
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module)
+
+
 def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
     """``function()`` in a worker process, killed after ``seconds`` (None: called here, no limit).
 
     A computation that cannot be interrupted from inside (a causal-discovery run in a C or numpy
     loop) is stopped by killing its process, so ``function`` must be picklable: a module-level
     function or a :func:`functools.partial` of one. The worker has one BLAS thread and dies with
-    this process. Exceptions inside ``function`` propagate. Inside a daemonic process (the workers
+    this process. Exceptions inside ``function`` propagate; an exception that interrupts the wait
+    (a signal handler's) kills the worker too. Inside a daemonic process (the workers
     of Gymnasium's ``AsyncVectorEnv``), which may not have children, ``function`` runs here without
     a limit, with a warning.
 
@@ -141,4 +157,8 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
         raise TimeLimitExceeded(seconds) from None
     except BrokenProcessPool:  # the worker died (out of memory, a signal): start afresh next time
         _discard_executor()
+        raise
+    except BaseException:  # interrupted while waiting (a stop signal): the call must not run on unseen
+        if not future.done():
+            _discard_executor()
         raise

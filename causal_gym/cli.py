@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import inspect
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -44,8 +45,11 @@ def _reproducible() -> dict[str, str]:
 
 def _reproduce(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from causal_gym.envs.benchmark import load
+    from causal_gym.eval.runner import run_plan
 
-    load(_reproducible()[args.benchmark])(list(rest), prog=f"causal-gym reproduce {args.benchmark}")
+    entry = load(_reproducible()[args.benchmark])
+    extra = {"runner": run_plan} if "runner" in inspect.signature(entry).parameters else {}
+    entry(list(rest), prog=f"causal-gym reproduce {args.benchmark}", **extra)
     return 0
 
 

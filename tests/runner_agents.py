@@ -32,3 +32,24 @@ class SlowAgent:
             with open(mark, "a", encoding="utf-8") as stream:
                 stream.write(f"{os.getpid()} {self.done}\n")
         return typed_action(self.task, "summarize" if self.done <= self.steps else "submit")
+
+
+class SleepyAgent:
+    """Waits ``delay`` seconds, then answers ``answer`` (the toy benchmark's one step); ``usage()`` tells
+    how many rows the observation had, so a test sees which env keywords reached the env.
+    ``$SLEEPY_AGENT_DELAY`` overrides ``delay`` (a resumed run with the same configuration, but quick)."""
+
+    def __init__(self, delay: float = 0.0, answer: int = 0) -> None:
+        self.delay, self.answer = float(os.environ.get("SLEEPY_AGENT_DELAY", delay)), answer
+        self.rows: int | None = None
+
+    def reset(self, task: TaskSpec) -> None:
+        self.rows = None
+
+    def act(self, observation: Any, info: Any) -> int:
+        self.rows = len(observation)
+        time.sleep(self.delay)
+        return self.answer
+
+    def usage(self) -> dict[str, Any]:
+        return {"rows": self.rows}

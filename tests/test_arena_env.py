@@ -16,6 +16,7 @@ from scipy import stats
 
 from causal_gym.discovery import run
 from causal_gym.envs.arena import reproduce
+from causal_gym.eval.runner import run_plan
 from causal_gym.envs.arena import source as source_module
 from causal_gym.envs.arena.audits import audit_graph
 from causal_gym.envs.arena.catalogue import REAL_NETWORKS, SOURCES, ArenaTask, audit_split, instance_list, load_task
@@ -484,46 +485,59 @@ def test_interventional_audit_fails_on_a_corrupted_split_and_the_env_counts_it(m
 
 
 def test_reproduce_quick_on_two_families(tmp_path, capsys):
+    from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
+
     path = tmp_path / "arena.json"
-    argv = ["--quick", "--families", "chain,layered", "--methods", "pc,gies,random_regress", "--n-obs", "150",
-            "--n-int", "50", "--scenarios", "cobb_douglas_firm", "--quiet", "--json", str(path)]
-    output = reproduce.main(argv, prog="causal-gym reproduce arena")
+    argv = ["--quick", "--families", "chain,layered", "--methods", "pc,gies_fast,random_regress", "--n-obs", "150",
+            "--n-int", "50", "--scenarios", "cobb_douglas_firm", "--quiet", "--json", str(path),
+            "--out", str(tmp_path / "stores")]
+    output = reproduce.main(argv, prog="causal-gym reproduce arena", runner=run_plan)
     printed = capsys.readouterr().out
     assert "paper Table 9" in printed and "Pairwise win rates" in printed and "Grounded scenarios" in printed
     rows = json.loads(path.read_text())["rows"]
-    assert len(rows) == (2 * 2 + 1) * 3 == len(output["rows"])
+    # 2 configurations x (3 obs methods + GIES on obs+int) + 1 formula scenario x 3 obs methods; no
+    # obs+int cells for the methods without intervention support (as in the paper)
+    assert len(rows) == 2 * 4 + 3 == len(output["rows"]) == sum(output["plan"].values())
     assert {(r["method"], r["protocol"], r["status"]) for r in rows if r["source"] == "synthetic"} == {
-        ("pc", "obs", "ok"), ("gies", "obs", "ok"), ("random_regress", "obs", "ok"),
-        ("pc", "obs+int", "unsupported"), ("gies", "obs+int", "ok"), ("random_regress", "obs+int", "unsupported")}
+        ("pc", "obs", "ok"), ("gies_fast", "obs", "ok"), ("random_regress", "obs", "ok"), ("gies_fast", "obs+int", "ok")}
     assert {r["graph_family"] for r in rows if r["source"] == "synthetic"} == {"chain", "layered"}
     assert all(audit["passed"] for audit in output["audits"].values()) and len(output["audits"]) == 2
 
-    unit = reproduce.synthetic_units(["chain"], [10], 1)[0]
-    dataset = load_task(unit, "obs", 0, 150, 0).dataset
-    row = next(r for r in rows if r["unit"] == unit.unit and r["method"] == "pc" and r["protocol"] == "obs")
-    graph = run("pc", dataset.data).graph
-    assert row["f1"] == pytest.approx(directed_edge_scores(
-        dataset.true_adjacency, oriented_by_rule(graph, dataset.file_seed)).f1)
+    # the chain configuration's PC row is the directed F1 of PC's answer played on the env by hand
+    env = gym.make("CausalArena-synthetic-v0", d=10, split="obs", replicate=0, n_obs=150)
+    obs, _ = env.reset(seed=0, options={"split": "test", "instance": GRAPH_FAMILIES.index("chain") * 20})
+    real = np.flatnonzero(obs["variables"])
+    table = obs["data"][:, real]
+    answer = np.zeros((len(obs["variables"]),) * 2, dtype=np.int8)
+    answer[np.ix_(real, real)] = run("pc", (table - table.mean(axis=0)) / table.std(axis=0)).graph
+    _, reward, _, _, info = env.step(answer)
+    row = next(r for r in rows if r["graph_family"] == "chain" and r["method"] == "pc" and r["protocol"] == "obs")
+    assert row["f1"] == pytest.approx(reward) == pytest.approx(info["scores"]["f1"])
     scored = [r["f1"] for r in rows if r["source"] == "synthetic" and r["method"] == "pc" and r["protocol"] == "obs"]
     assert output["by_d"]["pc/obs"]["10"]["f1"] == pytest.approx(np.mean(scored))
-    again = reproduce.main(argv, prog="causal-gym reproduce arena")  # every row from the cache
+    again = reproduce.main(argv, prog="causal-gym reproduce arena", runner=run_plan)  # resumed: every unit from the stores
     assert again["rows"] == output["rows"]
 
 
-def test_method_agent_under_the_runner_matches_direct_discovery(tmp_path):
+@pytest.mark.parametrize("method", ["ges_fast", "random_regress"])
+def test_method_agent_under_the_runner_matches_direct_discovery_on_z_scored_columns(tmp_path, method):
     from causal_gym import discovery
     from causal_gym.eval import RunConfig, RunStore, run
 
-    config = RunConfig(env_ids=("CausalArena-synthetic-v0",), agent="arena-method", agent_kwargs={"method": "ges"},
+    config = RunConfig(env_ids=("CausalArena-synthetic-v0",), agent="arena-method", agent_kwargs={"method": method},
                        instances=(0, 1), env_kwargs=SMALL)
     assert run(config, tmp_path / "run", progress=False).complete
     lines = RunStore(tmp_path / "run").episodes()
     assert len(lines) == 2
-    for line in lines:  # the same answer built by hand, played directly, gets the stored reward
+    for line in lines:  # the same answer built by hand (real columns, z-scored), played directly, gets the reward
         env = gym.make("CausalArena-synthetic-v0", **SMALL)
         obs, _ = env.reset(seed=0, options={"instance": line["instance"]})
         real = np.flatnonzero(obs["variables"])
+        table = obs["data"][:, real]
+        table = (table - table.mean(axis=0)) / table.std(axis=0)
         answer = np.zeros((len(obs["variables"]),) * 2, dtype=np.int8)
-        answer[np.ix_(real, real)] = discovery.run("ges", obs["data"][:, real]).graph
+        answer[np.ix_(real, real)] = discovery.run(method, table).graph
         _, reward, terminated, _, _ = env.step(answer)
         assert terminated and line["reward"] == pytest.approx(reward)
+        assert line["usage"]["method"] == method and line["usage"]["standardized"] is True
+        assert 0 <= line["usage"]["method_cpu_seconds"] and 0 <= line["usage"]["method_seconds"] <= line["wall_time"]

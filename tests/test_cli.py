@@ -77,7 +77,8 @@ def test_run_prints_a_summary_and_resumes(tmp_path, monkeypatch, capsys):
             "--out", str(tmp_path / "run"), "--env-kwargs", json.dumps(kwargs), "--quiet"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    row = next(line.split() for line in out.splitlines() if line.startswith("Heuresis-lg-v0"))
+    header = next(line.replace("adj F1", "adj_F1").split() for line in out.splitlines() if line.startswith("env "))
+    row = dict(zip(header, next(line.split() for line in out.splitlines() if line.startswith("Heuresis-lg-v0"))))
     # Independent: the same episodes played directly, with the seeds derived as the runner documents.
     rewards, f1 = [], []
     for instance in (0, 1):
@@ -86,9 +87,10 @@ def test_run_prints_a_summary_and_resumes(tmp_path, monkeypatch, capsys):
                          options={"split": "test", "instance": instance})
         rewards.append(record.total_reward)
         f1.append(record.final_info["scores"]["adjacency_f1"])
-    assert row[1] == "2" and sum(map(int, row[2:6])) == 2 and row[5] == "0"
-    assert float(row[6]) == pytest.approx(np.mean(rewards), abs=5e-4)
-    assert float(row[7]) == pytest.approx(np.mean(f1), abs=5e-4)
+    assert row["episodes"] == "2" and sum(int(row[s]) for s in ("finished", "truncated", "rescued")) == 2
+    assert row["timeout"] == row["failed"] == "0"
+    assert float(row["reward"]) == pytest.approx(np.mean(rewards), abs=5e-4)
+    assert float(row["adj_F1"]) == pytest.approx(np.mean(f1), abs=5e-4)
     assert main(argv) == 0
     assert "0 played now, 2 already done" in capsys.readouterr().out
 

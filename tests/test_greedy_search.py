@@ -358,5 +358,33 @@ def test_registry():
     assert supports_interventions("gies_fast") and not supports_interventions("ges_fast")
     result = run("gies_fast", *interventional(2))
     assert result.method == "gies_fast"
-    assert result.options == {"penalty": 0.5, "phases": ("forward", "backward", "turning"), "iterate": True}
+    assert result.options == {"penalty": 0.5, "phases": ("forward", "backward", "turning"), "iterate": True, "ridge": 0.0}
     assert all(set(m) == {"operator", "x", "y", "subset", "gain"} for m in result.extras["moves"])
+
+
+def test_ridge_inflates_every_variance_by_hand():
+    # As test_two_variable_bic_by_hand, with every variance times 1.1: var(y | x) = 1.375 - 0.75**2 / 1.375.
+    data = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 4.0], [4.0, 3.0]])
+    score = GaussianBIC.from_data(data, ridge=0.1)
+    assert score.local(1, []) == pytest.approx(-2 * (1 + np.log(1.375)) - 0.5 * np.log(4), abs=1e-12)
+    assert score.local(1, [0]) == pytest.approx(-2 * (1 + np.log(1.375 - 0.75**2 / 1.375)) - np.log(4), abs=1e-12)
+    # rescaling a column leaves the ridged score unchanged (the floor is relative)
+    scaled = GaussianBIC.from_data(data * [1.0, 1e3], ridge=0.1)
+    assert scaled.local(1, [0]) - scaled.local(1, []) == pytest.approx(score.local(1, [0]) - score.local(1, []))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_tiny_ridge_keeps_causallearns_graphs(seed):
+    x = observational(seed)
+    assert np.array_equal(run("ges_fast", x, ridge=1e-8).graph, run("ges", x).graph), f"seed {seed}"
+
+
+def test_ridge_scores_a_formula_node_computed_exactly_from_its_parents():
+    x = np.random.default_rng(1).normal(size=(500, 3))
+    data = np.column_stack([x, x[:, 0] - 2 * x[:, 2]])  # refused without the ridge (test_edge_cases)
+    graph = ges_fast(data, ridge=1e-8).graph
+    adjacent = (graph | graph.T).astype(bool)
+    assert adjacent[3, 0] and adjacent[3, 2] and not adjacent[3, 1] and not adjacent[0, 2] | adjacent[0, 1]
+    assert graph[0, 3] and graph[2, 3] and not graph[3, 0] and not graph[3, 2]  # the collider 0 -> 3 <- 2
+    with pytest.raises(ValueError, match="ridge"):
+        ges_fast(data, ridge=-1.0)

@@ -311,3 +311,14 @@ def test_reports_use_the_published_choice_and_compute_only_the_instances_played(
     assert references.units["lg|test|3"]["bca_phi"] == "ges" and references.units["lg|test|5"]["bca_g"] == "pc_kci"
     with pytest.raises(ValueError, match="not published"):
         report.heuresis_references(frame.assign(d=4))
+
+
+@pytest.mark.parametrize("family", ["lg", "anm", "hetero", "wild", "mixed", "gauntlet"])
+def test_menu_ges_is_causallearns_ges_on_menu_instances(family):
+    # The menu's GES is our incremental search; the references stay those of causal-learn's GES.
+    from causal_gym.discovery import run
+    from causal_gym.envs.heuresis.instances import make_instance
+
+    for index in (0, 1):
+        data = make_instance(family, "test", index).data
+        assert np.array_equal(run("ges_fast", data).graph, run("ges", data).graph), f"{family} test {index}"

@@ -23,6 +23,15 @@ Two readings of the data share the class:
   by row count; ``n_k`` is the number of those rows and ``lambda = penalty * log N`` with ``N``
   all rows. With a single observational environment it coincides with the observational score.
 
+Deterministic relations. Data with an exact linear relation among columns (a formula node
+computed from its parents without noise) make some residual variance zero and the likelihood
+unbounded; by default such data are refused with an error naming the column. ``ridge > 0`` scores
+``S + ridge * diag(S)`` instead (every variance inflated by the factor ``1 + ridge``, so the score
+stays invariant to rescaling a column): each residual variance is then at least about ``ridge``
+times the node's variance, a deterministic parent set earns a large but finite gain of about
+``n/2 log(1/ridge)``, and the search goes on. On data without such relations a tiny ridge changes
+the scores by about ``n * ridge`` and the graphs not at all.
+
 Local scores are cached by ``(node, parent set)``; :meth:`GaussianBIC.insert_gains` scores adding
 each of many candidate parents to one parent set at once (one factorisation, then rank-one
 updates in numpy), which is what the forward phase of GES spends its time on.
@@ -88,6 +97,9 @@ class GaussianBIC:
         ``n_k``, the number of rows behind node ``k``'s matrix.
     parameter_cost : float
         ``lambda``, the penalty per free parameter in score units (``penalty * log N``).
+    ridge : float
+        Relative variance floor: every matrix is scored as ``S + ridge * diag(S)`` (module
+        docstring); 0 scores ``S`` itself and refuses collinear data.
 
     Raises
     ------
@@ -95,8 +107,13 @@ class GaussianBIC:
         If some matrix has a column without variance or collinear columns.
     """
 
-    def __init__(self, covariances: np.ndarray, group: np.ndarray, counts: np.ndarray, parameter_cost: float) -> None:
-        self._cov = np.asarray(covariances, dtype=np.float64)
+    def __init__(self, covariances: np.ndarray, group: np.ndarray, counts: np.ndarray, parameter_cost: float,
+                 ridge: float = 0.0) -> None:
+        ridge = check_real(ridge, "ridge", 0.0)
+        self._cov = np.array(covariances, dtype=np.float64)
+        if ridge:
+            for cov in self._cov:
+                cov[np.diag_indices_from(cov)] *= 1.0 + ridge
         self._group = np.asarray(group, dtype=np.intp)
         self._count = np.asarray(counts, dtype=np.float64)
         self.parameter_cost = float(parameter_cost)
@@ -108,17 +125,17 @@ class GaussianBIC:
         self._cache: dict[tuple[int, frozenset[int]], float] = {}
 
     @classmethod
-    def from_data(cls, data: np.ndarray, penalty: float = 0.5) -> GaussianBIC:
+    def from_data(cls, data: np.ndarray, penalty: float = 0.5, ridge: float = 0.0) -> GaussianBIC:
         """Observational BIC: one covariance (``ddof=0``), ``lambda = penalty * log n``."""
         penalty = check_real(penalty, "penalty", 0.0, strict=True)
         n, d = data.shape
         centred = data - data.mean(axis=0)
         cov = centred.T @ centred / n
-        return cls(cov[None], np.zeros(d, dtype=np.intp), np.full(d, float(n)), penalty * np.log(n))
+        return cls(cov[None], np.zeros(d, dtype=np.intp), np.full(d, float(n)), penalty * np.log(n), ridge)
 
     @classmethod
     def from_environments(
-        cls, blocks: Sequence[np.ndarray], targets: Sequence[Sequence[int]], penalty: float = 0.5
+        cls, blocks: Sequence[np.ndarray], targets: Sequence[Sequence[int]], penalty: float = 0.5, ridge: float = 0.0
     ) -> GaussianBIC:
         """Interventional BIC of Hauser & Bühlmann over environments (row blocks and their targets).
 
@@ -147,7 +164,7 @@ class GaussianBIC:
         patterns, group = np.unique(untargeted.T, axis=0, return_inverse=True)
         covs = np.stack([sum(s for s, keep in zip(scatters, p) if keep) / sizes[p].sum() for p in patterns])
         counts = (untargeted.T * sizes).sum(axis=1)
-        return cls(covs, group.reshape(-1), counts, penalty * np.log(sizes.sum()))
+        return cls(covs, group.reshape(-1), counts, penalty * np.log(sizes.sum()), ridge)
 
     def covariance(self, node: int) -> np.ndarray:
         """The covariance matrix node ``node`` is scored on (read-only view)."""

@@ -531,7 +531,8 @@ def _output(search: GreedySearch, extras: dict[str, object]) -> MethodOutput:
     )
 
 
-def ges_fast(data: np.ndarray, *, penalty: float = 0.5, max_parents: int | None = None) -> MethodOutput:
+def ges_fast(data: np.ndarray, *, penalty: float = 0.5, max_parents: int | None = None,
+             ridge: float = 0.0) -> MethodOutput:
     """Greedy equivalence search with the Gaussian BIC, our implementation (see module docstring).
 
     Returns the same CPDAG as causal-learn's GES with ``local_score_BIC`` (method ``ges``), many
@@ -550,6 +551,9 @@ def ges_fast(data: np.ndarray, *, penalty: float = 0.5, max_parents: int | None 
     max_parents : int or None
         As causal-learn's ``maxP``: an insertion is considered only while the child has at most
         this many directed parents in the current CPDAG (None: no cap).
+    ridge : float
+        Relative variance floor of the score (:mod:`~causal_gym.discovery.bic_score`): 0 refuses
+        data with exact linear relations; a small value (e.g. ``1e-8``) scores them.
 
     Returns
     -------
@@ -580,7 +584,7 @@ def ges_fast(data: np.ndarray, *, penalty: float = 0.5, max_parents: int | None 
     [[0, 1, 0], [0, 0, 0], [0, 1, 0]]
     """
     x = check_data(data)
-    score = GaussianBIC.from_data(x, check_real(penalty, "penalty", 0.0, strict=True))
+    score = GaussianBIC.from_data(x, check_real(penalty, "penalty", 0.0, strict=True), ridge)
     max_parents = check_count(max_parents, "max_parents", 0, allow_none=True)
     search = GreedySearch(score, max_parents=max_parents)
     search.run(("forward", "backward"), iterate=False)
@@ -588,7 +592,7 @@ def ges_fast(data: np.ndarray, *, penalty: float = 0.5, max_parents: int | None 
 
 
 def gies_fast(data: np.ndarray, mask: np.ndarray | None = None, *, penalty: float = 0.5,
-              phases: tuple[str, ...] = PHASES, iterate: bool = True) -> MethodOutput:
+              phases: tuple[str, ...] = PHASES, iterate: bool = True, ridge: float = 0.0) -> MethodOutput:
     """GIES with the interventional Gaussian BIC, our implementation (see module docstring).
 
     Rows are grouped into environments by intervention-mask pattern exactly as for method
@@ -610,6 +614,8 @@ def gies_fast(data: np.ndarray, mask: np.ndarray | None = None, *, penalty: floa
         Phases run in order.
     iterate : bool
         Repeat the phases until none of them moves.
+    ridge : float
+        Relative variance floor of the score, as for :func:`ges_fast`.
 
     Returns
     -------
@@ -644,7 +650,7 @@ def gies_fast(data: np.ndarray, mask: np.ndarray | None = None, *, penalty: floa
             always = np.flatnonzero(mask.all(axis=0)).tolist()
             raise ValueError(f"node(s) {always} are intervened on in every row; GIES needs rows where each node is not")
     blocks, targets = environments(x, mask)
-    score = GaussianBIC.from_environments(blocks, targets, penalty)
+    score = GaussianBIC.from_environments(blocks, targets, penalty, ridge)
     search = GreedySearch(score, targets, min_gain=GIES_MIN_GAIN)
     search.run(tuple(phases), iterate)
     envs = [{"targets": t, "n_rows": int(b.shape[0])} for b, t in zip(blocks, targets)]

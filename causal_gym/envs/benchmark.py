@@ -142,7 +142,10 @@ class BenchmarkSpec:
     agents : mapping of str to AgentEntry
         Its agents and baselines by registry name.
     reproduce : str or None
-        ``"module:function"`` called as ``function(argv, prog=...)`` by ``causal-gym reproduce <name>``.
+        ``"module:function"`` called as ``function(argv, prog=...)`` by ``causal-gym reproduce <name>``;
+        a function with a ``runner`` parameter also gets ``runner=``
+        :func:`causal_gym.eval.runner.run_plan` (the resumable runner, which a benchmark may not
+        import: it plans runs in plain values and reads back their lines).
     report : str or None
         The report module (see the module docstring).
     """

@@ -35,6 +35,23 @@ agent when its factory takes a ``seed`` argument and ``agent_kwargs`` does not f
 not depend on the order of the grid, the backend or the number of workers, so the scores do not
 either.
 
+Variants
+--------
+``RunConfig(variants=...)`` plays every episode of the grid once per *variant*: a name and
+overrides of ``env_kwargs`` and ``agent_kwargs`` (a benchmark's dimension, split and replicate;
+the method an agent runs). The episode key then ends in ``"|name"`` and the line has a
+``variant`` field; the seeds do not depend on the variant, so variants of one episode are paired.
+A benchmark's full grid (CausalArena: configuration x split x replicate x method) is one run.
+
+Time limit
+----------
+With ``RunConfig(time_limit=seconds)`` each episode plays in the helper process of
+:func:`causal_gym._workers.call_with_time_limit` (spawned once per worker and kept, so imports are
+paid once, and before the clock starts); when the limit expires that process is killed and the episode gets a ``"timeout"``
+line (no scores, the limit in ``error``). A timeout is a final status: it is recorded, never
+dropped, and a rerun does not play it again (a paper's protocol counts it as a result). The helper
+dies with its worker; a stop request kills it and records the episode as interrupted.
+
 Agent hooks
 -----------
 After each episode, failed ones included, the runner calls the agent's ``usage()`` (a mapping of
@@ -61,6 +78,7 @@ plays them again. An episode stuck in one long call is given :data:`DRAIN_SECOND
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import logging
@@ -72,6 +90,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,14 +100,20 @@ import numpy as np
 
 import causal_gym
 from causal_gym._jsonable import to_jsonable
-from causal_gym._validation import check_choice, check_count
-from causal_gym._workers import die_with_parent, limit_blas_threads
+from causal_gym._validation import check_choice, check_count, check_real
+from causal_gym._workers import (
+    TimeLimitExceeded,
+    call_with_time_limit,
+    die_with_parent,
+    limit_blas_threads,
+    start_time_limited_worker,
+)
 from causal_gym.agents.registry import agent_factory, make_agent
 from causal_gym.harness.rollout import RolloutInterrupted, episode_seeds, rollout
 from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
 from causal_gym.seal import OPEN, Seal, resolve_seal
 
-__all__ = ["BACKENDS", "DRAIN_SECONDS", "EpisodeTask", "RunConfig", "RunSummary", "run"]
+__all__ = ["BACKENDS", "DRAIN_SECONDS", "EpisodeTask", "RunConfig", "RunSummary", "run", "run_plan"]
 
 BACKENDS = ("local", "ray")
 
@@ -147,6 +172,12 @@ class RunConfig:
         secret, :data:`~causal_gym.seal.OPEN`, or None for the environment variable
         ``CAUSAL_GYM_SEAL`` (unset: open). Every env then gets ``seal=`` (an env without that argument
         cannot be sealed and is refused). ``run.json`` and every line keep only the fingerprint.
+    variants : sequence of mapping
+        Each ``{"name": str, "env_kwargs": {...}, "agent_kwargs": {...}}`` (both overrides optional,
+        merged over the run's): every episode is played once per variant (see *Variants*). Empty
+        (the default): one plain grid.
+    time_limit : float or None
+        Seconds per episode, enforced by playing it in a child process (see *Time limit*); None: no limit.
 
     Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``, ``concurrency``) are stored in
     ``run.json`` and must match when a run is resumed; the seal by its fingerprint.
@@ -166,6 +197,8 @@ class RunConfig:
     ray_address: str | None = None
     seal: Seal | str | None = field(default=None, repr=False)
     concurrency: int = 1
+    variants: Sequence[Mapping[str, Any]] = ()
+    time_limit: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.env_ids, str) or not isinstance(self.env_ids, Iterable):
@@ -202,9 +235,20 @@ class RunConfig:
             raise ValueError("pass the seal as RunConfig(seal=...) (or --seal-file), not in env_kwargs, which are "
                              "written to run.json")
         object.__setattr__(self, "seal", resolve_seal(self.seal))
+        object.__setattr__(self, "variants", _check_variants(self.variants))
+        if self.time_limit is not None:
+            object.__setattr__(self, "time_limit", check_real(self.time_limit, "time_limit", 0.0, strict=True))
+            if self.concurrency > 1:
+                raise ValueError("time_limit plays each episode in a child process; use it with workers, not concurrency")
 
     def to_dict(self) -> dict[str, Any]:
-        """The episode-defining fields, as written to ``run.json`` (credentials redacted)."""
+        """The episode-defining fields, as written to ``run.json`` (credentials redacted); ``variants``
+        and ``time_limit`` only when set, so stores of runs without them stay resumable."""
+        extra: dict[str, Any] = {}
+        if self.variants:
+            extra["variants"] = [{**v, "agent_kwargs": redact(v["agent_kwargs"])} for v in self.variants]
+        if self.time_limit is not None:
+            extra["time_limit"] = self.time_limit
         return to_jsonable({
             "env_ids": self.env_ids,
             "split": self.split,
@@ -216,7 +260,29 @@ class RunConfig:
             "env_kwargs": self.env_kwargs,
             "max_steps": self.max_steps,
             "seal": None if self.seal is None else self.seal.fingerprint,
+            **extra,
         })
+
+
+def _check_variants(variants: object) -> tuple[dict[str, Any], ...]:
+    if isinstance(variants, (str, bytes, Mapping)) or not isinstance(variants, Iterable):
+        raise ValueError(f"variants must be a sequence of mappings, got {variants!r}")
+    checked = []
+    for variant in variants:
+        if not isinstance(variant, Mapping) or set(variant) - {"name", "env_kwargs", "agent_kwargs"}:
+            raise ValueError(f"a variant is a mapping with keys 'name', 'env_kwargs', 'agent_kwargs', got {variant!r}")
+        name = variant.get("name")
+        if not isinstance(name, str) or not name or "|" in name:
+            raise ValueError(f"a variant needs a non-empty 'name' without '|', got {name!r}")
+        checked.append({"name": name,
+                        "env_kwargs": _check_kwargs(variant.get("env_kwargs", {}), f"variant {name!r} env_kwargs"),
+                        "agent_kwargs": _check_kwargs(variant.get("agent_kwargs", {}), f"variant {name!r} agent_kwargs")})
+        if "seal" in checked[-1]["env_kwargs"]:
+            raise ValueError("pass the seal as RunConfig(seal=...), not in a variant's env_kwargs")
+    names = [v["name"] for v in checked]
+    if len(set(names)) != len(names):
+        raise ValueError(f"variant names must be distinct, got {names}")
+    return tuple(checked)
 
 
 @dataclass(frozen=True)
@@ -236,10 +302,14 @@ class EpisodeTask:
     max_steps: int
     seal: Seal | None = field(default=None, repr=False)
     pass_seal: bool = False
+    variant: str | None = None
+    time_limit: float | None = None
 
     def header(self) -> dict[str, Any]:
         """The identifying fields of the episode's line."""
+        variant = {} if self.variant is None else {"variant": self.variant}
         return {
+            **variant,
             "key": self.key,
             "env_id": self.env_id,
             "split": self.split,
@@ -282,31 +352,39 @@ def _takes_seal(env_id: str) -> bool:
 
 
 def _tasks(config: RunConfig) -> list[EpisodeTask]:
-    """The run's episodes in grid order (env id, instance, repeat)."""
-    seeded = "seed" in inspect.signature(agent_factory(config.agent)).parameters and "seed" not in config.agent_kwargs
+    """The run's episodes in grid order (variant, env id, instance, repeat)."""
+    takes_seed = "seed" in inspect.signature(agent_factory(config.agent)).parameters
+    variants = config.variants or ({"name": None, "env_kwargs": {}, "agent_kwargs": {}},)
+    pass_seal = {env_id: _takes_seal(env_id) for env_id in config.env_ids}
+    unsealable = [env_id for env_id, takes in pass_seal.items() if not takes]
+    if config.seal is not None and unsealable:
+        raise ValueError(f"{unsealable[0]} has no seal argument, so a sealed run cannot play it")
     tasks = []
-    for env_id in config.env_ids:
-        pass_seal = _takes_seal(env_id)
-        if config.seal is not None and not pass_seal:
-            raise ValueError(f"{env_id} has no seal argument, so a sealed run cannot play it")
-        for instance in config.instances:
-            for repeat in range(config.repeats):
-                env_seed, agent_seed = episode_seeds(config.seed, env_id, instance, repeat)
-                tasks.append(EpisodeTask(
-                    key=episode_key(env_id, config.split, instance, repeat),
-                    env_id=env_id,
-                    split=config.split,
-                    instance=instance,
-                    repeat=repeat,
-                    env_seed=env_seed,
-                    agent_seed=agent_seed if seeded else None,
-                    agent=config.agent,
-                    agent_kwargs={**config.agent_kwargs, **({"seed": agent_seed} if seeded else {})},
-                    env_kwargs=config.env_kwargs,
-                    max_steps=config.max_steps,
-                    seal=config.seal,
-                    pass_seal=pass_seal,
-                ))
+    for variant in variants:
+        agent_kwargs = {**config.agent_kwargs, **variant["agent_kwargs"]}
+        env_kwargs = {**config.env_kwargs, **variant["env_kwargs"]}
+        seeded = takes_seed and "seed" not in agent_kwargs
+        for env_id in config.env_ids:
+            for instance in config.instances:
+                for repeat in range(config.repeats):
+                    env_seed, agent_seed = episode_seeds(config.seed, env_id, instance, repeat)
+                    tasks.append(EpisodeTask(
+                        key=episode_key(env_id, config.split, instance, repeat, variant["name"]),
+                        env_id=env_id,
+                        split=config.split,
+                        instance=instance,
+                        repeat=repeat,
+                        env_seed=env_seed,
+                        agent_seed=agent_seed if seeded else None,
+                        agent=config.agent,
+                        agent_kwargs={**agent_kwargs, **({"seed": agent_seed} if seeded else {})},
+                        env_kwargs=env_kwargs,
+                        max_steps=config.max_steps,
+                        seal=config.seal,
+                        pass_seal=pass_seal[env_id],
+                        variant=variant["name"],
+                        time_limit=config.time_limit,
+                    ))
     return tasks
 
 
@@ -383,6 +461,32 @@ def _play_episode(task: EpisodeTask) -> dict[str, Any]:
             env.close()
 
 
+def _play(task: EpisodeTask) -> dict[str, Any]:
+    """Play ``task``; under a time limit in the worker process of :func:`~causal_gym._workers.call_with_time_limit`,
+    which is killed when the limit expires (the episode then gets a ``"timeout"`` line)."""
+    if task.time_limit is None:
+        return _play_episode(task)
+    start = time.perf_counter()
+    if _STOP.is_set():  # a task the pool handed over after the stop request: start nothing
+        return _line(task, None, start, status="interrupted", error="RolloutInterrupted: stopped before it started",
+                     traceback=None, reward=None, steps=None, scores={}, record=None, trace=None)
+    try:
+        start_time_limited_worker(__name__)  # the limit counts the episode, not the worker's start-up
+        start = time.perf_counter()
+        return call_with_time_limit(functools.partial(_play_episode, task), task.time_limit)
+    except TimeLimitExceeded:
+        return _line(task, None, start, status="timeout", traceback=None, reward=None, steps=None, scores={},
+                     record=None, trace=None,
+                     error=f"the episode exceeded the run's time limit of {task.time_limit:g} s and was killed")
+    except BrokenProcessPool:
+        return _line(task, None, start, status="failed", traceback=traceback.format_exc(), reward=None, steps=None,
+                     scores={}, record=None, trace=None,
+                     error="the episode's process died without a result (killed, out of memory or crashed)")
+    except (RolloutInterrupted, KeyboardInterrupt) as exc:
+        return _line(task, None, start, status="interrupted", error=f"{type(exc).__name__}: {exc}",
+                     traceback=traceback.format_exc(), reward=None, steps=None, scores={}, record=None, trace=None)
+
+
 def _stop_request(signum: int, frame: Any) -> None:
     _STOP.set()
     raise RolloutInterrupted(f"stopped by {signal.Signals(signum).name}")
@@ -417,7 +521,7 @@ def _drain(futures: dict[Any, EpisodeTask], sink: Callable[[dict[str, Any]], Non
 def _local_results(tasks: list[EpisodeTask], workers: int, sink: Callable[[dict[str, Any]], None]) -> None:
     if workers == 1:
         for task in tasks:
-            line = _play_episode(task)
+            line = _play(task)
             sink(line)
             if line["status"] == "interrupted":
                 raise RolloutInterrupted("stopped")
@@ -432,7 +536,7 @@ def _local_results(tasks: list[EpisodeTask], workers: int, sink: Callable[[dict[
         initializer=_init_worker,
         initargs=(os.getpid(),),
     )
-    futures = {pool.submit(_play_episode, task): task for task in tasks}
+    futures = {pool.submit(_play, task): task for task in tasks}
     try:
         for future in as_completed(futures):
             task = futures.pop(future)
@@ -489,7 +593,7 @@ def _ray_results(
             ray.init(address=address, log_to_driver=False)
     pending: dict[Any, EpisodeTask] = {}
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(_play_episode)
+        remote = ray.remote(num_cpus=1, max_retries=0)(_play)
         queue = list(reversed(tasks))
         while queue or pending:
             while queue and len(pending) < workers:
@@ -514,7 +618,8 @@ def _ray_results(
 
 
 class _Progress:
-    """tqdm when installed (failures written above the bar), else one line per episode on stderr."""
+    """tqdm when installed (failures written above the bar; the bar shows the ETA and the count of
+    each status), else one line per episode on stderr with the ETA and the timeout / failed counts."""
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.done, self.start = total, 0, time.perf_counter()
@@ -552,7 +657,10 @@ class _Progress:
         reward = "" if line["reward"] is None else f" reward {line['reward']:.3f}"
         detail = failure or f"{line['key']}: {line['status']}{reward}"
         elapsed = time.perf_counter() - self.start
-        print(f"[{self.done}/{self.total}, {elapsed:.0f} s] {detail}", file=sys.stderr, flush=True)
+        eta = elapsed / self.done * (self.total - self.done)
+        problems = "".join(f", {status} {self.counts[status]}" for status in ("timeout", "failed") if self.counts[status])
+        print(f"[{self.done}/{self.total}, {elapsed:.0f} s, ETA {eta:.0f} s{problems}] {detail}", file=sys.stderr,
+              flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -642,13 +750,16 @@ def _install(signum: int, handler: Any) -> Any:
 
 
 def _check_config(config: RunConfig, tasks: Sequence[EpisodeTask]) -> None:
-    """Build every env and the agent once, so a bad id or argument fails before any episode."""
-    first = {task.env_id: task for task in reversed(tasks)}
-    for env_id in config.env_ids:
+    """Build every env and agent once per variant, so a bad id or argument fails before any episode."""
+    first: dict[tuple[str, str | None], EpisodeTask] = {}
+    for task in tasks:
+        first.setdefault((task.env_id, task.variant), task)
+    for (env_id, variant), task in first.items():
+        where = env_id if variant is None else f"{env_id} (variant {variant!r})"
         try:
-            env = first[env_id].make_env()
+            env = task.make_env()
         except gym.error.Error as exc:
-            raise ValueError(f"cannot make env {env_id!r}: {exc}") from exc
+            raise ValueError(f"cannot make env {where}: {exc}") from exc
         check = getattr(env.unwrapped, "check_reset_options", None)
         if callable(check):  # an index beyond the split fails here, not once per episode
             last = max(config.instances)
@@ -656,14 +767,15 @@ def _check_config(config: RunConfig, tasks: Sequence[EpisodeTask]) -> None:
                 check({"instance": last} if config.split is None else {"split": config.split, "instance": last})
             except ValueError as exc:
                 env.close()
-                raise ValueError(f"{env_id} cannot play instance {last} of split {config.split!r}: {exc}") from None
-        agent = make_agent(config.agent, **config.agent_kwargs)
+                raise ValueError(f"{where} cannot play instance {last} of split {config.split!r}: {exc}") from None
+        kwargs = {k: v for k, v in task.agent_kwargs.items() if not (k == "seed" and task.agent_seed is not None)}
+        agent = make_agent(config.agent, **kwargs)
         bind = getattr(agent, "bind", None)
         try:
             if callable(bind):
                 bind(env)
         except TypeError as exc:
-            raise ValueError(f"agent {config.agent!r} cannot play {env_id}: {exc}") from None
+            raise ValueError(f"agent {config.agent!r} cannot play {where}: {exc}") from None
         finally:
             env.close()
 
@@ -735,3 +847,28 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
             _install(signal.SIGTERM, previous)
             bar.close()
         return _summarize(store, tasks, len(tasks) - len(todo), bar.done)
+
+
+def run_plan(config: RunConfig | Mapping[str, Any], out_dir: str | Path, progress: bool = True) -> list[dict[str, Any]]:
+    """:func:`run` a configuration (a :class:`RunConfig` or its keyword arguments) and return the last
+    line of each of its episodes that has one, in grid order.
+
+    This is the runner as a benchmark's reproduce entry point receives it (``runner=`` from
+    ``causal-gym reproduce``; benchmarks may not import this layer): it plans in plain values,
+    gets plain lines back and builds its tables from them.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> lines = run_plan({"env_ids": ("CartPole-v1",), "agent": "random", "instances": (0, 1), "split": None,
+    ...                   "max_steps": 5}, tempfile.mkdtemp(), progress=False)
+    >>> [(line["instance"], line["status"]) for line in lines]
+    [(0, 'truncated'), (1, 'truncated')]
+    """
+    if not isinstance(config, RunConfig):
+        if not isinstance(config, Mapping):
+            raise ValueError(f"config must be a RunConfig or a mapping of its arguments, got {type(config).__name__}")
+        config = RunConfig(**config)
+    run(config, out_dir, progress)
+    latest = RunStore(out_dir).latest()
+    return [latest[task.key] for task in _tasks(config) if task.key in latest]

@@ -12,12 +12,15 @@ Layout
     One JSON object per line, appended as each episode ends, flushed and ``fsync``-ed, so a crash
     loses at most the episodes in flight. Keys of a line:
 
-    - ``key`` (``"env_id|split|instance|repeat"``), ``env_id``, ``split``, ``instance``,
-      ``repeat``, ``env_seed``, ``agent_seed`` (None when the agent takes no seed), ``agent``,
+    - ``key`` (``"env_id|split|instance|repeat"``, plus ``"|variant"`` in a run with variants),
+      ``env_id``, ``split``, ``instance``, ``repeat``, ``variant`` (the variant's name, or None),
+      ``env_seed``, ``agent_seed`` (None when the agent takes no seed), ``agent``,
       ``agent_kwargs`` (as used, credentials redacted);
     - ``status``: ``"finished"`` (the agent submitted within its limits), ``"truncated"`` (a limit
       was involved but the agent submitted), ``"rescued"`` (the env submitted the working graph for
-      the agent), ``"failed"`` (an exception: ``error`` and ``traceback`` hold it, ``trace`` the
+      the agent), ``"timeout"`` (the run's per-episode ``time_limit`` expired and the episode's
+      process was killed: ``error`` says so, no scores; a final status, recorded and not played
+      again), ``"failed"`` (an exception: ``error`` and ``traceback`` hold it, ``trace`` the
       call record up to the failure; ``trace`` is None for the other statuses) or ``"interrupted"``
       (stopped by SIGTERM/SIGINT while playing: ``trace``, ``usage`` and ``transcript`` hold what
       it had done);
@@ -60,7 +63,7 @@ __all__ = ["EPISODES_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "e
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
-STATUSES = ("finished", "truncated", "rescued", "failed", "interrupted")
+STATUSES = ("finished", "truncated", "rescued", "timeout", "failed", "interrupted")
 """Episode statuses, from best to worst (see the module docstring)."""
 
 UNFINISHED = ("failed", "interrupted")
@@ -71,9 +74,17 @@ _REDACTED = "<redacted>"
 _SECRET = re.compile(r"(^|_)(api_key|key|secret|password|token|authorization)$", re.IGNORECASE)
 
 
-def episode_key(env_id: str, split: str | None, instance: int, repeat: int) -> str:
-    """The identity of an episode in a run: ``"env_id|split|instance|repeat"`` (split ``-`` when None)."""
-    return f"{env_id}|{'-' if split is None else split}|{instance}|{repeat}"
+def episode_key(env_id: str, split: str | None, instance: int, repeat: int, variant: str | None = None) -> str:
+    """The identity of an episode in a run: ``"env_id|split|instance|repeat"`` (split ``-`` when None),
+    followed by ``"|variant"`` for an episode of a run with variants.
+
+    Examples
+    --------
+    >>> episode_key("CausalArena-synthetic-v0", "test", 3, 0, "d10/obs/r0/pc")
+    'CausalArena-synthetic-v0|test|3|0|d10/obs/r0/pc'
+    """
+    key = f"{env_id}|{'-' if split is None else split}|{instance}|{repeat}"
+    return key if variant is None else f"{key}|{variant}"
 
 
 def redact(kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,7 +99,7 @@ _LINE_TYPES: dict[str, tuple[type, ...]] = {
     "key": (str,), "env_id": (str,), "instance": (int,), "repeat": (int,), "agent": (str,),
     "agent_kwargs": (dict,), "scores": (dict,), "reward": (int, float, type(None)), "steps": (int, type(None)),
     "usage": (dict, type(None)), "transcript": (list, dict, type(None)), "record": (dict, type(None)),
-    "error": (str, type(None)), "wall_time": (int, float, type(None)),
+    "error": (str, type(None)), "wall_time": (int, float, type(None)), "variant": (str, type(None)),
 }
 
 

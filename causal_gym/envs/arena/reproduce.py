@@ -5,65 +5,73 @@ each next to the paper's numbers.
 Usage
 -----
     causal-gym reproduce arena --quick      # 1 config per graph family at d=10, obs and obs+int, 1 replicate;
-                                            # the 20 formula + semantic scenarios, obs, 1 replicate
-    causal-gym reproduce arena              # the paper's grid: 1,000 configs x 5 replicates x 2 splits,
-                                            # 20 scenarios x 5 replicates x 2 splits
-    causal-gym reproduce arena --quick --families chain,tree --methods pc,gies --n-obs 200 --n-int 50
+                                            # the formula + semantic scenarios, obs, 1 replicate
+    causal-gym reproduce arena --full       # the paper's grid: 1,000 configs x 5 replicates x 2 splits,
+                                            # the scenarios x 5 replicates x 2 splits; --backend ray --address ...
+    causal-gym reproduce arena --full --dims 10,20,30 --splits obs --replicates 1 --no-grounded --workers 2
+    causal-gym reproduce arena --quick --families chain,tree --methods pc,gies_fast --n-obs 200 --n-int 50
 
-Methods (``--methods``, default :data:`METHODS`) run through
-:func:`causal_gym.envs.arena.scoring.evaluate` with a wall-time budget per run (``--timeout``,
-default 600 s quick, 3600 s full, the paper's one hour); each run happens in a forked process
-with one BLAS thread. Methods that take no intervention mask get an ``"unsupported"`` row on
-``obs+int`` splits (missing cells, as in the paper). Failed, timed-out and unsupported runs stay
-in the rows and the status counts; replicate scores are averaged per (method, unit, split)
-before any aggregation (:func:`~causal_gym.envs.arena.scoring.average_replicates`). Every row is
-cached on disk (``CAUSAL_GYM_CACHE``) under the data's content hash, the method, the sizes and
-the budget, so a rerun or an interrupted run only computes what is missing. ``obs+int`` splits
-are audited when loaded (:func:`causal_gym.envs.arena.catalogue.audit_split`); failures are printed and kept.
+How it runs: one unit = one episode of the runner
+-------------------------------------------------
+Every (configuration, split, replicate, method) unit is one episode of the resumable runner
+(:func:`causal_gym.eval.runner.run_plan`, which ``causal-gym reproduce`` hands to :func:`main` as
+``runner``: a benchmark does not import the evaluation layer): the submit-mode env ``CausalArena-{source}-v0`` plays the
+configuration (``options={"instance": k}``, env keywords ``d``, ``split``, ``replicate``) and the
+agent ``arena-method`` (:class:`~causal_gym.envs.arena.baselines.MethodAgent`) answers with the
+method. :func:`plan_runs` writes the whole grid as one runner configuration (the keyword arguments of
+:class:`~causal_gym.eval.runner.RunConfig`) per source (a run store under ``--out``: ``synthetic/``, ``formula/``, ``semantic/``) whose
+*variants* are the (d, split, replicate, method) cells and whose instances are the
+configurations. So the runner's machinery carries it: the local process pool (``--workers``) or
+Ray (``--backend ray``, ``--address``), one fsync-ed line per unit (a ``kill -9`` loses only the
+units in flight, a rerun with the same arguments plays exactly the missing ones), a progress bar
+with the ETA and the count of each status (timeouts and failures live), and the per-unit time
+limit (``--timeout``, default the paper's one hour per graph; 600 s for ``--quick``): a unit past
+it is killed and recorded as ``timeout``, never dropped and not replayed. A failed unit (an
+exception) is recorded and played again by the next rerun. Methods that take no intervention mask
+have no ``obs+int`` units (missing cells, as in the paper). Replicate scores are averaged per
+(method, unit, split) before any aggregation
+(:func:`~causal_gym.envs.arena.scoring.average_replicates`); timeouts and failures stay in the
+status counts.
 
-GES is not among the paper's methods (its columns show "-"). DirectLiNGAM is the paper's LiNGAM.
-Our DAGMA is the linear arm of the paper's wrapper (see :mod:`causal_gym.discovery.dagma`).
+How methods receive the data ("standardized tabular inputs")
+--------------------------------------------------------------
+As :mod:`causal_gym.envs.arena.baselines` documents: the split as one table of the real variables
+(view column order), z-scored per column, plus the intervention mask for GIES; the graph is
+scored by the env (random orientation of undirected edges with the per-file seed, directed F1).
 
-Runtime. ``--quick`` (10 synthetic units x 2 splits + 20 grounded units, 7 methods: 280 rows, 220
-actual runs) took 52 minutes on a cold cache on the shared 2-core machine (load 4-7), and 2 s
-from the cache. NOTEARS is 80% of it: on the raw (unstandardised) formula scenarios it needs up
-to 572 s (mean 147 s); the other methods take 0.1-9 s per run at d <= 18. Single-run times
-measured on one Erdos-Renyi configuration with one BLAS thread (seconds):
+Methods
+-------
+``--methods`` (default :data:`METHODS`): PC, GES and GIES (ours, :mod:`causal_gym.discovery.greedy`:
+the graphs of causal-learn's GES and of the ``gies`` package), DirectLiNGAM (the paper's LiNGAM),
+linear NOTEARS, DAGMA (the linear arm of the paper's wrapper, :mod:`causal_gym.discovery.dagma`) and
+RandomRegress. GES is not among the paper's methods; on ``obs`` splits GIES is GES plus the turning
+phase, so its row is compared with the paper's GIES ``obs`` cells.
 
-======  ====  =======  ======  ========  =====  =============  =======
-d       PC    GES      GIES    LiNGAM    DAGMA  RandomRegress  NOTEARS
-======  ====  =======  ======  ========  =====  =============  =======
-10      0.1   0.4      0.4     4.8       2.4    0.9            5.6
-30      0.3   45       237     4.4       2.0    3.4            43
-50      2.8   > 1000   --      19        4.4    4.0            146
-100     6.2   --       --      74        19     1.7            56
-======  ====  =======  ======  ========  =====  =============  =======
-
-The full grid is 1,000 configurations x 5 replicates x (7 obs runs + 1 obs+int GIES run) =
-40,000 runs plus 200 grounded units. GES and GIES (the ``gies`` package's greedy search) grow
-fastest and reach the one-hour budget from d = 50 on, so the d = 50 and d = 100 blocks dominate:
-about 15 CPU hours for d = 10, 40 for d = 20, 160 for d = 30 and up to 2,000-3,000 each for
-d = 50 and d = 100, i.e. of the order of 5,000 CPU hours (3-4 months on 2 cores, about a week on
-32 cores with ``--workers 32``), most of it GES/GIES timeouts. Without ges and gies
-(``--methods``) the grid needs about 120 CPU hours. It is not run in the tests.
+Cost
+----
+Methods' CPU seconds per unit, measured on the d <= 30 observational slice (1 replicate, one BLAS
+thread, 10-20 configurations per d; NOTEARS on 3 d=10 units only): d=10 / 20 / 30 -- PC 0.02 /
+0.3 / 1.0, GES 0.03 / 0.17 / 0.36, GIES 0.05 / 0.22 / 0.43, DirectLiNGAM 0.7 / 3.2 / 8.6, DAGMA
+2.8 / 4.4 / 5.2, RandomRegress 0.13 / 0.8 / 1.6, NOTEARS 32 (d=10). NOTEARS is most of the grid:
+with our GES and GIES the whole 40,800-unit grid projects to roughly 130 CPU hours (the d = 50
+and 100 blocks two thirds of it, from single-run times), i.e. ~65 h on one 2-core machine or ~4 h
+on 32 cores (``--backend ray --address ...``), instead of the ~5,000 CPU hours of the ``gies``
+package's greedy search.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from causal_gym import _cache
 from causal_gym._validation import check_choice
-from causal_gym.envs.arena.catalogue import ArenaInstance, instance_list, load_task
 
 __all__ = [
     "METHODS",
@@ -71,20 +79,26 @@ __all__ = [
     "PAPER_TABLE2",
     "PAPER_TABLE8",
     "PAPER_TABLE9",
-    "Job",
-    "synthetic_units",
-    "grounded_units",
-    "evaluate_job",
-    "collect_rows",
+    "ENV_IDS",
+    "plan_runs",
+    "store_rows",
     "summarize_rows",
     "main",
 ]
 
-METHODS = ("pc", "ges", "gies", "direct_lingam", "notears", "dagma", "random_regress")
+METHODS = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress")
 """The methods run by default (the arena's methods available in :mod:`causal_gym.discovery`)."""
 
-PAPER_NAMES = {"pc": "PC", "ges": "GES", "gies": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS",
-               "dagma": "DAGMA", "random_regress": "RandomRegress"}
+PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
+               "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
+               "random_regress": "RandomRegress"}
+
+_PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies"}
+"""Our method -> the paper's row it is compared with (GES against GIES: see *Methods*)."""
+
+ENV_IDS = {"synthetic": "CausalArena-synthetic-v0", "formula": "CausalArena-formula-v0",
+           "semantic": "CausalArena-semantic-v0"}
+"""The submit-mode env of each source the reproduction plays."""
 
 # Table 2 (F1, SHD): Syn./Sem./Form. x obs / obs+int; methods without intervention support have no obs+int cells.
 PAPER_TABLE2: dict[str, dict[str, tuple[float, float]]] = {
@@ -124,94 +138,147 @@ PAPER_TABLE8: dict[str, dict[str, tuple[float, float | None]]] = {
     )
 }
 
-_ROW_VERSION = 1
+
+def _paper(table: Mapping[str, Any], method: str) -> Any:
+    return table.get(_PAPER_ROW.get(method, method), {})
 
 
-@dataclass(frozen=True)
-class Job:
-    """One method run: an instance, its split and replicate, sizes, the method and its budget."""
-
-    instance: ArenaInstance
-    split: str
-    replicate: int
-    n_obs: int
-    n_int: int
-    method: str
-    timeout: float
+# ---------------------------------------------------------------------------------------------
+# the plan: one RunConfig per source
+# ---------------------------------------------------------------------------------------------
 
 
-def synthetic_units(families: Sequence[str], dims: Sequence[int], per_block: int) -> list[ArenaInstance]:
-    """The first ``per_block`` pool configurations of every (family, d) block, in pool order."""
-    units = []
-    for d in dims:
-        for family in families:
-            units += list(instance_list("synthetic", d, "obs", {"graph_family": family})[:per_block])
-    return units
+def _variant(prefix: str, split: str, replicate: int, method: str, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": f"{prefix}{split}/r{replicate}/{method}", "env_kwargs": {"split": split, "replicate": replicate,
+            **env_kwargs}, "agent_kwargs": {"method": method}}
 
 
-def grounded_units(
-    sources: Iterable[str] = ("formula", "semantic"), names: Sequence[str] | None = None
-) -> list[ArenaInstance]:
-    """The formula and semantic scenarios (all, or those in ``names``)."""
-    units = [u for source in sources for u in instance_list(source, None, "obs")]
-    if names is not None:
-        unknown = sorted(set(names) - {u.key for u in units})
+def plan_runs(
+    *,
+    methods: Sequence[str] = METHODS,
+    families: Sequence[str] | None = None,
+    dims: Sequence[int] = _DIMS,
+    per_block: int | None = None,
+    splits: Sequence[str] = ("obs", "obs+int"),
+    replicates: int | None = None,
+    grounded: Sequence[str] = ("formula", "semantic"),
+    grounded_splits: Sequence[str] = ("obs", "obs+int"),
+    scenarios: Sequence[str] | None = None,
+    n_obs: int | None = None,
+    n_int: int | None = None,
+    timeout: float = 3600.0,
+    backend: str = "local",
+    workers: int = 1,
+    address: str | None = None,
+) -> dict[str, Any]:
+    """The grid as runner configurations: source -> the keyword arguments of a
+    :class:`~causal_gym.eval.runner.RunConfig` (plain values).
+
+    Synthetic units are the first ``per_block`` configurations of every (graph family, d) block
+    (instance ``20 f + p`` of the d-list is position ``p`` of family ``f``); grounded units are the
+    formula / semantic scenarios (all, or ``scenarios``). Every variant is a (d, split, replicate,
+    method) cell; a method without intervention support has no ``obs+int`` variants.
+
+    Examples
+    --------
+    >>> plans = plan_runs(methods=("pc", "gies_fast"), families=("chain",), dims=(10,), per_block=2,
+    ...                   replicates=1, grounded=())
+    >>> config = plans["synthetic"]
+    >>> config["instances"], [v["name"] for v in config["variants"]]
+    ((40, 41), ['d10/obs/r0/pc', 'd10/obs/r0/gies_fast', 'd10/obs+int/r0/gies_fast'])
+    """
+    from causal_gym.discovery import supports_interventions
+    from causal_gym.envs.arena.catalogue import instance_list
+    from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
+    from causal_gym.envs.arena.pool import PER_BLOCK
+    from causal_gym.envs.arena.protocol import N_REPLICATES
+
+    families = tuple(GRAPH_FAMILIES if families is None else families)
+    per_block = PER_BLOCK if per_block is None else per_block
+    replicates = N_REPLICATES if replicates is None else replicates
+    if not 1 <= per_block <= PER_BLOCK or replicates < 1:
+        raise ValueError(f"per_block must be in 1..{PER_BLOCK} and replicates >= 1, got {per_block}, {replicates}")
+    sizes = {key: value for key, value in (("n_obs", n_obs), ("n_int", n_int)) if value is not None}
+    common = {"agent": "arena-method", "split": "test", "backend": backend, "workers": workers,
+              "ray_address": address, "time_limit": timeout}
+
+    def cells(prefix: str, chosen_splits: Sequence[str], extra: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        for split in chosen_splits:
+            split_sizes = {k: v for k, v in sizes.items() if split == "obs+int" or k == "n_obs"}
+            for replicate in range(replicates):
+                out += [_variant(prefix, split, replicate, method, {**extra, **split_sizes}) for method in methods
+                        if split == "obs" or supports_interventions(method)]
+        return out
+
+    plans: dict[str, Any] = {}
+    if dims and splits and families:
+        instances = tuple(GRAPH_FAMILIES.index(f) * PER_BLOCK + p for f in families for p in range(per_block))
+        variants = [v for d in dims for v in cells(f"d{d}/", splits, {"d": int(d)})]
+        if variants:
+            plans["synthetic"] = {"env_ids": (ENV_IDS["synthetic"],), "instances": instances, "variants": variants,
+                                  **common}
+    for source in grounded:
+        units = instance_list(source, None, "obs")
+        chosen = range(len(units)) if scenarios is None else [
+            k for k, unit in enumerate(units) if unit.key in set(scenarios)]
+        variants = cells("", grounded_splits, {})
+        if chosen and variants:
+            plans[source] = {"env_ids": (ENV_IDS[source],), "instances": tuple(chosen), "variants": variants,
+                             **common}
+    if scenarios is not None:
+        known = {str(u.key) for source in grounded for u in instance_list(source, None, "obs")}
+        unknown = sorted(set(scenarios) - known)
         if unknown:
             raise ValueError(f"unknown scenario(s) {unknown}")
-        units = [u for u in units if u.key in set(names)]
-    return units
+    return plans
 
 
-def evaluate_job(job: Job) -> dict[str, Any]:
-    """The scored row of ``job`` (disk-cached), with the unit's source and d added."""
-    from causal_gym.envs.arena.scoring import evaluate
+def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The scored rows of a source's run: one per planned unit of ``config`` (from :func:`plan_runs`)
+    that has a result line among ``lines`` (the runner's last line per episode).
 
-    dataset = load_task(job.instance, job.split, job.replicate, job.n_obs, job.n_int).dataset
-    digest = hashlib.sha256(dataset.data.tobytes() + np.packbits(dataset.mask).tobytes()).hexdigest()
-    key = {"what": "arena_reproduce_row", "version": _ROW_VERSION, "unit": job.instance.unit, "split": job.split,
-           "replicate": job.replicate, "n_obs": job.n_obs, "n_int": job.n_int, "method": job.method,
-           "timeout": job.timeout, "data": digest}
-    row = _cache.cached(key, lambda: evaluate(job.method, dataset, timeout=job.timeout))
-    return {**row, "source": job.instance.source}
+    A row has ``method``, ``unit``, ``source``, ``protocol`` (the split), ``replicate``, ``d``,
+    ``status`` (``"ok"``, ``"invalid"`` for a rejected answer, ``"timeout"``, ``"failed"``),
+    ``error``, ``runtime`` (the method's seconds; the episode's wall time when it did not finish),
+    ``cpu_seconds``, every metric of :data:`~.scoring.METRICS` (None unless ok) and the unit's factor
+    labels (graph family for synthetic, domain and scenario for grounded). Units without a line,
+    or whose last line is ``"interrupted"``, are not rows (a rerun plays them).
+    """
+    from causal_gym.envs.arena.catalogue import instance_list
+    from causal_gym.envs.arena.pool import pool_slot
+    from causal_gym.envs.arena.scoring import METRICS
 
-
-def _worker_row(job: Job) -> dict[str, Any]:
-    return evaluate_job(job)
-
-
-def collect_rows(jobs: Sequence[Job], *, workers: int = 1, progress: bool = True) -> list[dict[str, Any]]:
-    """Run every job (``workers`` spawned processes, one BLAS thread each) and return the rows in job order."""
-    from threadpoolctl import threadpool_limits
-
-    rows: list[dict[str, Any] | None] = [None] * len(jobs)
-    start = time.perf_counter()
-
-    def report(i: int) -> None:
-        if progress:
-            row = rows[i]
-            f1 = "-" if row["f1"] is None else f"{row['f1']:.3f}"
-            print(f"[{sum(r is not None for r in rows)}/{len(jobs)} {time.perf_counter() - start:6.0f}s] "
-                  f"{row['unit']} {row['protocol']} r{row['replicate']} {row['method']}: {row['status']} F1 {f1}",
-                  file=sys.stderr, flush=True)
-
-    if workers == 1:
-        with threadpool_limits(1):
-            for i, job in enumerate(jobs):
-                rows[i] = evaluate_job(job)
-                report(i)
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        from causal_gym._workers import limit_blas_threads
-
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=limit_blas_threads) as pool:
-            futures = {pool.submit(_worker_row, job): i for i, job in enumerate(jobs)}
-            for future in as_completed(futures):
-                rows[futures[future]] = future.result()
-                report(futures[future])
-    return [row for row in rows if row is not None]
+    latest = {(line["instance"], line.get("variant")): line for line in lines}
+    rows = []
+    for variant in config["variants"]:
+        env = variant["env_kwargs"]
+        split, method = env["split"], variant["agent_kwargs"]["method"]
+        units = instance_list(source, env.get("d"), split)
+        for k in config["instances"]:
+            line = latest.get((k, variant["name"]))
+            if line is None or line["status"] == "interrupted":
+                continue
+            unit = units[k]
+            final = (line.get("record") or {}).get("final_info") or {}
+            usage = line.get("usage") or {}
+            status = final.get("status", "ok") if line["status"] not in ("timeout", "failed") else line["status"]
+            scores = line.get("scores") or {}
+            labels = ({"graph_family": pool_slot(int(unit.key)).graph_family} if source == "synthetic"
+                      else {"domain": final.get("factors", {}).get("domain"), "scenario": unit.key})
+            rows.append({
+                "method": method, "unit": unit.unit, "source": source, "protocol": split,
+                "replicate": env["replicate"], "d": unit.size, "status": status,
+                "error": line.get("error") or final.get("error"),
+                "runtime": usage.get("method_seconds", line.get("wall_time")),
+                "cpu_seconds": usage.get("method_cpu_seconds"), "wall_time": line.get("wall_time"),
+                **{metric: scores.get(metric) if status == "ok" else None for metric in METRICS},
+                **labels,
+            })
+            audit = final.get("interventional_audit_details")
+            if audit is not None:
+                rows[-1]["audit_failures"] = sorted({failure["check"] for failure in audit["failures"]})
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,8 +369,8 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
             if not cells["all"]["n_scored"]:
                 continue
             method, split = key.split("/", 1)
-            paper_d = PAPER_TABLE9.get(method, {})
-            paper_all = PAPER_TABLE2.get(method, {}).get(f"synthetic/{split}", (None, None))
+            paper_d = _paper(PAPER_TABLE9, method)
+            paper_all = _paper(PAPER_TABLE2, method).get(f"synthetic/{split}", (None, None))
             which = 0 if split == "obs" else 1
             line = f"{PAPER_NAMES.get(method, method):14} {split:8} "
             ours = [cells[str(d)]["f1"] if str(d) in cells else None for d in dims]
@@ -322,7 +389,7 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
         print(f"\nSynthetic {title}: directed F1 by graph family, ours (paper Table 8)")
         print(f"{'method':14} " + " ".join(f"{f[:12]:>12}" for f in families))
         for method in present:
-            paper = PAPER_TABLE8.get(method, {})
+            paper = _paper(PAPER_TABLE8, method)
             ours = [cells[(method, f)]["mean"] if (method, f) in cells else None for f in families]
             print(f"{PAPER_NAMES.get(method, method):14} " + " ".join(
                 f"{_cell(f1, paper.get(f, (None, None))[which]):>12}" for f1, f in zip(ours, families)))
@@ -349,7 +416,7 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                     continue
                 line = f"{PAPER_NAMES.get(method, method):14} {split:8}"
                 for source, cell in zip(("formula", "semantic"), cells):
-                    paper = PAPER_TABLE2.get(method, {}).get(f"{source}/{split}", (None, None))
+                    paper = _paper(PAPER_TABLE2, method).get(f"{source}/{split}", (None, None))
                     f1, shd = (cell["f1"], cell["shd"]) if cell else (None, None)
                     line += f" {_cell(f1, paper[0]):>14} {_cell(shd, paper[1], 1):>16}"
                 print(line)
@@ -365,26 +432,13 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
               + "".join(f"\n  {unit}: {audit['reasons']}" for unit, audit in failed.items()))
 
 
-def _jobs(units: Sequence[ArenaInstance], splits: Sequence[str], replicates: int, n_obs: int | None,
-          n_int: int | None, methods: Sequence[str], timeout: float) -> list[Job]:
-    jobs = []
-    for unit in units:
-        for split in splits:
-            obs_rows = n_obs if n_obs is not None else (1000 if split == "obs" else 800)
-            int_rows = 0 if split == "obs" else (n_int if n_int is not None else 200)
-            for replicate in range(replicates):
-                jobs += [Job(unit, split, replicate, obs_rows, int_rows, method, timeout) for method in methods]
-    return jobs
-
-
-def _audits(jobs: Sequence[Job]) -> dict[str, Any]:
-    """The interventional audit of every obs+int split among the jobs, by unit and replicate."""
-    out = {}
-    for job in jobs:
-        name = f"{job.instance.unit}/r{job.replicate}"
-        if job.split == "obs+int" and name not in out:
-            audit = load_task(job.instance, job.split, job.replicate, job.n_obs, job.n_int).audit
-            out[name] = {"passed": audit.passed, "reasons": list(audit.reasons)}
+def _audits(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The interventional audit of every obs+int split among the rows, by unit and replicate."""
+    out: dict[str, Any] = {}
+    for row in rows:
+        if "audit_failures" in row:
+            out[f"{row['unit']}/r{row['replicate']}"] = {"passed": not row["audit_failures"],
+                                                          "reasons": row["audit_failures"]}
     return out
 
 
@@ -394,65 +448,110 @@ def _names(text: str | None, choices: Sequence[str], what: str) -> tuple[str, ..
     return tuple(check_choice(item.strip(), choices, what) for item in text.split(",") if item.strip())
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict[str, Any]:
-    """Parse ``argv`` (default: sys.argv), run the grid, print the tables; returns the JSON output."""
+def _cost(rows: Sequence[Mapping[str, Any]], wall: float) -> dict[str, Any]:
+    """CPU and wall seconds of the rows: the methods' CPU time, the episodes' summed wall time."""
+    cpu = sum(r["cpu_seconds"] or 0.0 for r in rows)
+    episodes = sum(r["wall_time"] or 0.0 for r in rows)
+    by_method: dict[str, float] = {}
+    for r in rows:
+        by_method[r["method"]] = by_method.get(r["method"], 0.0) + (r["cpu_seconds"] or r["wall_time"] or 0.0)
+    return {"method_cpu_hours": cpu / 3600, "episode_wall_hours": episodes / 3600, "run_wall_seconds": wall,
+            "cpu_hours_by_method": {m: v / 3600 for m, v in sorted(by_method.items())}}
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
+         runner: Callable[..., list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Parse ``argv`` (default: sys.argv), run the grid, print the tables; returns the JSON output.
+
+    ``runner`` is :func:`causal_gym.eval.runner.run_plan` (``causal-gym reproduce arena`` passes
+    it); it may be omitted only with ``--plan``.
+    """
     from causal_gym.discovery import methods as all_methods
     from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
-    from causal_gym.envs.arena.pool import DIMENSIONS, PER_BLOCK
-    from causal_gym.envs.arena.protocol import N_REPLICATES
 
     parser = argparse.ArgumentParser(
         prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true",
-                        help="1 config per graph family at d=10 (obs, obs+int) and the grounded scenarios (obs), "
-                        "1 replicate")
+    scale = parser.add_mutually_exclusive_group(required=True)
+    scale.add_argument("--quick", action="store_true",
+                       help="1 config per graph family at d=10 (obs, obs+int) and the grounded scenarios (obs), "
+                       "1 replicate")
+    scale.add_argument("--full", action="store_true",
+                       help="the paper's grid: 20 configs per (family, d) block, d in 10..100, 5 replicates, both "
+                       "splits, and the grounded scenarios")
     parser.add_argument("--methods", help=f"comma-separated methods (default {','.join(METHODS)})")
     parser.add_argument("--families", help="comma-separated graph families (default all 10)")
     parser.add_argument("--dims", help="comma-separated d (default: quick 10, full 10,20,30,50,100)")
-    parser.add_argument("--per-block", type=int,
-                        help=f"configs per (family, d) block (default: quick 1, full {PER_BLOCK})")
-    parser.add_argument("--replicates", type=int, help=f"replicates per unit (default: quick 1, full {N_REPLICATES})")
+    parser.add_argument("--per-block", type=int, help="configs per (family, d) block (default: quick 1, full 20)")
+    parser.add_argument("--splits", help="synthetic splits (default obs,obs+int)")
+    parser.add_argument("--replicates", type=int, help="replicates per unit (default: quick 1, full 5)")
     parser.add_argument("--n-obs", type=int, help="observational rows (default 1000 obs, 800 obs+int)")
     parser.add_argument("--n-int", type=int, help="interventional rows of obs+int (default 200)")
-    parser.add_argument("--timeout", type=float, help="seconds per run (default: quick 600, full 3600)")
-    parser.add_argument("--scenarios", help="comma-separated grounded scenario names (default all 20)")
+    parser.add_argument("--timeout", type=float, help="seconds per unit (default: quick 600, full 3600, the paper's)")
+    parser.add_argument("--scenarios", help="comma-separated grounded scenario names (default all)")
     parser.add_argument("--no-grounded", action="store_true", help="skip the formula and semantic scenarios")
     parser.add_argument("--grounded-splits", help="splits of the grounded units (default: quick obs, full obs,obs+int)")
-    parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    parser.add_argument("--backend", default="local", choices=("local", "ray"), help="local process pool or Ray")
+    parser.add_argument("--address", help="Ray cluster address (with --backend ray; default a local Ray)")
+    parser.add_argument("--workers", type=int, default=1, help="units played at once (default 1)")
+    parser.add_argument("--out", help="directory of the run stores (default runs/arena-quick or runs/arena-full); "
+                        "rerun with the same arguments to resume")
+    parser.add_argument("--plan", action="store_true", help="print the plan's unit counts and stop")
     parser.add_argument("--json", help="write the rows and tables to this file")
-    parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.address is not None and args.backend != "ray":
+        parser.error("--address needs --backend ray")
 
     methods = _names(args.methods, all_methods(), "method") or METHODS
     families = _names(args.families, GRAPH_FAMILIES, "graph family") or GRAPH_FAMILIES
-    dims = tuple(int(d) for d in args.dims.split(",")) if args.dims else ((10,) if args.quick else DIMENSIONS)
-    per_block = args.per_block if args.per_block is not None else (1 if args.quick else PER_BLOCK)
-    replicates = args.replicates if args.replicates is not None else (1 if args.quick else N_REPLICATES)
-    timeout = args.timeout if args.timeout is not None else (600.0 if args.quick else 3600.0)
+    dims = tuple(int(d) for d in args.dims.split(",")) if args.dims else ((10,) if args.quick else _DIMS)
+    splits = _names(args.splits, ("obs", "obs+int"), "split") or ("obs", "obs+int")
     grounded_splits = _names(args.grounded_splits, ("obs", "obs+int"), "split") or (
         ("obs",) if args.quick else ("obs", "obs+int"))
-    if args.workers < 1 or per_block < 1 or replicates < 1 or timeout <= 0:
-        parser.error("--workers, --per-block and --replicates must be >= 1 and --timeout > 0")
+    timeout = args.timeout if args.timeout is not None else (600.0 if args.quick else 3600.0)
+    if args.workers < 1 or timeout <= 0:
+        parser.error("--workers must be >= 1 and --timeout > 0")
+    out = Path(args.out or ("runs/arena-quick" if args.quick else "runs/arena-full"))
+    try:
+        plans = plan_runs(
+            methods=methods, families=families, dims=dims, per_block=args.per_block or (1 if args.quick else None),
+            splits=splits, replicates=args.replicates or (1 if args.quick else None),
+            grounded=() if args.no_grounded else ("formula", "semantic"), grounded_splits=grounded_splits,
+            scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
+            n_obs=args.n_obs, n_int=args.n_int, timeout=timeout, backend=args.backend, workers=args.workers,
+            address=args.address)
+    except ValueError as err:
+        parser.error(str(err))
+    counts = {source: len(config["instances"]) * len(config["variants"]) for source, config in plans.items()}
+    print(f"plan: {sum(counts.values())} units (" + ", ".join(f"{s} {n}" for s, n in counts.items())
+          + f"); time limit {timeout:g} s per unit; stores under {out}", file=sys.stderr)
+    if args.plan:
+        return {"plan": counts}
+    if runner is None:
+        raise ValueError("main() needs runner= (causal_gym.eval.runner.run_plan), as `causal-gym reproduce arena` "
+                         "passes it")
 
     start = time.perf_counter()
-    jobs = _jobs(synthetic_units(families, dims, per_block), ("obs", "obs+int"), replicates, args.n_obs,
-                 args.n_int, methods, timeout)
-    if not args.no_grounded:
-        names = tuple(s.strip() for s in args.scenarios.split(",")) if args.scenarios else None
-        grounded = grounded_units(names=names)
-        jobs += _jobs(grounded, grounded_splits, replicates, args.n_obs, args.n_int, methods, timeout)
-    rows = collect_rows(jobs, workers=args.workers, progress=not args.quiet)
-    audits = _audits(jobs)
+    rows: list[dict[str, Any]] = []
+    for source, config in plans.items():
+        rows += store_rows(source, config, runner(config, out / source, progress=not args.quiet))
+    wall = time.perf_counter() - start
+    audits = _audits(rows)
     summary = summarize_rows(rows, methods)
     print_tables(summary, methods, audits)
-    print(f"\n{len(rows)} runs over {len({j.instance.unit for j in jobs})} units; {time.perf_counter() - start:.0f} s")
+    cost = _cost(rows, wall)
+    print(f"\n{len(rows)} units of {sum(counts.values())} planned; this call {wall:.0f} s; methods' CPU "
+          f"{cost['method_cpu_hours']:.2f} h, episodes' summed wall time {cost['episode_wall_hours']:.2f} h")
     output = {
-        "config": {"methods": list(methods), "families": list(families), "dims": list(dims), "per_block": per_block,
-                   "replicates": replicates, "n_obs": args.n_obs, "n_int": args.n_int, "timeout": timeout,
-                   "grounded": not args.no_grounded, "grounded_splits": list(grounded_splits)},
+        "config": {"methods": list(methods), "families": list(families), "dims": list(dims),
+                   "splits": list(splits), "per_block": args.per_block, "replicates": args.replicates,
+                   "n_obs": args.n_obs, "n_int": args.n_int, "timeout": timeout, "grounded": not args.no_grounded,
+                   "grounded_splits": list(grounded_splits), "out": str(out)},
+        "plan": counts,
         "rows": rows,
         "audits": audits,
+        "cost": cost,
         **summary,
     }
     if args.json:
@@ -460,6 +559,3 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict[str
             json.dump(output, stream, indent=1)
     return output
 
-
-if __name__ == "__main__":
-    main()

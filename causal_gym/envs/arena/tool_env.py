@@ -30,10 +30,11 @@ from causal_gym.seal import Seal
 
 __all__ = ["ARENA_MENU", "DEFAULT_TOOL_BUDGETS", "menu_graph", "CausalArenaToolEnv"]
 
-ARENA_MENU = ("pc", "ges", "gies", "direct_lingam", "notears", "dagma", "random_regress")
+ARENA_MENU = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress")
 """The tool mode's algorithm menu (behind the labels A..G): the arena's methods in
-:mod:`causal_gym.discovery`. GIES receives the intervention mask on ``obs+int`` splits; the
-others see the pooled rows."""
+:mod:`causal_gym.discovery`, GES and GIES by our incremental search (the same graphs as
+causal-learn's GES and the ``gies`` package, :mod:`causal_gym.discovery.greedy`). GIES receives
+the intervention mask on ``obs+int`` splits; the others see the pooled rows."""
 
 DEFAULT_TOOL_BUDGETS: Mapping[str, Any] = MappingProxyType(
     {"turns": 60, "tests": 500, "algorithm_calls": 10, "wall_time": None}
@@ -66,25 +67,28 @@ def _check_menu(menu: Sequence[str]) -> tuple[str, ...]:
     return chosen
 
 
-def _menu_run(method: str, data: np.ndarray, mask: np.ndarray | None) -> dict[str, Any]:
+def _menu_run(method: str, data: np.ndarray, mask: np.ndarray | None, options: Mapping[str, Any]) -> dict[str, Any]:
     """One menu run (module level, so a time-limited call can send it to a worker process)."""
     from causal_gym.discovery import run
     from causal_gym.stats.kci import single_threaded_blas
 
     with single_threaded_blas():
-        return {"graph": run(method, data, mask).graph}
+        return {"graph": run(method, data, mask, **options).graph}
 
 
 def menu_graph(dataset: ArenaDataset, method: str, time_limit: float | None = None) -> np.ndarray:
-    """``method``'s graph on ``dataset`` (mask passed to interventional methods), cached on disk by
-    content; a miss computes for at most ``time_limit`` seconds (see :func:`causal_gym._cache.cached`)."""
+    """``method``'s graph on ``dataset`` (mask passed to interventional methods, the arena's
+    :data:`~.baselines.WRAPPER_OPTIONS`), cached on disk by content; a miss computes for at most
+    ``time_limit`` seconds (see :func:`causal_gym._cache.cached`)."""
     from causal_gym.discovery import supports_interventions
+    from causal_gym.envs.arena.baselines import WRAPPER_OPTIONS
 
     mask = dataset.mask if dataset.n_interventional and supports_interventions(method) else None
+    options = dict(WRAPPER_OPTIONS.get(method, {}))
     digest = hashlib.sha256(dataset.data.tobytes() + np.packbits(dataset.mask).tobytes()).hexdigest()
-    key = {"what": "arena_menu", "version": _MENU_VERSION, "method": method, "data": digest,
+    key = {"what": "arena_menu", "version": _MENU_VERSION, "method": method, "options": options, "data": digest,
            "shape": list(dataset.data.shape), "mask": mask is not None}
-    compute = functools.partial(_menu_run, method, dataset.data, mask)
+    compute = functools.partial(_menu_run, method, dataset.data, mask, options)
     return np.asarray(_cache.cached(key, compute, time_limit)["graph"], dtype=np.int8)
 
 
