@@ -334,15 +334,18 @@ def _card() -> dict:
         "variables": [
             {"name": "V", "unit": "V", "definition": "voltage", "range": [0, 20], "role": "input",
              "intervention": "set the supply", "distribution": {"family": "uniform", "low": 1, "high": 9}},
-            {"name": "R", "unit": "ohm", "definition": "resistance", "range": [1, 100], "role": "input",
-             "intervention": None, "distribution": {"family": "gaussian", "center": 50, "scale": 0.1,
+            {"name": "R", "unit": "ohm", "definition": "resistance", "range": [1, 200], "role": "input",
+             "intervention": None, "distribution": {"family": "gaussian", "center": 50, "scale": 0.3,
                                                      "mode": "multiplicative"}},
-            {"name": "I", "unit": "A", "definition": "current", "range": [0, 1], "role": "formula",
+            {"name": "I", "unit": "A", "definition": "current", "range": [0, 2], "role": "formula",
              "intervention": None, "equation": "k * V / R", "law": "Ohm's law"},
-            {"name": "I_meter", "unit": "A", "definition": "ammeter", "range": [-1, 2], "role": "readout",
+            {"name": "I_meter", "unit": "A", "definition": "ammeter", "range": [-1, 3], "role": "readout",
              "intervention": None, "equation": "I", "noise": {"family": "student_t", "scale": 0.05, "df": 4.0}},
+            {"name": "P_el", "unit": "W", "definition": "dissipated power", "range": [0, 20], "role": "formula",
+             "intervention": None, "equation": "V * I", "law": "P = V I"},
         ],
-        "edges": [*edges_into("I", {"V": "drives", "R": "limits"}), *edges_into("I_meter", {"I": "measured"})],
+        "edges": [*edges_into("I", {"V": "drives", "R": "limits"}), *edges_into("I_meter", {"I": "measured"}),
+                  *edges_into("P_el", {"V": "voltage", "I": "current"})],
     }
 
 

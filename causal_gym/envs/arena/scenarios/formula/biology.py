@@ -129,8 +129,8 @@ ENZYME_ASSAY: ScenarioSpec = {
          "role": "readout", "intervention": None,
          "equation": "blank + eps_405 * (P_t / 1000) * (V_well / well_area)",
          "noise": {"family": "gaussian", "scale": 0.01}},
-        {"name": "slope_fit", "unit": "uM/min", "definition": "initial slope fitted by the reader software",
-         "range": [0, 25], "role": "readout", "intervention": None, "equation": "v0",
+        {"name": "slope_fit", "unit": "uM/min", "definition": "initial rate reported by the reader software",
+         "range": [0, 25], "role": "readout", "intervention": None, "equation": "v0 * V_well / 200",
          "noise": {"family": "gaussian", "scale": 0.1, "mode": "multiplicative"}},
     ],
     "edges": [
@@ -148,7 +148,8 @@ ENZYME_ASSAY: ScenarioSpec = {
             "P_t": "the yellow product absorbs at 405 nm (Beer-Lambert)",
             "V_well": "more liquid, longer light path",
             "blank": "plate and buffer add a baseline"}),
-        *edges_into("slope_fit", {"v0": "the software fits the initial slope"}),
+        *edges_into("slope_fit", {"v0": "the software fits the initial slope",
+                                  "V_well": "it converts absorbance to concentration assuming a 200 uL path length"}),
     ],
 }
 

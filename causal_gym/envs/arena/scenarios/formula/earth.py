@@ -39,11 +39,12 @@ BAROMETRIC_STATION: ScenarioSpec = {
          "equation": "9.780327 * (1 + 0.0053024 * sin(lat_deg * deg) ** 2 - 0.0000058 * sin(2 * lat_deg * deg) ** 2)"
          " - 3.086e-6 * z_stn",
          "law": "international gravity formula with the free-air correction"},
-        {"name": "e_sat", "unit": "hPa", "definition": "saturation vapour pressure", "range": [1, 60],
-         "role": "formula", "intervention": None, "equation": "6.112 * exp(17.62 * T_air / (243.12 + T_air))",
-         "law": "Magnus formula"},
+        {"name": "mirror_bias", "unit": "K", "definition": "dew-point offset of the chilled mirror from "
+         "contamination since its last cleaning", "range": [-5, 5], "role": "instrument",
+         "intervention": "clean and re-balance the mirror", "distribution": {"family": "uniform", "low": -4, "high": 4}},
         {"name": "e_vap", "unit": "hPa", "definition": "vapour pressure", "range": [0, 60], "role": "formula",
-         "intervention": None, "equation": "RH / 100 * e_sat", "law": "relative humidity e = RH e_sat"},
+         "intervention": None, "equation": "RH / 100 * 6.112 * exp(17.62 * T_air / (243.12 + T_air))",
+         "law": "relative humidity times the saturation pressure of the Magnus formula"},
         {"name": "SLP", "unit": "hPa", "definition": "pressure reduced to sea level", "range": [900, 1120],
          "role": "formula", "intervention": None,
          "equation": "p_stn * exp(g_eff * z_stn / (R_d * (T_air + 273.15 + 0.0065 * z_stn / 2)"
@@ -57,7 +58,7 @@ BAROMETRIC_STATION: ScenarioSpec = {
          "role": "readout", "intervention": None, "equation": "RH", "noise": {"family": "gaussian", "scale": 4.0}},
         {"name": "dewpoint_reading", "unit": "degC", "definition": "chilled-mirror dew-point reading",
          "range": [-40, 40], "role": "readout", "intervention": None,
-         "equation": "243.12 * log(e_vap / 6.112) / (17.62 - log(e_vap / 6.112))",
+         "equation": "243.12 * log(e_vap / 6.112) / (17.62 - log(e_vap / 6.112)) + mirror_bias",
          "noise": {"family": "gaussian", "scale": 0.5}},
     ],
     "edges": [
@@ -65,8 +66,8 @@ BAROMETRIC_STATION: ScenarioSpec = {
                               "dp_synoptic": "highs and lows add or remove air above the station"}),
         *edges_into("g_eff", {"lat_deg": "the Earth's rotation and shape raise gravity toward the poles",
                               "z_stn": "gravity weakens with height"}),
-        *edges_into("e_sat", {"T_air": "warm air can hold more vapour"}),
-        *edges_into("e_vap", {"RH": "the fraction of saturation", "e_sat": "of the saturation pressure"}),
+        *edges_into("e_vap", {"RH": "the fraction of saturation",
+                              "T_air": "warm air has a higher saturation vapour pressure"}),
         *edges_into("SLP", {
             "p_stn": "the reduction starts from the station pressure",
             "z_stn": "a higher station adds a thicker air column",
@@ -76,6 +77,7 @@ BAROMETRIC_STATION: ScenarioSpec = {
         *edges_into("rho_air", {"p_stn": "more pressure, denser air", "T_air": "warm air expands",
                                 "e_vap": "water vapour is lighter than dry air"}),
         *edges_into("RH_sensor", {"RH": "the sensor's capacitance follows humidity"}),
-        *edges_into("dewpoint_reading", {"e_vap": "the mirror fogs at the vapour pressure's dew point"}),
+        *edges_into("dewpoint_reading", {"e_vap": "the mirror fogs at the vapour pressure's dew point",
+                                         "mirror_bias": "deposits on the mirror shift the temperature it fogs at"}),
     ],
 }

@@ -33,7 +33,7 @@ SOLAR_PV: ScenarioSpec = {
          "role": "input", "intervention": "wash the modules",
          "distribution": {"family": "uniform", "low": 0.0, "high": 0.1}},
         {"name": "P_inv_rated", "unit": "kW", "definition": "inverter rating", "range": [2, 10], "role": "input",
-         "intervention": "install another inverter", "distribution": {"family": "uniform", "low": 4, "high": 8}},
+         "intervention": "install another inverter", "distribution": {"family": "uniform", "low": 3, "high": 6}},
         {"name": "house_load", "unit": "kW", "definition": "household consumption", "range": [0, 5],
          "role": "input", "intervention": "switch appliances on or off",
          "distribution": {"family": "uniform", "low": 0.3, "high": 3.0}},

@@ -115,9 +115,10 @@ POISEUILLE_PIPE: ScenarioSpec = {
         {"name": "P_hyd", "unit": "mW", "definition": "hydraulic power", "range": [0, 500], "role": "formula",
          "intervention": None, "equation": "Q_flow * dP_kPa", "law": "hydraulic power P = Q dP"},
         {"name": "Q_meter", "unit": "mL/s", "definition": "thermal flowmeter reading (calibrated at 40 degC, "
-         "drifting 1.5%/K with the fluid temperature)", "range": [0, 12],
-         "role": "readout", "intervention": None, "equation": "Q_flow * (1 + 0.015 * (T_oil - 40))",
-         "noise": {"family": "gaussian", "scale": 0.08, "mode": "multiplicative"}},
+         "drifting 1.5%/K with the fluid temperature, reading low in particle-laden oil, with a zero "
+         "instability of about 0.1 mL/s)", "range": [-0.6, 12],
+         "role": "readout", "intervention": None, "equation": "Q_flow * (1 + 0.015 * (T_oil - 40)) * (1 - 2 * phi)",
+         "noise": {"family": "gaussian", "scale": 0.1}},
         {"name": "V_collected", "unit": "mL", "definition": "volume collected in the timed sample",
          "range": [0, 1500], "role": "readout", "intervention": None, "equation": "Q_flow * t_coll",
          "noise": {"family": "gaussian", "scale": 0.03, "mode": "multiplicative"}},
@@ -136,7 +137,8 @@ POISEUILLE_PIPE: ScenarioSpec = {
                                  "L_m": "spread over a longer wall"}),
         *edges_into("P_hyd", {"Q_flow": "power is flow", "dP_kPa": "times pressure drop"}),
         *edges_into("Q_meter", {"Q_flow": "the meter senses the flow",
-                                "T_oil": "a thermal meter's response depends on the fluid temperature"}),
+                                "T_oil": "a thermal meter's response depends on the fluid temperature",
+                                "phi": "particles change the suspension's heat capacity the meter assumes"}),
         *edges_into("V_collected", {"Q_flow": "volume is flow", "t_coll": "times collection time"}),
     ],
 }

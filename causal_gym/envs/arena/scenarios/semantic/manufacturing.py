@@ -48,7 +48,7 @@ INJECTION_MOLDING: ScenarioSpec = {
          "noise": {"family": "gaussian", "scale": 0.15, "mode": "multiplicative"}},
         {"name": "flash_pct", "unit": "%", "definition": "share of parts with flash at the parting line",
          "range": [0, 40], "role": "process", "intervention": None,
-         "equation": "20 * sigmoid((inj_pressure - 0.1 * melt_viscosity - 70) / 10)",
+         "equation": "20 * sigmoid((inj_pressure - 0.1 * melt_viscosity + 0.4 * (mold_temp - 60) - 70) / 10)",
          "noise": {"family": "gaussian", "scale": 0.15, "mode": "multiplicative"}},
         {"name": "shrinkage_pct", "unit": "%", "definition": "linear shrinkage of the part", "range": [0.3, 2.2],
          "role": "process", "intervention": None,
@@ -84,7 +84,8 @@ INJECTION_MOLDING: ScenarioSpec = {
         *edges_into("short_shot_pct", {"melt_viscosity": "a stiff melt freezes before the cavity fills",
                                        "inj_pressure": "more pressure pushes the melt to the end of the cavity"}),
         *edges_into("flash_pct", {"inj_pressure": "excess pressure forces melt into the parting line",
-                                  "melt_viscosity": "a thin melt escapes through small gaps"}),
+                                  "melt_viscosity": "a thin melt escapes through small gaps",
+                                  "mold_temp": "a hot mold keeps the melt at the parting line fluid for longer"}),
         *edges_into("shrinkage_pct", {
             "mold_temp": "a hot mold lets the part crystallise and shrink more",
             "inj_pressure": "packing pressure compensates shrinkage",

@@ -103,8 +103,8 @@ ONLINE_SHOP: ScenarioSpec = {
 DISTRIBUTION_FEEDER: ScenarioSpec = {
     "name": "distribution_feeder",
     "domain": "power grid",
-    "description": "One afternoon hour on a 12.47 kV suburban distribution feeder with rooftop solar and electric "
-    "vehicle chargers, seen from the utility's control room.",
+    "description": "One afternoon hour on a 12.47 kV suburban distribution feeder with electric vehicle chargers "
+    "and rooftop solar (mostly in the new subdivision at the feeder's far end), seen from the utility's control room.",
     "constants": {
         "R_line": {"value": 0.5, "unit": "ohm", "definition": "per-phase feeder resistance"},
         "kV_nom": {"value": 12.47, "unit": "kV", "definition": "nominal line-to-line voltage"},
@@ -153,8 +153,11 @@ DISTRIBUTION_FEEDER: ScenarioSpec = {
          "law": "receiving voltage = sending voltage minus the drop"},
         {"name": "losses_kw", "unit": "kW", "definition": "resistive line losses", "range": [0, 300],
          "role": "formula", "intervention": None,
-         "equation": "3 * (net_load * 1000 / (sqrt(3) * kV_nom * tap_pu)) ** 2 * R_line / 1000",
-         "law": "Joule losses 3 I^2 R with the phase current I = P / (sqrt(3) V) at unity power factor"},
+         "equation": "(net_load ** 2 - net_load * pv_output + pv_output ** 2) / 3 / (kV_nom * tap_pu) ** 2"
+         " * R_line * (1 + 0.004 * (temperature - 20)) * 1000",
+         "law": "Joule losses: the integral of 3 I(x)^2 R along a line with demand spread evenly and the solar "
+         "concentrated at the far end, I = P / (sqrt(3) V) at unity power factor, R rising 0.4%/K with conductor "
+         "temperature"},
         {"name": "transformer_temp", "unit": "degC", "definition": "substation transformer hot-spot temperature",
          "range": [0, 150], "role": "process", "intervention": None,
          "equation": "temperature + 30 * (abs(net_load) / 6) ** 1.6", "noise": {"family": "gaussian", "scale": 2.0}},
@@ -183,6 +186,8 @@ DISTRIBUTION_FEEDER: ScenarioSpec = {
         *edges_into("end_voltage_pu", {"tap_pu": "the feeder starts at the tap voltage",
                                        "voltage_drop_pct": "and loses the drop along the way"}),
         *edges_into("losses_kw", {"net_load": "losses grow with the square of the power carried",
+                                  "pv_output": "solar injected at the far end reverses the flow on the last sections",
+                                  "temperature": "a warm conductor has a higher resistance",
                                   "tap_pu": "a higher voltage carries the power with less current"}),
         *edges_into("transformer_temp", {"temperature": "hot air cools the transformer less",
                                          "net_load": "loading heats the windings"}),
