@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from causal_gym._jsonable import to_jsonable
+from causal_gym._workers import call_with_time_limit
 
 __all__ = ["CACHE_ENV", "cache_dir", "cache_key", "cached"]
 
@@ -76,7 +77,9 @@ def _write(path: Path, entry: dict[str, Any]) -> None:
         raise
 
 
-def cached(key_parts: Mapping[str, Any], compute: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
+def cached(
+    key_parts: Mapping[str, Any], compute: Callable[[], Mapping[str, Any]], time_limit: float | None = None
+) -> dict[str, Any]:
     """Return the payload stored under ``key_parts``, computing and storing it on a miss.
 
     Parameters
@@ -87,11 +90,20 @@ def cached(key_parts: Mapping[str, Any], compute: Callable[[], Mapping[str, Any]
     compute : callable
         ``compute() -> mapping``; called only on a miss or a corrupt entry. Its result is
         converted to plain JSON (arrays become lists, non-finite floats None) before storing.
+    time_limit : float, optional
+        Seconds a miss may compute: ``compute`` then runs in a worker process that is killed when
+        the time is up (it must be picklable; see :func:`causal_gym._workers.call_with_time_limit`),
+        and nothing is stored. None: computed here, no limit.
 
     Returns
     -------
     dict
         The plain-JSON payload, identical on a hit and on the miss that stored it.
+
+    Raises
+    ------
+    causal_gym._workers.TimeLimitExceeded
+        A miss that did not finish within ``time_limit``.
 
     Examples
     --------
@@ -105,7 +117,7 @@ def cached(key_parts: Mapping[str, Any], compute: Callable[[], Mapping[str, Any]
     payload = _read(path, key_json)
     if payload is not None:
         return payload
-    result = compute()
+    result = call_with_time_limit(compute, time_limit)
     if not isinstance(result, Mapping):
         raise ValueError(f"compute() must return a mapping, got {type(result).__name__}")
     payload = to_jsonable(result)

@@ -9,7 +9,8 @@ silently coerced: a float matrix with a NaN, a graph with a 2 in it or a self-lo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,12 +19,14 @@ __all__ = [
     "check_adjacency",
     "check_choice",
     "check_count",
+    "check_instance_option",
     "check_data",
     "check_level",
     "check_node",
     "check_node_set",
     "check_range",
     "check_real",
+    "check_reset_options",
 ]
 
 
@@ -120,6 +123,52 @@ def check_choice(value: object, choices: Iterable[str], name: str) -> str:
     if value not in options:
         raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(map(repr, options))}")
     return str(value)
+
+
+def check_reset_options(options: object, allowed: Sequence[str]) -> dict[str, Any]:
+    """Validate a ``reset(options=...)`` argument: None or a mapping with keys from ``allowed``.
+
+    Returns a new dict (None gives ``{}``), so callers may add defaults without touching the caller's.
+
+    Examples
+    --------
+    >>> check_reset_options({"instance": 3}, ("split", "instance"))
+    {'instance': 3}
+    >>> check_reset_options("test", ("split", "instance"))
+    Traceback (most recent call last):
+    ...
+    ValueError: reset options must be a dict such as {'split': ..., 'instance': ...} or None, got str 'test'
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        example = ", ".join(f"{key!r}: ..." for key in allowed)
+        raise ValueError(f"reset options must be a dict such as {{{example}}} or None, got "
+                         f"{type(options).__name__} {options!r:.60}")
+    unknown = sorted(set(map(str, options)) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; valid options are "
+                         + " and ".join(repr(key) for key in allowed))
+    return dict(options)
+
+
+def check_instance_option(value: object, size: int | None, where: str) -> int:
+    """Validate ``options['instance']``: a count below ``size`` (None: an unbounded stream).
+
+    Examples
+    --------
+    >>> check_instance_option(3, 50, "the test suite")
+    3
+    >>> check_instance_option(50, 50, "the test suite")
+    Traceback (most recent call last):
+    ...
+    ValueError: options['instance'] = 50 is out of range: it must be < 50 (the test suite has 50 instances)
+    """
+    index = int(check_count(value, "options['instance']", 0))  # type: ignore[arg-type]
+    if size is not None and index >= size:
+        raise ValueError(f"options['instance'] = {index} is out of range: it must be < {size} "
+                         f"({where} has {size} instances)")
+    return index
 
 
 def as_generator(seed: object, name: str = "rng") -> np.random.Generator:

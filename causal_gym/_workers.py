@@ -1,8 +1,18 @@
-"""Process-pool helpers shared by the reference runs and the evaluation runner."""
+"""Process-pool helpers shared by the reference runs, the evaluation runner and time-limited calls."""
 
 from __future__ import annotations
 
-__all__ = ["limit_blas_threads", "die_with_parent"]
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
+
+__all__ = ["limit_blas_threads", "die_with_parent", "TimeLimitExceeded", "call_with_time_limit"]
+
+T = TypeVar("T")
 
 
 def limit_blas_threads() -> None:
@@ -31,3 +41,90 @@ def die_with_parent(parent: int) -> None:
             return
     if os.getppid() != parent:
         os._exit(1)
+
+
+class TimeLimitExceeded(RuntimeError):
+    """A :func:`call_with_time_limit` call did not finish in time; its worker was killed."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"did not finish within {seconds:g} s")
+        self.seconds = seconds
+
+
+_LOCAL = threading.local()
+
+
+def _worker_start(parent: int) -> None:
+    die_with_parent(parent)
+    limit_blas_threads()
+
+
+def _executor() -> ProcessPoolExecutor:
+    """This thread's one-worker pool (spawned on first use and kept: the worker's imports are paid once;
+    one per thread, so concurrent episodes do not queue behind each other's calls)."""
+    executor = getattr(_LOCAL, "executor", None)
+    if executor is None:
+        import multiprocessing
+
+        from multiprocessing.util import Finalize
+
+        executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_worker_start, initargs=(os.getpid(),))
+        _LOCAL.executor = executor
+        # A multiprocessing.Process joins its live children when it ends; stop the kept worker first.
+        Finalize(None, _stop, args=(executor,), exitpriority=100)
+    return executor
+
+
+def _stop(executor: ProcessPoolExecutor) -> None:
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        process.kill()
+    executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _discard_executor() -> None:
+    executor = _LOCAL.__dict__.pop("executor", None)
+    if executor is not None:  # the stuck call has to die now
+        _stop(executor)
+
+
+def _daemonic() -> bool:
+    import multiprocessing
+
+    if not multiprocessing.current_process().daemon:
+        return False
+    if not getattr(_LOCAL, "warned", False):
+        import warnings
+
+        warnings.warn("a daemonic process cannot start the worker of a time-limited call; running it without "
+                      "the limit", RuntimeWarning, stacklevel=3)
+        _LOCAL.warned = True
+    return True
+
+
+def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
+    """``function()`` in a worker process, killed after ``seconds`` (None: called here, no limit).
+
+    A computation that cannot be interrupted from inside (a causal-discovery run in a C or numpy
+    loop) is stopped by killing its process, so ``function`` must be picklable: a module-level
+    function or a :func:`functools.partial` of one. The worker has one BLAS thread and dies with
+    this process. Exceptions inside ``function`` propagate. Inside a daemonic process (the workers
+    of Gymnasium's ``AsyncVectorEnv``), which may not have children, ``function`` runs here without
+    a limit, with a warning.
+
+    Raises
+    ------
+    TimeLimitExceeded
+        When ``seconds`` passed first (the worker is killed; the next call starts a new one).
+    """
+    if seconds is None or _daemonic():
+        return function()
+    future = _executor().submit(function)
+    try:
+        return future.result(timeout=seconds)
+    except FutureTimeout:
+        _discard_executor()
+        raise TimeLimitExceeded(seconds) from None
+    except BrokenProcessPool:  # the worker died (out of memory, a signal): start afresh next time
+        _discard_executor()
+        raise

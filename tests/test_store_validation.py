@@ -54,3 +54,28 @@ def test_a_malformed_line_is_refused_naming_the_line(tmp_path: Path, edit, messa
     with pytest.raises(ValueError, match=message) as caught:
         run(LAB, tmp_path / "run", progress=False)
     assert "line 2" in str(caught.value) or "not an episode of this run" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "size", "env_kwargs"),
+    [("CausaLab-3node-v0", 50, {}), ("Heuresis-lg-v0", 32, {"d": 4, "n": 60}),
+     ("CausalArena-formula-v0", 14, {}), ("CausaLab-planner-3node-v0", 50, {})],
+)
+def test_episodes_beyond_a_suite_are_refused_before_any_line(tmp_path: Path, env_id, size, env_kwargs) -> None:
+    config = RunConfig((env_id,), "random", instances=range(size + 10), env_kwargs=env_kwargs)
+    with pytest.raises(ValueError, match=rf"cannot play instance {size + 9}.*out of range.*must be < {size}"):
+        run(config, tmp_path / "run", progress=False)
+    assert not RunStore(tmp_path / "run").episodes_path.exists() or not RunStore(
+        tmp_path / "run").episodes_path.read_text()
+
+
+@pytest.mark.parametrize("env_id", ["CausaLab-3node-v0", "Heuresis-lg-v0", "CausalArena-formula-v0",
+                                    "CausalArena-formula-tools-v0", "CausaLab-planner-3node-v0",
+                                    "HeuresisRepair-lg-v0"])
+@pytest.mark.parametrize("options", ["test", ["instance", 0], 3])
+def test_reset_options_that_are_not_a_dict_get_a_clear_error(env_id, options) -> None:
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    with pytest.raises(ValueError, match="reset options must be a dict"):
+        env.reset(seed=0, options=options)

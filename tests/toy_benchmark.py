@@ -2,8 +2,9 @@
 
 Its env shows 200 rows of two variables, one causing the other with uniform (non-Gaussian)
 noise; the answer is the direction; the reward is 1 for the right one. It declares its id, an
-agent and a report module (this module) in :data:`SPEC`; ``register_benchmark(SPEC)`` is all it
-takes to appear in ``causal-gym list``, play under the runner and get a table in the report.
+agent and a report module (this module) in :data:`SPEC`; ``register_benchmark(SPEC)`` on import is
+all it takes to appear in ``causal-gym list``, play under the runner (``"toy_benchmark:ToyDirection-v0"``
+imports it in worker processes too) and get a table in the report.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry, ReportOptions
+from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry, ReportOptions, register_benchmark
 from causal_gym.harness.agent import TaskSpec
-from causal_gym.tables import ReportTable, table
+from causal_gym.tables import ReportTable, build_table
 
 
 class ToyDirectionEnv(gym.Env):
@@ -65,7 +66,7 @@ def episode_columns(params: dict[str, Any], line: dict[str, Any], info: dict[str
 def report_tables(frame: Any, options: ReportOptions) -> list[ReportTable]:
     rows = [{"agent": agent, "episodes": len(group), "accuracy": float(group["score.correct"].mean())}
             for agent, group in frame.groupby("agent")]
-    return [ReportTable("toy_direction", "Toy direction -- accuracy by agent", table(rows))]
+    return [ReportTable("toy_direction", "Toy direction -- accuracy by agent", build_table(rows))]
 
 
 SPEC = BenchmarkSpec(
@@ -75,3 +76,4 @@ SPEC = BenchmarkSpec(
     agents={"toy-first": AgentEntry("toy_benchmark:FirstCausesAgent", "Toy: always X0 -> X1")},
     report="toy_benchmark",
 )
+register_benchmark(SPEC)  # importing the module is all a process needs: "toy_benchmark:ToyDirection-v0"

@@ -61,6 +61,7 @@ plays them again. An episode stuck in one long call is given :data:`DRAIN_SECOND
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import logging
 import os
@@ -260,9 +261,15 @@ class EpisodeTask:
 
 
 def _takes_seal(env_id: str) -> bool:
-    """Whether the entry point of ``env_id`` has a ``seal`` parameter."""
+    """Whether the entry point of ``env_id`` (``"package:EnvId-v0"`` imports the package first) has a
+    ``seal`` parameter."""
+    module, _, name = env_id.rpartition(":")
     try:
-        spec = gym.spec(env_id)
+        if module:
+            importlib.import_module(module)
+        spec = gym.spec(name)
+    except ImportError as exc:
+        raise ValueError(f"env id {env_id!r}: cannot import {module!r} ({exc})") from None
     except gym.error.Error as exc:
         raise ValueError(f"unknown env id {env_id!r}: {exc}") from None
     creator = spec.entry_point

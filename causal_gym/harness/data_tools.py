@@ -49,8 +49,10 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.harness.sandbox import SandboxLimits, run_code, sandbox_in_use
-from causal_gym.harness.tool_env import ToolResult
+from causal_gym._validation import check_count, check_real
+from causal_gym._workers import TimeLimitExceeded
+from causal_gym.harness.sandbox import SandboxLimits, check_sandbox_options, run_code, sandbox_in_use
+from causal_gym.harness.tool_env import ERROR_PREFIX, ToolResult
 from causal_gym.harness.toolbox import ActionField, Tool
 from causal_gym.harness.working_graph import format_edge_list, variable_name
 
@@ -518,14 +520,33 @@ class DataTools:
     """Mixin for a :class:`~causal_gym.harness.working_graph_env.WorkingGraphEnv` that offers these
     tools over one data table.
 
-    Heuresis and CausalArena's tool mode inherit it (before the env base) and provide
-    :meth:`_menu_graph`, the benchmark's algorithm menu; the env keeps ``_data``, ``_budgets``,
-    ``_slots`` (label -> menu algorithm), ``_testers`` (a dict), ``_summary`` (None until the first
-    ``summarize``), ``_resample_rng``, ``n_resamples``, ``subsample``, ``sandbox_limits`` and
-    ``sandbox``. The final info names the sandbox backend agent code ran under (``"sandbox"``;
+    Heuresis and CausalArena's tool mode inherit it (before the env base), call
+    :meth:`_configure_data_tools` with their tool arguments and provide :meth:`_menu_graph`, the
+    benchmark's algorithm menu; the env keeps ``_data``, ``_budgets``, ``_slots`` (label -> menu
+    algorithm), ``_testers`` (a dict), ``_summary`` (None until the first ``summarize``) and
+    ``_resample_rng``. A menu run that is not cached yet and takes longer than
+    ``algorithm_time_limit`` seconds is stopped: the call is charged and says so, and nothing is
+    cached. The final info names the sandbox backend agent code ran under (``"sandbox"``;
     ``"process"`` means it was not isolated). ``_refusal`` lets an env reject nodes before any
     budget is charged (CausalArena's padding slots).
     """
+
+    def _configure_data_tools(
+        self,
+        n_resamples: int,
+        subsample: float,
+        sandbox_limits: SandboxLimits | None,
+        sandbox: str,
+        algorithm_time_limit: float | None,
+    ) -> None:
+        """Validate and keep the tools' arguments (the rows of the envs' argument tables)."""
+        self.n_resamples = check_count(n_resamples, "n_resamples", 1)
+        self.subsample = check_real(subsample, "subsample", 0.0, strict=True)
+        if self.subsample >= 1:
+            raise ValueError(f"subsample must be a share of the rows in (0, 1), got {subsample!r}")
+        self.sandbox_limits, self.sandbox = check_sandbox_options(sandbox_limits, sandbox)
+        self.algorithm_time_limit = (None if algorithm_time_limit is None
+                                     else check_real(algorithm_time_limit, "algorithm_time_limit", 0.0, strict=True))
 
     def _tools(self) -> tuple[Tool, ...]:
         return data_tools(self.n_resamples)
@@ -534,7 +555,9 @@ class DataTools:
         return data_fields()
 
     def _menu_graph(self, algorithm: str) -> np.ndarray:
-        """The output graph of menu algorithm ``algorithm`` on the episode's data, over the env's variables."""
+        """The output graph of menu algorithm ``algorithm`` on the episode's data, over the env's
+        variables; a run that is not cached computes under ``self.algorithm_time_limit``
+        (:func:`causal_gym._cache.cached`), raising :class:`~causal_gym._workers.TimeLimitExceeded`."""
         raise NotImplementedError
 
     def _refusal(self, *nodes: int) -> ToolResult | None:
@@ -552,7 +575,14 @@ class DataTools:
         cost = self._declared_cost("run_algorithm")
         if not self._affordable(cost):
             return ToolResult("", cost=cost)
-        graph = self._menu_graph(self._slots[algorithm])
+        try:
+            graph = self._menu_graph(self._slots[algorithm])
+        except TimeLimitExceeded as exc:
+            return ToolResult(
+                f"{ERROR_PREFIX}algorithm {algorithm} did not finish within the per-call time limit of "
+                f"{exc.seconds:g} s, so it returned no graph; the call was charged",
+                {"algorithm": algorithm, "timed_out": True, "time_limit": exc.seconds}, cost, ok=False,
+            )
         return ToolResult(
             f"Algorithm {algorithm} returned {graph_text(graph)}",
             {"algorithm": algorithm, "edges": format_edge_list(graph)},

@@ -273,8 +273,11 @@ class WorkingGraphEnv(ToolEnv):
         """Argument fields of the subclass's tools beyond :data:`BASE_FIELDS`."""
         return ()
 
-    def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
-        """Draw an instance; return the initial working graph and the extra observation entries."""
+    def _new_episode(self, rng: np.random.Generator, options: Any) -> tuple[np.ndarray, dict[str, Any]]:
+        """Draw an instance; return the initial working graph and the extra observation entries.
+
+        ``options`` is ``reset``'s argument as given ({} for None): validate it with
+        :func:`causal_gym._validation.check_reset_options`, which also refuses a non-dict clearly."""
         raise NotImplementedError
 
     def _budget_limits(self) -> dict[str, float | None]:
@@ -308,7 +311,7 @@ class WorkingGraphEnv(ToolEnv):
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode: draw an instance, reset budgets, the record and the working graph."""
         super().reset(seed=seed)
-        graph, extras = self._new_episode(self.np_random, dict(options or {}))
+        graph, extras = self._new_episode(self.np_random, {} if options is None else options)
         self._graph = check_adjacency(graph, "the initial working graph", d=self.d).copy()
         if set(extras) != set(self._extra_keys):
             raise ValueError(

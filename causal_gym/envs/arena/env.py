@@ -139,12 +139,16 @@ class CausalArenaEnv(gym.Env):
         self._done = False
         self._submitted: np.ndarray | None = None
 
+    def check_reset_options(self, options: Any) -> tuple[str, int | None]:
+        """Validate ``reset`` options without building the instance (see :meth:`ArenaSource.check_options`)."""
+        return self.arena.check_options(options)
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode (see *Starting State*)."""
         super().reset(seed=seed)
-        self._view, where = self.arena.draw(self.np_random, dict(options or {}))
+        self._view, where = self.arena.draw(self.np_random, options)
         self._done, self._submitted = False, None
         info = reset_info(self.arena, self._view, where, self.describe_variables, self.audit_failures)
         return self._observation(), info

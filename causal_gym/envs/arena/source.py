@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym._validation import check_adjacency, check_choice, check_count
+from causal_gym._validation import check_adjacency, check_choice, check_count, check_instance_option, check_reset_options
 from causal_gym.envs.arena.audits import AuditResult
 from causal_gym.envs.arena.catalogue import (
     DATA_SPLITS,
@@ -202,21 +202,32 @@ class ArenaSource:
         """Rows per split."""
         return self.n_obs + self.n_int
 
-    def draw(self, rng: np.random.Generator, options: Mapping[str, Any]) -> tuple[ArenaView, dict[str, Any]]:
-        """The view of the instance ``options`` name (or ``rng`` draws) and the reset info's
-        ``"instance"`` entry (which entry it is, or under a seal an opaque id; nothing about the truth)."""
-        unknown = sorted(set(options) - {"split", "instance"})
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; valid options are 'split' and 'instance'")
+    def check_options(self, options: Any) -> tuple[str, int | None]:
+        """Validate ``reset`` options without building anything: ``(split, index)``, the index None
+        when none is named.
+
+        Raises
+        ------
+        ValueError
+            Options that are not a dict, unknown keys, an unknown split, a train split of a source
+            without a stream, or an index beyond the test list.
+        """
+        options = check_reset_options(options, ("split", "instance"))
         which = check_choice(options.get("split", "test"), INSTANCE_SPLITS, "options['split']")
         if which == "train" and self.source != "synthetic":
             raise ValueError(f"only the synthetic source streams train instances; {self.source!r} has a test list")
+        if "instance" not in options:
+            return which, None
+        size = len(self.instances) if which == "test" else None
+        return which, check_instance_option(options["instance"], size, f"the {self.source} list")
+
+    def draw(self, rng: np.random.Generator, options: Any) -> tuple[ArenaView, dict[str, Any]]:
+        """The view of the instance ``options`` name (or ``rng`` draws) and the reset info's
+        ``"instance"`` entry (which entry it is, or under a seal an opaque id; nothing about the truth)."""
+        which, chosen = self.check_options(options)
         drawn = int(rng.integers(len(self.instances) if which == "test" else _TRAIN_DRAWS))
-        k = check_count(options.get("instance", drawn), "options['instance']", 0)
+        k = drawn if chosen is None else chosen
         if which == "test":
-            if k >= len(self.instances):
-                size = len(self.instances)
-                raise ValueError(f"options['instance'] must be < {size} (the {self.source} list), got {k}")
             instance = self.instances[k]
         else:
             instance = train_instance(self.instances[k % len(self.instances)], k, self.factors)

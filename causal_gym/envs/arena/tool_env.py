@@ -9,6 +9,7 @@ ids are ``CausalArena-{synthetic,formula,semantic,real}-tools-v0`` (:mod:`.spec`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ from causal_gym import _cache
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.arena.protocol import ArenaDataset
 from causal_gym.envs.arena.source import ARGUMENTS_DOC, ArenaSource, final_extras, reset_info, score_submission
-from causal_gym.harness import SandboxLimits, ToolResult, WorkingGraphEnv, check_sandbox_options
+from causal_gym.harness import SandboxLimits, ToolResult, WorkingGraphEnv
 from causal_gym.harness.data_tools import ALGORITHM_SLOTS, DataTools
 from causal_gym.harness.working_graph import variable_name
 from causal_gym.seal import Seal
@@ -65,21 +66,26 @@ def _check_menu(menu: Sequence[str]) -> tuple[str, ...]:
     return chosen
 
 
-def menu_graph(dataset: ArenaDataset, method: str) -> np.ndarray:
-    """``method``'s graph on ``dataset`` (mask passed to interventional methods), cached on disk by content."""
-    from causal_gym.discovery import run, supports_interventions
+def _menu_run(method: str, data: np.ndarray, mask: np.ndarray | None) -> dict[str, Any]:
+    """One menu run (module level, so a time-limited call can send it to a worker process)."""
+    from causal_gym.discovery import run
     from causal_gym.stats.kci import single_threaded_blas
+
+    with single_threaded_blas():
+        return {"graph": run(method, data, mask).graph}
+
+
+def menu_graph(dataset: ArenaDataset, method: str, time_limit: float | None = None) -> np.ndarray:
+    """``method``'s graph on ``dataset`` (mask passed to interventional methods), cached on disk by
+    content; a miss computes for at most ``time_limit`` seconds (see :func:`causal_gym._cache.cached`)."""
+    from causal_gym.discovery import supports_interventions
 
     mask = dataset.mask if dataset.n_interventional and supports_interventions(method) else None
     digest = hashlib.sha256(dataset.data.tobytes() + np.packbits(dataset.mask).tobytes()).hexdigest()
     key = {"what": "arena_menu", "version": _MENU_VERSION, "method": method, "data": digest,
            "shape": list(dataset.data.shape), "mask": mask is not None}
-
-    def compute() -> dict[str, Any]:
-        with single_threaded_blas():
-            return {"graph": run(method, dataset.data, mask).graph}
-
-    return np.asarray(_cache.cached(key, compute)["graph"], dtype=np.int8)
+    compute = functools.partial(_menu_run, method, dataset.data, mask)
+    return np.asarray(_cache.cached(key, compute, time_limit)["graph"], dtype=np.int8)
 
 
 class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
@@ -154,6 +160,7 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
     | ``subsample``        | 0.8      | share of rows per ``stability`` subsample |
     | ``sandbox_limits``   | None     | :class:`~causal_gym.harness.SandboxLimits` of ``run_code`` |
     | ``sandbox``          | ``"auto"`` | ``run_code``'s backend: ``"auto"``, ``"bwrap"``, ``"unshare"`` or ``"process"`` (no OS isolation) |
+    | ``algorithm_time_limit`` | 300.0 | seconds an uncached ``run_algorithm`` may compute before it is stopped (charged, no graph, not cached); None: no limit |
 
     ## Registered ids
 
@@ -186,6 +193,7 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         subsample: float = 0.8,
         sandbox_limits: SandboxLimits | None = None,
         sandbox: str = "auto",
+        algorithm_time_limit: float | None = 300.0,
     ) -> None:
         if not isinstance(describe_variables, bool):
             raise ValueError(f"describe_variables must be True or False, got {describe_variables!r}")
@@ -194,11 +202,7 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         self.budget_settings = _check_budgets(budgets)
         self.menu = _check_menu(menu)
         self.start = check_choice(start, ("empty", "complete"), "start")
-        self.n_resamples = check_count(n_resamples, "n_resamples", 1)
-        self.subsample = check_real(subsample, "subsample", 0.0, strict=True)
-        if self.subsample >= 1:
-            raise ValueError(f"subsample must be a share of the rows in (0, 1), got {subsample!r}")
-        self.sandbox_limits, self.sandbox = check_sandbox_options(sandbox_limits, sandbox)
+        self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit)
         self.audit_failures: Counter[str] = Counter()
         width = self.arena.width
         super().__init__(
@@ -250,6 +254,10 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
             "score is the directed-edge F1 of the submitted graph after Meek completion, with remaining "
             "undirected edges oriented at random (a fixed seed per dataset)."
         )
+
+    def check_reset_options(self, options: Any) -> tuple[str, int | None]:
+        """Validate ``reset`` options without building the instance (see :meth:`ArenaSource.check_options`)."""
+        return self.arena.check_options(options)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -317,7 +325,7 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
 
     def _menu_graph(self, algorithm: str) -> np.ndarray:
         view = self._view
-        found = menu_graph(view.task.dataset, algorithm)
+        found = menu_graph(view.task.dataset, algorithm, self.algorithm_time_limit)
         graph = np.zeros((self.d, self.d), dtype=np.int8)
         graph[: view.size, : view.size] = found[np.ix_(view.columns, view.columns)]
         return graph

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from causal_gym._validation import check_choice, check_count, check_real
+from causal_gym._validation import check_choice, check_count, check_instance_option, check_real, check_reset_options
 from causal_gym.envs.causalab.hypothesis import (
     Hypothesis,
     HypothesisError,
@@ -441,6 +441,23 @@ class CausaLabEnv(ToolEnv):
 
     # -- the public interface ------------------------------------------------------------------
 
+    def check_reset_options(self, options: Any) -> tuple[str, int | None]:
+        """Validate ``reset`` options without building the episode: ``(split, index)``, the index
+        None when none is named. The split defaults to ``test`` with an instance, else ``train``.
+
+        Raises
+        ------
+        ValueError
+            Options that are not a dict, unknown keys, an unknown split, or an index outside the
+            50-episode test suite.
+        """
+        options = check_reset_options(options, ("split", "instance"))
+        split = check_choice(options.get("split", "test" if "instance" in options else "train"), SPLITS, "split")
+        if "instance" not in options:
+            return split, None
+        size = SUITE_SIZE if split == "test" else None
+        return split, check_instance_option(options["instance"], size, "the test suite")
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -452,13 +469,9 @@ class CausaLabEnv(ToolEnv):
             On an unknown option, split, or an instance outside the test suite.
         """
         super().reset(seed=seed)
-        options = dict(options or {})
-        unknown = sorted(set(options) - {"split", "instance"})
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; valid options are 'split' and 'instance'")
+        split, chosen = self.check_reset_options(options)
         drawn = {"test": int(self.np_random.integers(SUITE_SIZE)), "train": int(self.np_random.integers(_TRAIN_DRAWS))}
-        split = check_choice(options.get("split", "test" if "instance" in options else "train"), SPLITS, "split")
-        index = check_count(options.get("instance", drawn[split]), "options['instance']", 0)
+        index = drawn[split] if chosen is None else chosen
         entropy = keyed_entropy(self.seal, "causalab", episode_seed(self.setting_name, index, split))
         episode = make_episode(entropy, self.setting)
         self._episode = episode

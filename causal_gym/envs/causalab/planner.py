@@ -383,6 +383,10 @@ class CausaLabPlannerEnv(gym.Env):
 
     # -- the public interface ------------------------------------------------------------------
 
+    def check_reset_options(self, options: Any) -> tuple[str, int | None]:
+        """Validate ``reset`` options without building the episode (they are the lab's)."""
+        return self.lab.check_reset_options(options)
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:

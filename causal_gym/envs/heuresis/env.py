@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from causal_gym._validation import check_choice, check_count, check_real
+from causal_gym._validation import check_choice, check_count, check_instance_option, check_real, check_reset_options
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import (
     DEFAULT_D,
@@ -23,7 +23,7 @@ from causal_gym.envs.heuresis.instances import (
 from causal_gym.envs.heuresis.prompts import agent_prompts
 from causal_gym.envs.heuresis.references import MENU, PCReference, pc_kci_reference, run_menu_entry, score_graph
 from causal_gym.envs.heuresis.tools import deletion_log_text
-from causal_gym.harness import SandboxLimits, WorkingGraphEnv, check_sandbox_options
+from causal_gym.harness import SandboxLimits, WorkingGraphEnv
 from causal_gym.harness.data_tools import ALGORITHM_SLOTS, ALPHA, DataTools, graph_text
 from causal_gym.metrics import adjacency_scores, nshd
 from causal_gym.seal import Seal, opaque_id, resolve_seal
@@ -218,6 +218,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     | ``sandbox_limits`` | None            | :class:`~causal_gym.harness.SandboxLimits` of ``run_code`` |
     | ``seal``          | None             | a :class:`~causal_gym.seal.Seal` (or its secret) keying the instance streams; None reads ``CAUSAL_GYM_SEAL`` (unset: open splits); :data:`causal_gym.seal.OPEN` forces open |
     | ``sandbox``       | ``"auto"``       | ``run_code``'s backend: ``"auto"``, ``"bwrap"``, ``"unshare"`` (OS namespaces) or ``"process"`` (no OS isolation; :mod:`causal_gym.harness.sandbox`) |
+    | ``algorithm_time_limit`` | 300.0     | seconds an uncached ``run_algorithm`` may compute before it is stopped (charged, no graph, not cached); None: no limit |
 
     ```python
     >>> import gymnasium as gym, causal_gym
@@ -254,6 +255,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         subsample: float = 0.8,
         sandbox_limits: SandboxLimits | None = None,
         sandbox: str = "auto",
+        algorithm_time_limit: float | None = 300.0,
         seal: Seal | str | None = None,
     ) -> None:
         self.family = check_choice(family, FAMILIES, "family")
@@ -266,11 +268,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         self.split = check_choice(split, SPLITS, "split")
         self.reward = check_choice(reward, REWARDS, "reward")
         self.budget_settings = _check_budgets(budgets)
-        self.n_resamples = check_count(n_resamples, "n_resamples", 1)
-        self.subsample = check_real(subsample, "subsample", 0.0, strict=True)
-        if self.subsample >= 1:
-            raise ValueError(f"subsample must be a share of the rows in (0, 1), got {subsample!r}")
-        self.sandbox_limits, self.sandbox = check_sandbox_options(sandbox_limits, sandbox)
+        self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit)
         d = check_count(d, "d", 2)
         super().__init__(
             d,
@@ -287,17 +285,34 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
 
     # -- WorkingGraphEnv hooks -------------------------------------------------------------------------
 
-    def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
-        unknown = sorted(set(options) - {"split", "instance"})
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; valid options are 'split' and 'instance'")
+    def check_reset_options(self, options: Mapping[str, Any] | None) -> tuple[str, int | None]:
+        """Validate ``reset`` options without building anything: the split, and the instance index
+        within it (``dev`` has 100, ``test`` 32; ``train`` is unbounded).
+
+        Returns
+        -------
+        (split, index)
+            The index is None when the options name none (``reset`` then draws one).
+
+        Raises
+        ------
+        ValueError
+            Options that are not a dict, unknown keys, an unknown split, or an index outside the split.
+        """
+        options = check_reset_options(options, ("split", "instance"))
         split = check_choice(options.get("split", self.split), SPLITS, "split")
+        if "instance" not in options:
+            return split, None
+        return split, check_instance_option(options["instance"], split_size(split), f"the {split} split")
+
+    def _new_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+        split, chosen = self.check_reset_options(options)
         size = split_size(split)
         # Every draw happens whatever the options, so the streams do not depend on them.
         permutation = rng.permutation(len(MENU))
         drawn = int(rng.integers(_TRAIN_DRAWS if size is None else size))
         resample_seed = int(rng.integers(2**63 - 1))
-        index = check_count(options.get("instance", drawn), "options['instance']", 0)
+        index = drawn if chosen is None else chosen
         self._instance, self._reference = load_instance(
             self.family, split, index, self.d, self.n, self.expected_degree, self.seal
         )
@@ -376,7 +391,8 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
 
     def _menu_graph(self, algorithm: str) -> np.ndarray:
         # references' cached menu run: the same disk entry the reference tables use; it reads the data only.
-        return np.asarray(run_menu_entry(self._instance, algorithm)["graph"], dtype=np.int8)
+        entry = run_menu_entry(self._instance, algorithm, time_limit=self.algorithm_time_limit)
+        return np.asarray(entry["graph"], dtype=np.int8)
 
     # -- scoring -------------------------------------------------------------------------------
 

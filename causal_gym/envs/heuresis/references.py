@@ -37,6 +37,7 @@ Random streams (all derived from the instance seed): the random-restoration floo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 import time
@@ -211,25 +212,28 @@ class PCReference:
         return [(r.x, r.y) for r in self.deletion_log]
 
 
-def run_menu_entry(instance: HeuresisInstance, label: str) -> dict[str, Any]:
+def _menu_run(method: str, data: np.ndarray, options: Mapping[str, Any]) -> dict[str, Any]:
+    """One menu run (module level, so a time-limited call can send it to a worker process)."""
+    result = run(method, data, **options)
+    return {
+        "graph": result.graph,
+        "deletion_log": [record.to_dict() for record in result.deletion_log],
+        "n_tests": result.n_tests,
+        "runtime": result.runtime,
+    }
+
+
+def run_menu_entry(instance: HeuresisInstance, label: str, time_limit: float | None = None) -> dict[str, Any]:
     """Cached ``discovery.run`` of menu entry ``label`` on the instance's data only.
 
     Returns the graph, PC's deletion log (empty for other methods), n_tests and runtime — nothing
     truth-derived, so the env's ``run_algorithm`` tool and the reference tables share one cache.
+    A miss computes for at most ``time_limit`` seconds (the env's per-call limit; references use
+    none), raising :class:`causal_gym._workers.TimeLimitExceeded`.
     """
     method, options = MENU[label]
     key = {"kind": "menu", "label": label, "method": method, "options": dict(options), **_instance_key(instance)}
-
-    def compute() -> dict[str, Any]:
-        result = run(method, instance.data, **options)
-        return {
-            "graph": result.graph,
-            "deletion_log": [record.to_dict() for record in result.deletion_log],
-            "n_tests": result.n_tests,
-            "runtime": result.runtime,
-        }
-
-    return cached(key, compute)
+    return cached(key, functools.partial(_menu_run, method, instance.data, dict(options)), time_limit)
 
 
 def _record(entry: Mapping[str, Any]) -> DeletionRecord:

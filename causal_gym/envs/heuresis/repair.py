@@ -19,10 +19,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from causal_gym._validation import check_choice, check_count
+from causal_gym._validation import check_count
 from causal_gym.envs.heuresis.env import HeuresisEnv, load_instance
 from causal_gym.seal import Seal
-from causal_gym.envs.heuresis.instances import SPLITS
 from causal_gym.harness.data_tools import CI_TESTS
 from causal_gym.harness.tool_env import LAST_TURN
 from causal_gym.harness.toolbox import ToolCall, ToolError
@@ -248,21 +247,22 @@ class HeuresisRepairEnv(gym.Env):
         """The ``(P, len(PAIR_FEATURES))`` pair table of an observation."""
         return np.asarray(observation)[: self.max_pairs * len(PAIR_FEATURES)].reshape(self.max_pairs, -1)
 
+    def check_reset_options(self, options: Any) -> tuple[str, int | None]:
+        """Validate ``reset`` options without building the instance (as the Heuresis env's)."""
+        return self.heuresis.check_reset_options(options)
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start an episode (see *Starting State*)."""
         super().reset(seed=seed)
-        options = dict(options or {})
-        unknown = sorted(set(options) - {"split", "instance"})
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; valid options are 'split' and 'instance'")
-        split = check_choice(options.get("split", self.heuresis.split), SPLITS, "split")
+        split, index = self.check_reset_options(options)
         drawn = None if self.train_instances is None else int(self.np_random.integers(self.train_instances))
         inner_seed = int(self.np_random.integers(2**63 - 1))
-        if "instance" not in options and split == "train" and drawn is not None:
-            options["instance"] = drawn
-        obs, info = self.heuresis.reset(seed=inner_seed, options={**options, "split": split})
+        if index is None and split == "train" and drawn is not None:
+            index = drawn
+        inner = {"split": split} if index is None else {"split": split, "instance": index}
+        obs, info = self.heuresis.reset(seed=inner_seed, options=inner)
         instance, reference = self.heuresis._instance, self.heuresis._reference
         log = reference.deletion_log  # pairs, sets and grades only: the truth labels stay unread
         self._pairs = [(r.x, r.y) for r in log]
