@@ -527,3 +527,52 @@ def test_method_agent_under_the_runner_matches_direct_discovery(tmp_path):
         answer[np.ix_(real, real)] = discovery.run("ges", obs["data"][:, real]).graph
         _, reward, terminated, _, _ = env.step(answer)
         assert terminated and line["reward"] == pytest.approx(reward)
+
+
+def _texts_of(value) -> str:
+    """Every string inside an observation or info, joined (what an agent can read)."""
+    if isinstance(value, dict):
+        return " ".join(_texts_of(k) + " " + _texts_of(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return " ".join(_texts_of(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+def _play_tools(env: CausalArenaToolEnv, instance: int) -> tuple[str, dict]:
+    """Reset and call every text tool once; all the text the agent saw before the end, and the final info."""
+    obs, info = env.reset(seed=0, options={"instance": instance})
+    seen = [_texts_of(obs), _texts_of(info)]
+    for name, arguments in (("summarize", {}), ("fit_parents", {"x": "X0", "cond": ["X1", "X2"]}),
+                            ("probe_direction", {"x": "X0", "y": "X1"}), ("run_algorithm", {"algorithm": "E"}),
+                            ("ci_test", {"x": "X0", "y": "X1", "test": "fisherz"})):
+        obs, _, _, _, info = env.step(act(env, name, **arguments))
+        seen += [_texts_of(obs), _texts_of(info)]
+    *_, final = env.step(act(env, "submit"))
+    return " ".join(seen), final
+
+
+def test_numeric_view_shows_no_card_text_and_semantic_view_shows_no_edges():
+    """The default (paper) view names nothing of the card (under a seal, which also hides the instance
+    unit); the semantic view adds names, units and definitions and still no edge, rationale, equation,
+    law or role (the card is the independent reference)."""
+    index = 1
+    card = list(SEMANTIC_SCENARIOS.values())[index]
+    sealed = CausalArenaToolEnv(source="semantic", menu=FAST_MENU, seal="view-test-secret", **SMALL)
+    numeric, final = _play_tools(sealed, index)
+    assert final["view"] == "numeric" and final["unit"] == f"semantic/{card['name']}"
+    words = {v["name"] for v in card["variables"]} | {v["definition"] for v in card["variables"]}
+    assert not [word for word in words if word in numeric]
+    assert card["name"] not in numeric and card["description"] not in numeric
+
+    semantic, final = _play_tools(CausalArenaToolEnv(source="semantic", describe_variables=True, menu=FAST_MENU,
+                                                     **SMALL), index)
+    assert final["view"] == "semantic"
+    for variable in card["variables"]:
+        assert f"{variable['name']} [{variable['unit']}] {variable['definition']}" in semantic
+    hidden = [e["rationale"] for e in card["edges"]]
+    hidden += [v[key] for v in card["variables"] for key in ("equation", "law", "intervention") if v.get(key)]
+    assert not [text for text in hidden if text in semantic]
+    assert not any(f" {role}" in semantic for role in ("readout", "formula", "instrument"))
+    # the start message maps slots to names; no pair of named variables appears as an edge text
+    names = [v["name"] for v in card["variables"]]
+    assert not [(a, b) for a in names for b in names if f"{a} -> {b}" in semantic or f"{a}->{b}" in semantic]
