@@ -14,7 +14,19 @@ Every edge carries the operational reason why changing the parent moves the chil
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec
-from causal_gym.envs.arena.scenarios.semantic import healthcare, manufacturing, operations
+from causal_gym.envs.arena.scenarios.semantic import (
+    cybersecurity,
+    education,
+    finance,
+    government,
+    healthcare,
+    housing,
+    manufacturing,
+    operations,
+    public_health,
+    transportation,
+    water,
+)
 
 __all__ = ["SEMANTIC_SCENARIOS"]
 
@@ -27,5 +39,13 @@ _FIRST_RELEASE = (
     operations.FULFILMENT_CENTRE,
 )
 
-SEMANTIC_SCENARIOS: dict[str, ScenarioSpec] = {spec["name"]: spec for spec in _FIRST_RELEASE}
-"""The semantic operational cards by name, the first release's 6 first (their instance indices are kept)."""
+_LIBRARY = tuple(
+    getattr(module, name)
+    for module in (cybersecurity, education, finance, government, housing, public_health, transportation, water)
+    for name in module.__all__
+)
+"""The second release: three cards in each of the paper's operational domains that the first lacked."""
+
+SEMANTIC_SCENARIOS: dict[str, ScenarioSpec] = {spec["name"]: spec for spec in _FIRST_RELEASE + _LIBRARY}
+"""The semantic operational cards by name, the first release's 6 first (their instance indices are kept),
+then the second release, module by module in the order of each module's ``__all__``."""
