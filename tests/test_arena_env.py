@@ -232,14 +232,18 @@ def test_grounded_instances_are_padded_and_named():
     env = CausalArenaEnv(source="semantic", describe_variables=True, **SMALL)
     obs, info = env.reset(seed=0, options={"instance": 2})
     card = list(SEMANTIC_SCENARIOS.values())[2]
-    assert obs["variables"].all() and {v["name"] for v in info["variables"]} == {v["name"] for v in card["variables"]}
+    k = len(card["variables"])
+    assert obs["variables"].tolist() == [1] * k + [0] * (env.arena.width - k)
+    assert {v["name"] for v in info["variables"][:k]} == {v["name"] for v in card["variables"]}
     env = CausalArenaEnv(source="formula", **SMALL)
-    index = next(i for i, u in enumerate(instance_list("formula", None, "obs")) if u.size < 17)
+    width = max(len(card["variables"]) for card in FORMULA_SCENARIOS.values())  # the default d: the largest card
+    assert env.arena.width == width
+    index = next(i for i, u in enumerate(instance_list("formula", None, "obs")) if u.size < width)
     obs, info = env.reset(seed=0, options={"instance": index})
     k = info["instance"]["n_variables"]
-    assert obs["variables"].tolist() == [1] * k + [0] * (17 - k) and not obs["data"][:, k:].any()
-    action = np.zeros((17, 17), dtype=np.int8)
-    action[0, 16] = 1  # an edge to a padding slot: a false positive
+    assert obs["variables"].tolist() == [1] * k + [0] * (width - k) and not obs["data"][:, k:].any()
+    action = np.zeros((width, width), dtype=np.int8)
+    action[0, width - 1] = 1  # an edge to a padding slot: a false positive
     _, reward, _, _, final = env.step(action)
     truth = final["true_adjacency"]
     assert not truth[k:].any() and not truth[:, k:].any()

@@ -52,5 +52,27 @@ _FIRST_RELEASE = (
     earth.BAROMETRIC_STATION,
 )
 
-FORMULA_SCENARIOS: dict[str, ScenarioSpec] = {spec["name"]: spec for spec in _FIRST_RELEASE}
-"""The formula-grounded cards by name, the first release's 14 first (their instance indices are kept)."""
+_LIBRARY = (
+    materials.CANTILEVER_BEAM,
+    materials.CONCRETE_CURING,
+    materials.ROTATING_SHAFT_FATIGUE,
+    optics.FIBRE_LINK,
+    optics.GRATING_SPECTROMETER,
+    electromagnetism.DC_MOTOR_DRIVE,
+    electromagnetism.DISTRIBUTION_TRANSFORMER,
+    thermodynamics.COUNTERFLOW_EXCHANGER,
+    chemistry.DANIELL_CELL,
+    chemistry.GAS_FIRED_FURNACE,
+    earth.GRAVEL_BED_RIVER,
+    energy.WIND_TURBINE,
+    astronomy.TRANSITING_EXOPLANET,
+    biology.CHEMOSTAT_CULTURE,
+    mechanics.EMERGENCY_BRAKING,
+    mechanics.PUMPED_PIPELINE,
+)
+"""The second release: 16 cards of 19-25 variables (materials and structures first, a domain the first
+release lacked)."""
+
+FORMULA_SCENARIOS: dict[str, ScenarioSpec] = {spec["name"]: spec for spec in _FIRST_RELEASE + _LIBRARY}
+"""The formula-grounded cards by name, the first release's 14 first (their instance indices are kept), then
+the second release."""

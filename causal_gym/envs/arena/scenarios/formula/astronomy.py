@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 from causal_gym.envs.arena.scenarios.formula.constants import PI, DEG
 
-__all__ = ['SATELLITE_ORBIT']
+__all__ = ['SATELLITE_ORBIT', 'TRANSITING_EXOPLANET']
 
 
 SATELLITE_ORBIT: ScenarioSpec = {
@@ -86,3 +87,87 @@ SATELLITE_ORBIT: ScenarioSpec = {
             "a_orbit": "a higher orbit crosses a narrower part of the shadow"}),
     ],
 }
+
+
+TRANSITING_EXOPLANET: ScenarioSpec = {
+    "name": "transiting_exoplanet",
+    "domain": "astronomy",
+    "description": "Simulated small planets transiting nearby main-sequence stars; one row is one system with its "
+    "photometric transit depth and duration, radial-velocity amplitude, bolometric flux and spectroscopic readings.",
+    "constants": {
+        "G": {"value": 6.674e-11, "unit": "m^3/(kg s^2)", "definition": "gravitational constant"},
+        "M_sun": {"value": 1.989e30, "unit": "kg", "definition": "solar mass"},
+        "R_sun": {"value": 6.957e8, "unit": "m", "definition": "solar radius"},
+        "R_earth": {"value": 6.371e6, "unit": "m", "definition": "Earth radius"},
+        "AU": {"value": 1.496e11, "unit": "m", "definition": "astronomical unit"},
+        "L_sun": {"value": 3.828e26, "unit": "W", "definition": "solar luminosity"},
+        "pc": {"value": 3.086e16, "unit": "m", "definition": "parsec"},
+        "pi": {"value": 3.141592653589793, "unit": "1", "definition": "pi"},
+    },
+    "variables": [
+        root("M_star", "M_sun", "stellar mass", [0.4, 1.6], uniform(0.5, 1.4)),
+        root("R_star", "R_sun", "stellar radius", [0.4, 1.8], uniform(0.5, 1.5)),
+        root("T_eff", "K", "stellar effective temperature", [3500, 7000], uniform(4000, 6500)),
+        root("R_p", "R_earth", "radius of the transiting planet", [0.8, 5], uniform(1, 4)),
+        root("rho_p", "g/cm^3", "planet bulk density", [0.5, 12], uniform(1, 9)),
+        root("P_orb", "days", "orbital period of the planet", [0.5, 60], uniform(1, 40)),
+        root("b_impact", "1", "transit impact parameter", [0, 0.95], uniform(0, 0.8)),
+        root("u_limb", "1", "linear limb-darkening coefficient in the band", [0.2, 0.9], uniform(0.3, 0.8),
+             "observe in another photometric band"),
+        root("albedo", "1", "planet Bond albedo", [0, 0.7], uniform(0, 0.5)),
+        root("d_pc", "pc", "distance to the system", [5, 500], uniform(10, 300)),
+        root("blend_ratio", "1", "flux of unresolved neighbour stars in the photometric aperture over the target's",
+             [0, 1], uniform(0, 0.6), "use a smaller aperture", role="instrument"),
+        formula("a_orb", "AU", "orbital semi-major axis", [0.005, 0.5],
+                "(G * M_star * M_sun * (P_orb * 86400) ** 2 / (4 * pi ** 2)) ** (1 / 3) / AU",
+                "Kepler's third law a^3 = G M P^2 / 4 pi^2"),
+        formula("depth_ppm", "ppm", "transit depth", [0, 10000],
+                "1e6 * (R_p * R_earth / (R_star * R_sun)) ** 2 * (1 - u_limb * (1 - sqrt(1 - b_impact ** 2))) "
+                "/ (1 - u_limb / 3)", "depth = k^2 x limb-darkened intensity at the chord / mean intensity"),
+        formula("T14_hr", "h", "transit duration", [0, 20],
+                "P_orb * 24 / pi * R_star * R_sun / (a_orb * AU) * sqrt((1 + R_p * R_earth / (R_star * R_sun)) ** 2 "
+                "- b_impact ** 2)", "small-angle duration T = P / pi (R*/a) sqrt((1 + k)^2 - b^2)"),
+        formula("L_star", "L_sun", "stellar luminosity", [0, 10], "R_star ** 2 * (T_eff / 5772) ** 4",
+                "Stefan-Boltzmann L = R^2 (T / T_sun)^4"),
+        formula("S_insol", "S_earth", "insolation at the planet", [0, 200000], "L_star / a_orb ** 2", "S = L / a^2"),
+        formula("T_eq", "K", "planet equilibrium temperature", [200, 3000],
+                "T_eff * sqrt(R_star * R_sun / (2 * a_orb * AU)) * (1 - albedo) ** 0.25",
+                "T_eq = T_eff sqrt(R* / 2a) (1 - A)^(1/4)"),
+        formula("M_p", "M_earth", "mass of the transiting planet", [0, 200], "rho_p / 5.51 * R_p ** 3",
+                "mass from density and radius, relative to Earth (5.51 g/cm^3)"),
+        formula("K_rv", "m/s", "radial-velocity semi-amplitude", [0, 100],
+                "0.0895 * M_p * (P_orb / 365.25) ** (-1 / 3) * M_star ** (-2 / 3)",
+                "K = 28.4 m/s (M_p / M_J) P_yr^(-1/3) M*^(-2/3), M_J = 317.8 M_earth"),
+        readout("depth_obs", "ppm", "fitted transit depth from the light curve", [0, 20000], "depth_ppm / (1 + blend_ratio)",
+                mul(0.12, "student_t", df=4.0)),
+        readout("T14_obs", "h", "fitted transit duration", [-1, 22], "T14_hr", add(0.3)),
+        readout("K_obs", "m/s", "fitted radial-velocity amplitude", [-5, 110], "K_rv", add(1.0)),
+        readout("flux_obs", "nW/m^2", "bolometric flux at Earth", [0, 100000],
+                "L_star * L_sun / (4 * pi * (d_pc * pc) ** 2) * 1e9", mul(0.1)),
+        readout("teff_spec", "K", "spectroscopic effective temperature", [3000, 7500], "T_eff", add(120.0)),
+    ],
+    "edges": [
+        *edges_into("a_orb", {"M_star": "a heavier star holds a wider orbit at the same period",
+                              "P_orb": "longer years mean wider orbits"}),
+        *edges_into("depth_ppm", {"R_p": "a bigger planet blocks more light", "R_star": "of a smaller star",
+                                  "b_impact": "grazing chords cross the dimmer limb",
+                                  "u_limb": "limb darkening shapes the chord's brightness"}),
+        *edges_into("T14_hr", {"P_orb": "slow orbits take longer to cross", "R_star": "a larger disc to cross",
+                               "a_orb": "wide orbits cross a smaller angle", "R_p": "the planet's own size",
+                               "b_impact": "off-centre chords are shorter"}),
+        *edges_into("L_star", {"R_star": "a larger surface radiates more", "T_eff": "hotter surfaces radiate far more"}),
+        *edges_into("S_insol", {"L_star": "the star's output", "a_orb": "spread over the orbit's sphere"}),
+        *edges_into("T_eq", {"T_eff": "a hotter star heats the planet", "R_star": "a bigger star subtends more sky",
+                             "a_orb": "distance dilutes the heating", "albedo": "reflected light does not heat"}),
+        *edges_into("M_p", {"rho_p": "rocky planets are denser", "R_p": "mass grows with volume"}),
+        *edges_into("K_rv", {"M_p": "a heavier planet tugs harder", "P_orb": "slow orbits tug slowly",
+                             "M_star": "a heavy star wobbles less"}),
+        *edges_into("depth_obs", {"depth_ppm": "the photometric fit recovers the depth",
+                                  "blend_ratio": "light from blended stars dilutes the dip"}),
+        *edges_into("T14_obs", {"T14_hr": "the fit recovers the duration"}),
+        *edges_into("K_obs", {"K_rv": "the Keplerian fit recovers the amplitude"}),
+        *edges_into("flux_obs", {"L_star": "what the star emits", "d_pc": "diluted over the distance"}),
+        *edges_into("teff_spec", {"T_eff": "line ratios measure the surface temperature"}),
+    ],
+}
+"""A transiting-planet survey (24 variables)."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 
-__all__ = ['IV_BOLUS_PK', 'ENZYME_ASSAY', 'FISHERY_SCHAEFER']
+__all__ = ['IV_BOLUS_PK', 'ENZYME_ASSAY', 'FISHERY_SCHAEFER', 'CHEMOSTAT_CULTURE']
 
 
 IV_BOLUS_PK: ScenarioSpec = {
@@ -229,3 +230,64 @@ FISHERY_SCHAEFER: ScenarioSpec = {
                                           "report_rate": "only a share is reported"}),
     ],
 }
+
+
+CHEMOSTAT_CULTURE: ScenarioSpec = {
+    "name": "chemostat_culture",
+    "domain": "microbiology",
+    "description": "Steady-state runs of a glucose-limited yeast chemostat; one row is one run with its optical "
+    "density, glucose analyser, dissolved-oxygen probe and off-gas readings.",
+    "constants": {"C_sat": {"value": 7.5, "unit": "mg/L", "definition": "oxygen saturation of the broth"}},
+    "variables": [
+        root("D_rate", "1/h", "dilution rate", [0.02, 0.3], uniform(0.05, 0.2), "set the feed pump"),
+        root("S_feed", "g/L", "glucose in the feed", [2, 30], uniform(5, 15), "change the feed recipe"),
+        root("T_broth", "degC", "culture temperature", [25, 40], uniform(28, 36), "set the jacket temperature"),
+        root("mu_ref", "1/h", "strain's maximum growth rate at 30 degC", [0.2, 1], uniform(0.4, 0.8)),
+        root("K_s", "g/L", "half-saturation constant for glucose", [0.01, 1], uniform(0.05, 0.5)),
+        root("Y_xs", "g/g", "biomass yield on glucose", [0.2, 0.6], uniform(0.3, 0.55)),
+        root("Y_xo", "g/g", "biomass yield on oxygen", [0.5, 2], uniform(0.8, 1.6)),
+        root("kLa", "1/h", "oxygen transfer coefficient", [100, 1000], uniform(300, 800), "raise the stirrer speed"),
+        root("V_reactor", "L", "working volume", [0.5, 20], uniform(1, 15), "change the working volume"),
+        root("od_slope", "OD/(g/L)", "calibration slope of the photometer", [1.5, 4], uniform(2, 3.5),
+             "recalibrate the photometer", role="instrument"),
+        formula("mu_max", "1/h", "maximum growth rate at the culture temperature", [0.1, 3],
+                "mu_ref * 1.07 ** (T_broth - 30)", "temperature correction mu = mu_30 theta^(T - 30)"),
+        formula("S_res", "g/L", "residual glucose", [0, 5], "K_s * D_rate / (mu_max - D_rate)",
+                "Monod chemostat S = Ks D / (mu_max - D)"),
+        formula("X_bio", "g/L", "biomass concentration", [0, 20], "Y_xs * (S_feed - S_res)", "X = Y (S_f - S)"),
+        formula("productivity", "g/(L h)", "biomass productivity", [0, 5], "D_rate * X_bio", "P = D X"),
+        formula("OUR", "mg/(L h)", "oxygen uptake rate", [0, 3000], "1000 * D_rate * X_bio / Y_xo",
+                "OUR = mu X / Y_xo with mu = D"),
+        formula("DO", "mg/L", "dissolved oxygen", [0, 7.5], "C_sat - OUR / kLa",
+                "transfer balance kLa (C* - C) = OUR"),
+        formula("washout_margin", "1/h", "distance from washout", [0, 3],
+                "mu_max * S_feed / (K_s + S_feed) - D_rate", "D_crit = mu_max S_f / (Ks + S_f)"),
+        formula("biomass_out", "g/h", "biomass harvested per hour", [0, 100], "productivity * V_reactor",
+                "harvest = P V"),
+        readout("od600", "OD", "optical density of a diluted sample", [0, 80], "od_slope * X_bio", add(0.6)),
+        readout("glucose_reading", "g/L", "glucose analyser reading", [-0.1, 6], "S_res", add(0.03)),
+        readout("do_probe", "mg/L", "dissolved-oxygen probe", [-1, 9], "DO", add(0.5)),
+        readout("co2_offgas", "%", "CO2 in the exhaust gas", [0, 80],
+                "0.015 * OUR * (1 + 0.02 * V_reactor)", mul(0.12)),
+    ],
+    "edges": [
+        *edges_into("mu_max", {"mu_ref": "the strain's growth potential", "T_broth": "warmth speeds metabolism"}),
+        *edges_into("S_res", {"K_s": "a low-affinity strain leaves more sugar", "D_rate": "fast dilution needs more sugar",
+                              "mu_max": "fast growers consume sugar down to low levels"}),
+        *edges_into("X_bio", {"Y_xs": "cells made per gram of sugar", "S_feed": "sugar supplied",
+                              "S_res": "minus sugar left over"}),
+        *edges_into("productivity", {"D_rate": "flow carries the cells out", "X_bio": "at the culture density"}),
+        *edges_into("OUR", {"D_rate": "growth rate equals dilution at steady state", "X_bio": "more cells breathe more",
+                            "Y_xo": "efficient strains need less oxygen"}),
+        *edges_into("DO", {"OUR": "consumption draws oxygen down", "kLa": "stirring replenishes it"}),
+        *edges_into("washout_margin", {"mu_max": "fast growth holds the culture", "S_feed": "rich feed lets cells grow",
+                                       "K_s": "affinity for glucose", "D_rate": "dilution washes cells out"}),
+        *edges_into("biomass_out", {"productivity": "per litre", "V_reactor": "times the volume"}),
+        *edges_into("od600", {"X_bio": "cells scatter light", "od_slope": "the photometer's calibration"}),
+        *edges_into("glucose_reading", {"S_res": "the analyser measures the residual sugar"}),
+        *edges_into("do_probe", {"DO": "the membrane probe senses oxygen"}),
+        *edges_into("co2_offgas", {"OUR": "respiration releases CO2",
+                                   "V_reactor": "large vessels get less sparge gas per litre"}),
+    ],
+}
+"""A yeast chemostat (22 variables)."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 from causal_gym.envs.arena.scenarios.formula.constants import R_GAS
 
-__all__ = ['ARRHENIUS_CSTR']
+__all__ = ['ARRHENIUS_CSTR', 'DANIELL_CELL', 'GAS_FIRED_FURNACE']
 
 
 ARRHENIUS_CSTR: ScenarioSpec = {
@@ -77,3 +78,131 @@ ARRHENIUS_CSTR: ScenarioSpec = {
         *edges_into("coolant_dT", {"Q_duty": "the coolant carries the duty", "m_cool": "more coolant, smaller rise"}),
     ],
 }
+
+
+DANIELL_CELL: ScenarioSpec = {
+    "name": "daniell_cell",
+    "domain": "chemistry",
+    "description": "Zinc-copper galvanic cells built for a teaching laboratory and discharged through a load "
+    "resistor; one row is one cell run with its voltmeter, ammeter, conductivity and balance readings.",
+    "constants": {
+        "R": {"value": 8.314462618, "unit": "J/(mol K)", "definition": "gas constant for the Nernst term"},
+        "F": {"value": 96485.332, "unit": "C/mol", "definition": "Faraday constant"},
+        "E0": {"value": 1.10, "unit": "V", "definition": "standard potential of the Zn/Cu couple"},
+        "M_Cu": {"value": 63.546, "unit": "g/mol", "definition": "molar mass of copper"},
+    },
+    "variables": [
+        root("T_cell", "K", "electrolyte temperature", [273, 330], uniform(283, 318), "set the water bath"),
+        root("c_Cu", "mol/L", "copper sulfate concentration", [0.001, 2], uniform(0.01, 1.0), "dilute the catholyte"),
+        root("c_Zn", "mol/L", "zinc sulfate concentration", [0.001, 2], uniform(0.01, 1.0), "dilute the anolyte"),
+        root("A_electrode", "cm^2", "immersed electrode area", [2, 60], uniform(5, 40), "immerse the plates deeper"),
+        root("gap_mm", "mm", "electrode spacing across the salt bridge", [5, 80], uniform(10, 60),
+             "move the electrodes"),
+        root("kappa", "S/m", "conductivity of the electrolyte and bridge", [0.5, 12], uniform(1, 10)),
+        root("R_load", "ohm", "load resistor", [0.5, 50], uniform(1, 30), "swap the load resistor"),
+        root("t_run", "h", "discharge time", [0.1, 10], uniform(0.5, 6), "run the cell for longer"),
+        root("faraday_eff", "1", "share of the charge that plates copper", [0.3, 1], uniform(0.4, 0.99)),
+        root("volt_gain", "1", "gain error of the data-logger voltage channel", [0.95, 1.05], uniform(0.97, 1.03),
+             "recalibrate the logger", role="instrument"),
+        formula("E_cell", "V", "open-circuit cell potential", [0.9, 1.3],
+                "E0 + R * T_cell / (2 * F) * log(c_Cu / c_Zn)", "Nernst equation E = E0 + (RT / 2F) ln([Cu2+] / [Zn2+])"),
+        formula("R_int", "ohm", "internal resistance", [0, 2000], "gap_mm / 1000 / (kappa * A_electrode / 10000)",
+                "R = L / (kappa A)"),
+        formula("I_cell", "A", "discharge current", [0, 2], "E_cell / (R_int + R_load)", "Ohm's law on the loop"),
+        formula("V_term", "V", "terminal voltage", [0, 1.3], "I_cell * R_load", "V = I R_load"),
+        formula("P_load", "W", "power into the load", [0, 1], "V_term * I_cell", "P = V I"),
+        formula("j_density", "mA/cm^2", "current density at the electrodes", [0, 200], "I_cell * 1000 / A_electrode",
+                "j = I / A"),
+        formula("Q_charge", "C", "charge passed", [0, 80000], "I_cell * t_run * 3600", "Q = I t"),
+        formula("m_Cu", "g", "copper plated on the cathode", [0, 30], "faraday_eff * Q_charge * M_Cu / (2 * F)",
+                "Faraday's law m = eff Q M / z F"),
+        readout("volt_reading", "V", "logged terminal voltage", [0, 1.4], "volt_gain * V_term", add(0.04)),
+        readout("amp_reading", "mA", "ammeter reading", [0, 2200], "I_cell * 1000", mul(0.12)),
+        readout("balance_gain_g", "g", "mass gained by the dried cathode", [-0.5, 32], "m_Cu", mul(0.12)),
+        readout("kappa_probe", "S/m", "conductivity-probe reading corrected to the bath temperature", [0, 20],
+                "kappa * (1 + 0.02 * (T_cell - 298))", mul(0.1)),
+    ],
+    "edges": [
+        *edges_into("E_cell", {"T_cell": "the Nernst slope grows with temperature",
+                               "c_Cu": "more copper ions raise the cathode potential",
+                               "c_Zn": "more zinc ions lower the driving force"}),
+        *edges_into("R_int", {"gap_mm": "ions travel further", "kappa": "a conductive electrolyte resists less",
+                              "A_electrode": "larger plates give more parallel paths"}),
+        *edges_into("I_cell", {"E_cell": "the driving potential", "R_int": "internal resistance limits current",
+                               "R_load": "so does the load"}),
+        *edges_into("V_term", {"I_cell": "the current through the load", "R_load": "drops across it"}),
+        *edges_into("P_load", {"V_term": "voltage across the load", "I_cell": "times its current"}),
+        *edges_into("j_density", {"I_cell": "the current", "A_electrode": "spread over the plate"}),
+        *edges_into("Q_charge", {"I_cell": "steady current", "t_run": "for the run time"}),
+        *edges_into("m_Cu", {"faraday_eff": "side reactions waste some charge", "Q_charge": "charge reduces copper ions"}),
+        *edges_into("volt_reading", {"V_term": "the logger reads the terminals", "volt_gain": "with its gain error"}),
+        *edges_into("amp_reading", {"I_cell": "the ammeter is in series"}),
+        *edges_into("balance_gain_g", {"m_Cu": "the balance weighs the plated copper"}),
+        *edges_into("kappa_probe", {"kappa": "the probe senses ionic conduction",
+                                    "T_cell": "its reading rises about 2% per kelvin"}),
+    ],
+}
+"""A zinc-copper galvanic cell discharge (22 variables)."""
+
+
+GAS_FIRED_FURNACE: ScenarioSpec = {
+    "name": "gas_fired_furnace",
+    "domain": "chemistry",
+    "description": "Natural-gas fired process furnaces at steady firing; one row is one furnace and firing setting "
+    "with its flue-gas analyser, stack thermocouple and fuel-meter readings.",
+    "constants": {"cp_flue": {"value": 1.15, "unit": "kJ/(kg K)", "definition": "mean specific heat of flue gas"},
+                  "AFR": {"value": 17.2, "unit": "kg/kg", "definition": "stoichiometric air-fuel ratio of methane"}},
+    "variables": [
+        root("fuel_kgh", "kg/h", "fuel mass flow", [20, 800], uniform(50, 600), "change the firing rate"),
+        root("excess_air", "%", "air above stoichiometric", [0, 80], uniform(5, 60), "trim the damper"),
+        root("T_air", "degC", "combustion-air temperature", [-10, 400], uniform(10, 120), "fit an air preheater"),
+        root("LHV", "MJ/kg", "lower heating value of the fuel blend", [25, 55], uniform(30, 52)),
+        root("humidity_pct", "%", "relative humidity of the combustion air", [0, 100], uniform(10, 95)),
+        root("carbon_frac", "1", "carbon mass fraction of the fuel", [0.4, 0.9], uniform(0.5, 0.85)),
+        root("UA_kW", "kW/K", "heat-transfer conductance to the process tubes", [1, 30], uniform(3, 25), "clean the tubes"),
+        root("T_process", "degC", "process fluid temperature", [100, 500], uniform(150, 450)),
+        root("analyser_drift", "% O2", "zero drift of the zirconia O2 analyser", [-2, 2], around(0.0, 0.4),
+             "calibrate the analyser", role="instrument"),
+        formula("air_kgh", "kg/h", "combustion-air flow", [0, 30000], "fuel_kgh * AFR * (1 + excess_air / 100)",
+                "air = fuel x stoichiometric ratio x (1 + excess)"),
+        formula("Q_fired", "kW", "heat released", [0, 12000], "fuel_kgh * LHV * 1000 / 3600", "Q = m LHV"),
+        formula("T_flame", "degC", "adiabatic flame temperature", [500, 3000],
+                "T_air + Q_fired * 3600 / ((fuel_kgh + air_kgh) * cp_flue)",
+                "energy balance T = T_air + Q / (m_flue cp), m_flue = fuel + air"),
+        formula("T_stack", "degC", "flue-gas exit temperature", [100, 2500],
+                "T_process + (T_flame - T_process) * exp(-UA_kW * 3600 / ((fuel_kgh + air_kgh) * cp_flue))",
+                "exponential approach to the tube temperature with NTU = UA / m cp"),
+        formula("efficiency", "1", "fuel-to-process efficiency", [0, 1],
+                "1 - (fuel_kgh + air_kgh) * cp_flue * (T_stack - T_air) / (Q_fired * 3600)", "1 - stack loss / heat fired"),
+        formula("CO2_kgh", "kg/h", "carbon dioxide emitted", [0, 2500], "fuel_kgh * carbon_frac * 44 / 12",
+                "carbon balance CO2 = m x c x 44/12"),
+        readout("o2_reading", "%", "flue O2 analyser", [-1, 22], "20.9 * excess_air / (excess_air + 100 + 0.25 * humidity_pct) + analyser_drift",
+                add(0.4)),
+        readout("stack_tc", "degC", "stack thermocouple", [80, 2600], "T_stack", mul(0.1)),
+        readout("fuel_meter", "kg/h", "Coriolis fuel meter", [0, 900], "fuel_kgh", mul(0.1)),
+        readout("nox_ppm", "ppm", "NOx analyser", [0, 2000], "3000 * exp(-9000 / (T_flame + 273)) * sqrt(excess_air / 10 + 0.5)",
+                mul(0.2)),
+    ],
+    "edges": [
+        *edges_into("air_kgh", {"fuel_kgh": "each kilogram of fuel needs its air", "excess_air": "plus the excess"}),
+        *edges_into("Q_fired", {"fuel_kgh": "more fuel", "LHV": "times its energy content"}),
+        *edges_into("T_flame", {"T_air": "preheated air starts hotter", "Q_fired": "the heat released",
+                                "fuel_kgh": "the burnt fuel is part of the flue gas heated",
+                                "air_kgh": "all the air is heated too"}),
+        *edges_into("T_stack", {"T_process": "the gas cools towards the tubes", "T_flame": "from the flame temperature",
+                                "UA_kW": "large clean tubes cool it more", "fuel_kgh": "a big gas flow cools less",
+                                "air_kgh": "excess air adds to the gas flow"}),
+        *edges_into("efficiency", {"fuel_kgh": "combustion products carry heat up the stack",
+                                   "air_kgh": "so does the air", "T_stack": "hot stack gas wastes more",
+                                   "T_air": "relative to the air intake", "Q_fired": "against the heat released"}),
+        *edges_into("CO2_kgh", {"fuel_kgh": "burning fuel", "carbon_frac": "turns its carbon into CO2"}),
+        *edges_into("o2_reading", {"excess_air": "unburnt oxygen from the excess air",
+                                   "humidity_pct": "water vapour from humid air dilutes the oxygen",
+                                   "analyser_drift": "the zirconia cell drifts"}),
+        *edges_into("stack_tc", {"T_stack": "the thermocouple sits in the stack"}),
+        *edges_into("fuel_meter", {"fuel_kgh": "the meter measures the fuel"}),
+        *edges_into("nox_ppm", {"T_flame": "thermal NOx rises steeply with flame temperature",
+                                "excess_air": "and needs free oxygen"}),
+    ],
+}
+"""A gas-fired process furnace (19 variables)."""

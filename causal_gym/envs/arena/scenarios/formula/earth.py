@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 from causal_gym.envs.arena.scenarios.formula.constants import DEG
 
-__all__ = ['BAROMETRIC_STATION']
+__all__ = ['BAROMETRIC_STATION', 'GRAVEL_BED_RIVER']
 
 
 BAROMETRIC_STATION: ScenarioSpec = {
@@ -81,3 +82,71 @@ BAROMETRIC_STATION: ScenarioSpec = {
                                          "mirror_bias": "deposits on the mirror shift the temperature it fogs at"}),
     ],
 }
+
+
+GRAVEL_BED_RIVER: ScenarioSpec = {
+    "name": "gravel_bed_river",
+    "domain": "earth systems",
+    "description": "Surveyed cross-sections of gravel-bed rivers at bankfull flow; one row is one reach with its "
+    "stage gauge, current profiler, rating-curve and turbidity readings.",
+    "constants": {"g": {"value": 9.81, "unit": "m/s^2", "definition": "gravitational acceleration"},
+                  "rho_w": {"value": 1000.0, "unit": "kg/m^3", "definition": "water density"},
+                  "rho_s": {"value": 2650.0, "unit": "kg/m^3", "definition": "quartz sediment density"}},
+    "variables": [
+        root("b_width", "m", "channel width", [3, 80], uniform(5, 60), "widen the channel in a restoration"),
+        root("y_depth", "m", "flow depth", [0.2, 6], uniform(0.5, 4)),
+        root("slope", "m/m", "water-surface slope", [1e-4, 5e-3], uniform(3e-4, 3e-3)),
+        root("z_bank", "1", "bank side slope (horizontal per vertical)", [0.5, 5], uniform(1, 4),
+             "regrade the banks"),
+        root("n_manning", "s/m^(1/3)", "Manning roughness", [0.015, 0.08], uniform(0.025, 0.06),
+             "clear vegetation from the banks"),
+        root("d50_mm", "mm", "median bed grain size", [0.5, 60], uniform(2, 40), "replenish gravel"),
+        root("stage_datum", "m", "offset of the stage-gauge zero from the bed", [-0.5, 0.5], around(0.0, 0.1),
+             "resurvey the gauge datum", role="instrument"),
+        formula("A_flow", "m^2", "flow area", [0, 500], "(b_width + z_bank * y_depth) * y_depth", "trapezoid A = (b + z y) y"),
+        formula("P_wet", "m", "wetted perimeter", [3, 200], "b_width + 2 * y_depth * sqrt(1 + z_bank ** 2)", "trapezoid P = b + 2 y sqrt(1 + z^2)"),
+        formula("R_h", "m", "hydraulic radius", [0, 6], "A_flow / P_wet", "R = A / P"),
+        formula("V_mean", "m/s", "mean velocity", [0, 10], "R_h ** (2 / 3) * sqrt(slope) / n_manning",
+                "Manning V = R^(2/3) S^(1/2) / n"),
+        formula("Q_flow", "m^3/s", "discharge", [0, 3000], "V_mean * A_flow", "continuity Q = V A"),
+        formula("Froude", "1", "Froude number", [0, 3], "V_mean / sqrt(g * y_depth)", "Fr = V / sqrt(g y)"),
+        formula("tau_bed", "Pa", "bed shear stress", [0, 300], "rho_w * g * R_h * slope", "tau = rho g R S"),
+        formula("shields", "1", "Shields number", [0, 10], "tau_bed / ((rho_s - rho_w) * g * d50_mm / 1000)",
+                "theta = tau / ((rho_s - rho_w) g d50)"),
+        formula("q_bedload", "m^2/s", "bedload transport per unit width (x 1e6)", [0, 1e6],
+                "1e6 * 8 * max(shields - 0.047, 0) ** 1.5 * sqrt((rho_s / rho_w - 1) * g * (d50_mm / 1000) ** 3)",
+                "Meyer-Peter Mueller q* = 8 (theta - 0.047)^1.5"),
+        readout("stage_reading", "m", "stage read off the gauge board", [-0.5, 7], "y_depth + stage_datum", add(0.2)),
+        readout("adcp_velocity", "m/s", "section-averaged velocity from the current profiler", [0, 12], "V_mean",
+                mul(0.12)),
+        readout("rating_discharge", "m^3/s", "discharge from the gauging station's rating curve", [0, 4000],
+                "Q_flow", mul(0.2)),
+        readout("turbidity", "NTU", "turbidity of a water sample", [0, 5000],
+                "5 + 0.002 * q_bedload * b_width / (Q_flow + 1)", mul(0.3)),
+    ],
+    "edges": [
+        *edges_into("A_flow", {"b_width": "a wider channel carries more section",
+                               "y_depth": "and so does deeper water",
+                               "z_bank": "sloping banks add triangles of flow"}),
+        *edges_into("P_wet", {"b_width": "the bed is wetted", "y_depth": "and both banks up to the surface",
+                               "z_bank": "gentle banks are longer"}),
+        *edges_into("R_h", {"A_flow": "the section", "P_wet": "per wetted boundary"}),
+        *edges_into("V_mean", {"R_h": "deep sections lose less to the boundary",
+                               "slope": "gravity pulls the water down the slope",
+                               "n_manning": "rough beds and banks slow the flow"}),
+        *edges_into("Q_flow", {"V_mean": "speed of the water", "A_flow": "through the section"}),
+        *edges_into("Froude", {"V_mean": "flow speed", "y_depth": "against the shallow-water wave speed"}),
+        *edges_into("tau_bed", {"R_h": "deeper water presses harder on the bed", "slope": "a steeper bed pulls harder"}),
+        *edges_into("shields", {"tau_bed": "the force on the grains", "d50_mm": "heavy grains resist it"}),
+        *edges_into("q_bedload", {"shields": "transport starts above the critical Shields number",
+                                  "d50_mm": "the grain scale sets the transport unit"}),
+        *edges_into("stage_reading", {"y_depth": "the board shows the water level",
+                                      "stage_datum": "relative to its zero"}),
+        *edges_into("adcp_velocity", {"V_mean": "the profiler samples the velocity field"}),
+        *edges_into("rating_discharge", {"Q_flow": "the rating curve is fitted to past gaugings"}),
+        *edges_into("turbidity", {"q_bedload": "moving gravel grinds fines into suspension",
+                                  "b_width": "bedload moves across the whole width",
+                                  "Q_flow": "more water dilutes the fines"}),
+    ],
+}
+"""A gravel-bed river reach at bankfull (20 variables)."""

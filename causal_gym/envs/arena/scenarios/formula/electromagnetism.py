@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 from causal_gym.envs.arena.scenarios.formula.constants import PI
 
-__all__ = ['HEATER_CIRCUIT']
+__all__ = ['HEATER_CIRCUIT', 'DC_MOTOR_DRIVE', 'DISTRIBUTION_TRANSFORMER']
 
 
 HEATER_CIRCUIT: ScenarioSpec = {
@@ -79,3 +80,128 @@ HEATER_CIRCUIT: ScenarioSpec = {
         *edges_into("T_pyro_reading", {"T_coil": "the pyrometer sees the coil's radiance"}),
     ],
 }
+
+
+DC_MOTOR_DRIVE: ScenarioSpec = {
+    "name": "dc_motor_drive",
+    "domain": "electromagnetism",
+    "description": "Permanent-magnet DC motors run at steady state on a dynamometer; one row is one motor and "
+    "operating point with its tachometer, shunt, thermocouple and wattmeter readings.",
+    "constants": {"pi": {"value": 3.141592653589793, "unit": "1", "definition": "pi"}},
+    "variables": [
+        root("V_supply", "V", "armature supply voltage", [10, 60], uniform(18, 48), "set the supply"),
+        root("R_arm", "ohm", "armature resistance", [0.1, 2], uniform(0.3, 1.8), "rewind the armature"),
+        root("k_motor", "V s/rad", "torque and back-EMF constant", [0.03, 0.4], uniform(0.08, 0.3),
+             "fit another magnet set"),
+        root("T_load", "N m", "dynamometer load torque", [0, 1], uniform(0.05, 0.6), "set the brake"),
+        root("b_fric", "N m s/rad", "viscous friction of bearings and brushes", [0, 0.003], uniform(1e-5, 2e-4)),
+        root("R_th", "K/W", "thermal resistance from winding to air", [0.1, 6], uniform(0.3, 1.5), "fit a cooling fan"),
+        root("T_amb", "degC", "air temperature around the motor", [10, 45], uniform(15, 40)),
+        root("tach_gain", "1", "calibration factor of the optical tachometer", [0.95, 1.05], uniform(0.97, 1.03),
+             "recalibrate the tachometer", role="instrument"),
+        root("shunt_offset", "A", "zero offset of the current-shunt amplifier", [-0.5, 0.5], around(0.0, 0.1),
+             "re-zero the shunt amplifier", role="instrument"),
+        formula("omega", "rad/s", "steady shaft speed", [0, 1000],
+                "(V_supply * k_motor - R_arm * T_load) / (k_motor ** 2 + R_arm * b_fric)",
+                "steady state of V = I R + k w and k I = T + b w"),
+        formula("I_arm", "A", "armature current", [0, 40], "(T_load + b_fric * omega) / k_motor",
+                "torque balance k I = T + b w"),
+        formula("P_in", "W", "electrical input power", [0, 2000], "V_supply * I_arm", "P = V I"),
+        formula("P_out", "W", "mechanical power delivered to the load", [0, 1000], "T_load * omega", "P = T w"),
+        formula("P_cu", "W", "copper loss in the armature", [0, 1500], "I_arm ** 2 * R_arm", "Joule loss I^2 R"),
+        formula("efficiency", "1", "output over input power", [0, 1], "P_out / P_in", "eta = P_out / P_in"),
+        formula("T_winding", "degC", "winding temperature", [10, 400], "T_amb + R_th * (P_in - P_out)",
+                "steady heating T = T_amb + R_th x losses"),
+        readout("tach_rpm", "1/min", "tachometer reading", [0, 10000], "tach_gain * omega * 60 / (2 * pi)", mul(0.12)),
+        readout("shunt_reading", "A", "current read across the shunt", [-1, 45], "I_arm + shunt_offset", mul(0.12)),
+        readout("tc_winding", "degC", "thermocouple on the winding end", [0, 500], "T_winding", mul(0.1)),
+        readout("wattmeter", "W", "input power read by the wattmeter", [0, 2500], "P_in", mul(0.12)),
+    ],
+    "edges": [
+        *edges_into("omega", {
+            "V_supply": "more voltage drives the shaft faster",
+            "k_motor": "the constant converts voltage to speed and current to torque",
+            "R_arm": "resistance drops voltage under load",
+            "T_load": "the brake slows the shaft",
+            "b_fric": "friction absorbs torque at speed"}),
+        *edges_into("I_arm", {
+            "T_load": "load torque must be supplied by current",
+            "b_fric": "friction torque too",
+            "omega": "viscous friction grows with speed",
+            "k_motor": "a strong magnet needs less current per newton-metre"}),
+        *edges_into("P_in", {"V_supply": "the voltage applied", "I_arm": "times the current drawn"}),
+        *edges_into("P_out", {"T_load": "the torque delivered", "omega": "at the shaft speed"}),
+        *edges_into("P_cu", {"I_arm": "loss grows with current squared", "R_arm": "in the winding resistance"}),
+        *edges_into("efficiency", {"P_out": "useful power", "P_in": "over what was drawn"}),
+        *edges_into("T_winding", {
+            "T_amb": "the air the motor sheds heat into",
+            "R_th": "poor cooling raises the temperature",
+            "P_in": "power drawn",
+            "P_out": "less power delivered is the heat"}),
+        *edges_into("tach_rpm", {"omega": "the tachometer counts revolutions",
+                                 "tach_gain": "its calibration scales the count"}),
+        *edges_into("shunt_reading", {"I_arm": "the shunt carries the armature current",
+                                      "shunt_offset": "its amplifier adds an offset"}),
+        *edges_into("tc_winding", {"T_winding": "the thermocouple touches the winding"}),
+        *edges_into("wattmeter", {"P_in": "the wattmeter integrates voltage times current"}),
+    ],
+}
+"""A DC motor on a dynamometer (21 variables)."""
+
+
+DISTRIBUTION_TRANSFORMER: ScenarioSpec = {
+    "name": "distribution_transformer",
+    "domain": "electromagnetism",
+    "description": "Single-phase distribution transformers on a load-test bay with resistive-inductive loads; one "
+    "row is one unit and load with its voltmeter, clamp-ammeter, wattmeter and oil-thermometer readings.",
+    "variables": [
+        root("V1_kV", "kV", "primary voltage", [9, 13], uniform(10, 12), "tap the supply"),
+        root("turns_ratio", "1", "primary-to-secondary turns ratio", [20, 60], uniform(40, 55), "change the tap"),
+        root("R_load", "ohm", "load resistance", [0.2, 10], uniform(0.5, 5), "switch load banks"),
+        root("X_load", "ohm", "load reactance", [0, 5], uniform(0, 2.5), "switch reactors in"),
+        root("R_eq", "ohm", "winding resistance referred to the secondary", [0.005, 0.2], uniform(0.01, 0.1)),
+        root("X_eq", "ohm", "leakage reactance referred to the secondary", [0.01, 0.5], uniform(0.03, 0.3)),
+        root("G_core", "uS", "core-loss conductance referred to the primary", [0.5, 10], uniform(1, 8)),
+        root("T_amb", "degC", "air temperature in the test bay", [0, 45], uniform(10, 35)),
+        root("R_th_oil", "K/kW", "thermal resistance from oil to air", [2, 20], uniform(4, 15), "fit radiators"),
+        formula("I2", "A", "secondary current", [0, 2000],
+                "V1_kV * 1000 / turns_ratio / sqrt((R_eq + R_load) ** 2 + (X_eq + X_load) ** 2)",
+                "series equivalent circuit I = V / |Z|"),
+        formula("V2", "V", "secondary terminal voltage", [0, 700], "I2 * sqrt(R_load ** 2 + X_load ** 2)", "V = I |Z_load|"),
+        formula("I1", "A", "primary current", [0, 100], "I2 / turns_ratio", "ideal transformer I1 = I2 / a"),
+        formula("P_load", "kW", "real power in the load", [0, 500], "I2 ** 2 * R_load / 1000", "P = I^2 R"),
+        formula("P_cu", "kW", "copper loss", [0, 100], "I2 ** 2 * R_eq / 1000", "P = I^2 R_eq"),
+        formula("P_core", "kW", "core loss", [0, 2], "G_core * 1e-6 * (V1_kV * 1000) ** 2 / 1000", "P = G V^2"),
+        formula("efficiency", "1", "transformer efficiency", [0, 1], "P_load / (P_load + P_cu + P_core)",
+                "eta = P_out / (P_out + losses)"),
+        formula("regulation", "%", "voltage regulation", [0, 200], "100 * (V1_kV * 1000 / turns_ratio - V2) / V2",
+                "regulation = (V_no-load - V_load) / V_load"),
+        formula("T_oil", "degC", "top-oil temperature", [0, 400], "T_amb + R_th_oil * (P_cu + P_core)",
+                "steady heating T = T_amb + R_th x losses"),
+        readout("v2_reading", "V", "secondary voltmeter", [0, 750], "V2", mul(0.05)),
+        readout("i1_clamp", "A", "clamp-ammeter on the primary", [0, 110], "I1", mul(0.1)),
+        readout("wattmeter_kw", "kW", "load wattmeter", [0, 550], "P_load", mul(0.1)),
+        readout("oil_thermometer", "degC", "top-oil dial thermometer", [-5, 420], "T_oil", add(5.0)),
+    ],
+    "edges": [
+        *edges_into("I2", {"V1_kV": "the supply drives the loop", "turns_ratio": "the ratio steps the voltage down",
+                           "R_eq": "winding resistance", "R_load": "load resistance", "X_eq": "leakage reactance",
+                           "X_load": "load reactance all limit current"}),
+        *edges_into("V2", {"I2": "the load current", "R_load": "across the load resistance",
+                           "X_load": "and its reactance"}),
+        *edges_into("I1", {"I2": "the secondary current", "turns_ratio": "reflected through the ratio"}),
+        *edges_into("P_load", {"I2": "current squared", "R_load": "in the load resistance"}),
+        *edges_into("P_cu", {"I2": "current squared heats the windings", "R_eq": "their resistance"}),
+        *edges_into("P_core", {"G_core": "lossy core steel", "V1_kV": "core loss grows with voltage squared"}),
+        *edges_into("efficiency", {"P_load": "useful output", "P_cu": "winding loss", "P_core": "core loss"}),
+        *edges_into("regulation", {"V1_kV": "the open-circuit voltage", "turns_ratio": "stepped down",
+                                   "V2": "against the loaded voltage"}),
+        *edges_into("T_oil", {"T_amb": "the bay air", "R_th_oil": "radiator size",
+                              "P_cu": "copper loss heats the oil", "P_core": "so does core loss"}),
+        *edges_into("v2_reading", {"V2": "the voltmeter across the secondary"}),
+        *edges_into("i1_clamp", {"I1": "the clamp on the primary lead"}),
+        *edges_into("wattmeter_kw", {"P_load": "the wattmeter at the load"}),
+        *edges_into("oil_thermometer", {"T_oil": "the dial sits in the top oil"}),
+    ],
+}
+"""A distribution transformer load test (22 variables)."""

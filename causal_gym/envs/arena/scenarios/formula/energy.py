@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 
-__all__ = ['SOLAR_PV']
+__all__ = ['SOLAR_PV', 'WIND_TURBINE']
 
 
 SOLAR_PV: ScenarioSpec = {
@@ -80,3 +81,69 @@ SOLAR_PV: ScenarioSpec = {
             "G_poa": "and by the available sunlight"}),
     ],
 }
+
+
+WIND_TURBINE: ScenarioSpec = {
+    "name": "wind_turbine",
+    "domain": "energy systems",
+    "description": "Ten-minute operating records of pitch-regulated wind turbines across a wind farm; one row is one "
+    "turbine-interval with its met-mast, nacelle-anemometer, SCADA power and tower-strain readings.",
+    "constants": {"R_dry": {"value": 287.05, "unit": "J/(kg K)", "definition": "gas constant of dry air"},
+                  "pi": {"value": 3.141592653589793, "unit": "1", "definition": "pi"}},
+    "variables": [
+        root("v10", "m/s", "wind speed at 10 m on the met mast", [2, 20], uniform(4, 11)),
+        root("alpha_shear", "1", "wind-shear exponent", [0.05, 0.4], uniform(0.08, 0.28)),
+        root("h_hub", "m", "hub height", [50, 160], uniform(80, 130), "install a taller tower"),
+        root("T_air", "K", "air temperature", [250, 315], uniform(265, 305)),
+        root("p_air", "kPa", "air pressure at hub height", [85, 105], uniform(92, 103)),
+        root("D_rotor", "m", "rotor diameter", [50, 170], uniform(80, 130), "fit longer blades"),
+        root("rpm", "1/min", "rotor speed", [5, 20], uniform(10, 16), "change the speed set-point"),
+        root("pitch_deg", "deg", "blade pitch angle", [0, 20], uniform(0, 6), "pitch the blades"),
+        root("eta_gen", "1", "drivetrain and generator efficiency", [0.85, 0.98], uniform(0.9, 0.97)),
+        root("P_rated", "MW", "rated power", [1, 8], uniform(2, 6), "uprate the converter"),
+        root("anemo_gain", "1", "calibration factor of the nacelle anemometer", [0.9, 1.1], uniform(0.94, 1.06),
+             "recalibrate the nacelle anemometer", role="instrument"),
+        formula("v_hub", "m/s", "wind speed at hub height", [2, 30], "v10 * (h_hub / 10) ** alpha_shear",
+                "power-law wind profile v = v10 (h / 10)^alpha"),
+        formula("rho_air", "kg/m^3", "air density", [0.9, 1.5], "p_air * 1000 / (R_dry * T_air)", "ideal gas rho = p / R T"),
+        formula("P_avail", "MW", "power in the wind through the rotor", [0, 100],
+                "0.5 * rho_air * pi * D_rotor ** 2 / 4 * v_hub ** 3 / 1e6", "P = 1/2 rho A v^3"),
+        formula("tsr", "1", "tip-speed ratio", [0, 40], "rpm * 2 * pi / 60 * D_rotor / 2 / v_hub",
+                "lambda = omega R / v"),
+        formula("Cp", "1", "power coefficient", [0, 0.6],
+                "max(0.5176 * (116 * (1 / (tsr + 0.08 * pitch_deg) - 0.035 / (pitch_deg ** 3 + 1)) - 0.4 * pitch_deg - 5)"
+                " * exp(-21 * (1 / (tsr + 0.08 * pitch_deg) - 0.035 / (pitch_deg ** 3 + 1))) + 0.0068 * tsr, 0)",
+                "Heier's Cp(lambda, beta) surface"),
+        formula("P_mech", "MW", "aerodynamic power captured", [0, 60], "Cp * P_avail", "P = Cp P_wind"),
+        formula("P_elec", "MW", "electrical output", [0, 8], "min(eta_gen * P_mech, P_rated)",
+                "output = min(efficiency x captured power, rating)"),
+        readout("met_mast_speed", "m/s", "cup-anemometer reading on the met mast", [0, 22], "v10", mul(0.1)),
+        readout("nacelle_speed", "m/s", "nacelle anemometer reading behind the rotor", [0, 30],
+                "anemo_gain * v_hub * (1 - Cp / 2)", add(0.5)),
+        readout("scada_power", "MW", "SCADA ten-minute mean power", [-0.5, 9], "P_elec", mul(0.12)),
+        readout("tower_strain", "microstrain", "tower-base bending strain gauge", [0, 5000],
+                "0.0001 * rho_air * D_rotor ** 2 * v_hub ** 2 * (1 - 0.5 * pitch_deg / 20)", mul(0.15)),
+    ],
+    "edges": [
+        *edges_into("v_hub", {"v10": "the wind measured near the ground", "h_hub": "wind is faster higher up",
+                              "alpha_shear": "how fast it grows with height"}),
+        *edges_into("rho_air", {"p_air": "higher pressure packs the air", "T_air": "cold air is denser"}),
+        *edges_into("P_avail", {"rho_air": "dense air carries more energy", "D_rotor": "a larger disc intercepts more",
+                                "v_hub": "wind power grows with the cube of speed"}),
+        *edges_into("tsr", {"rpm": "the blade tips move faster", "D_rotor": "long blades have fast tips",
+                            "v_hub": "relative to the wind"}),
+        *edges_into("Cp", {"tsr": "the blades extract best near the design tip speed",
+                           "pitch_deg": "pitching sheds aerodynamic lift"}),
+        *edges_into("P_mech", {"Cp": "the share extracted", "P_avail": "of the power available"}),
+        *edges_into("P_elec", {"eta_gen": "gearbox and generator losses", "P_mech": "the rotor power",
+                               "P_rated": "the converter caps the output"}),
+        *edges_into("met_mast_speed", {"v10": "the cups spin with the wind"}),
+        *edges_into("nacelle_speed", {"anemo_gain": "its calibration", "v_hub": "the incoming wind",
+                                      "Cp": "slowed by the energy the rotor takes out"}),
+        *edges_into("scada_power", {"P_elec": "the converter reports its output"}),
+        *edges_into("tower_strain", {"rho_air": "dense air pushes harder", "D_rotor": "on a bigger disc",
+                                     "v_hub": "thrust grows with speed squared",
+                                     "pitch_deg": "pitched blades shed thrust"}),
+    ],
+}
+"""A wind farm's ten-minute records (22 variables)."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 from causal_gym.envs.arena.scenarios.formula.constants import PI, DEG, G0
 
-__all__ = ['SPRING_PROJECTILE', 'POISEUILLE_PIPE']
+__all__ = ['SPRING_PROJECTILE', 'POISEUILLE_PIPE', 'EMERGENCY_BRAKING', 'PUMPED_PIPELINE']
 
 
 SPRING_PROJECTILE: ScenarioSpec = {
@@ -142,3 +143,124 @@ POISEUILLE_PIPE: ScenarioSpec = {
         *edges_into("V_collected", {"Q_flow": "volume is flow", "t_coll": "times collection time"}),
     ],
 }
+
+
+EMERGENCY_BRAKING: ScenarioSpec = {
+    "name": "emergency_braking",
+    "domain": "mechanics",
+    "description": "Emergency stops of passenger cars on a proving-ground slope; one row is one stop with its radar "
+    "speed, skid-mark, decelerometer and brake-disc thermocouple readings.",
+    "constants": {"g": {"value": 9.81, "unit": "m/s^2", "definition": "gravitational acceleration"}},
+    "variables": [
+        root("v0_kmh", "km/h", "speed when the hazard appears", [20, 160], uniform(30, 130), "set the approach speed"),
+        root("m_car", "kg", "vehicle mass with driver", [800, 3000], uniform(1000, 2500), "load ballast"),
+        root("mu_road", "1", "tyre-road friction coefficient", [0.1, 1.1], uniform(0.3, 0.95), "wet the track"),
+        root("grade_pct", "%", "uphill grade of the test lane", [-10, 10], uniform(-6, 6), "use another lane"),
+        root("t_react", "s", "driver reaction time", [0.3, 3], uniform(0.6, 2.2)),
+        root("m_disc", "kg", "total brake-disc mass", [4, 30], uniform(6, 24), "fit heavier discs"),
+        root("T_disc0", "degC", "disc temperature before the stop", [5, 300], uniform(20, 150)),
+        root("radar_gain", "1", "cosine-error factor of the radar gun", [0.8, 1], uniform(0.85, 1.0),
+             "aim the radar along the lane", role="instrument"),
+        formula("d_react", "m", "distance covered during the reaction time", [0, 150], "v0_kmh / 3.6 * t_react",
+                "d = v t"),
+        formula("decel", "m/s^2", "braking deceleration", [0, 12], "g * (mu_road + grade_pct / 100)",
+                "a = g (mu + grade) on a small slope"),
+        formula("d_brake", "m", "braking distance", [0, 2000], "(v0_kmh / 3.6) ** 2 / (2 * decel)", "d = v^2 / 2a"),
+        formula("d_stop", "m", "total stopping distance", [0, 2200], "d_react + d_brake", "stop = reaction + braking"),
+        formula("t_stop", "s", "time from hazard to standstill", [0, 60], "t_react + v0_kmh / 3.6 / decel",
+                "t = reaction + v / a"),
+        formula("KE_kJ", "kJ", "kinetic energy at brake application", [0, 3000], "0.5 * m_car * (v0_kmh / 3.6) ** 2 / 1000",
+                "E = 1/2 m v^2"),
+        formula("dT_disc", "K", "disc temperature rise", [0, 1000],
+                "KE_kJ * 1000 * (1 - 0.25 * grade_pct / 10) / (m_disc * 460)",
+                "dT = energy absorbed / (m c) with c = 460 J/(kg K), slope share taken by gravity"),
+        readout("radar_speed", "km/h", "radar-gun speed reading", [10, 170], "radar_gain * v0_kmh", add(2.0)),
+        readout("skid_m", "m", "measured tyre-mark length", [0, 2200], "d_brake", mul(0.12)),
+        readout("decel_reading", "m/s^2", "peak-averaged decelerometer reading", [-1, 13], "decel", add(0.5)),
+        readout("disc_temp", "degC", "disc thermocouple after the stop", [0, 1300], "T_disc0 + dT_disc", add(10.0)),
+    ],
+    "edges": [
+        *edges_into("d_react", {"v0_kmh": "a fast car covers more ground", "t_react": "while the driver reacts"}),
+        *edges_into("decel", {"mu_road": "grip limits the deceleration",
+                              "grade_pct": "an uphill slope helps the brakes"}),
+        *edges_into("d_brake", {"v0_kmh": "braking distance grows with the square of speed",
+                                "decel": "strong braking shortens it"}),
+        *edges_into("d_stop", {"d_react": "ground covered before braking", "d_brake": "plus while braking"}),
+        *edges_into("t_stop", {"t_react": "the reaction delay", "v0_kmh": "speed to shed", "decel": "at this rate"}),
+        *edges_into("KE_kJ", {"m_car": "a heavy car carries more energy", "v0_kmh": "energy grows with speed squared"}),
+        *edges_into("dT_disc", {"KE_kJ": "the discs absorb the kinetic energy", "m_disc": "heavy discs heat less",
+                                "grade_pct": "uphill, gravity absorbs part of it"}),
+        *edges_into("radar_speed", {"v0_kmh": "the radar measures the approach", "radar_gain": "off-axis aiming reads low"}),
+        *edges_into("skid_m", {"d_brake": "locked or ABS-marked tyres trace the braking run"}),
+        *edges_into("decel_reading", {"decel": "the accelerometer senses the deceleration"}),
+        *edges_into("disc_temp", {"T_disc0": "the disc starts warm", "dT_disc": "and heats during the stop"}),
+    ],
+}
+"""Emergency stops on a proving ground (19 variables)."""
+
+
+PUMPED_PIPELINE: ScenarioSpec = {
+    "name": "pumped_pipeline",
+    "domain": "fluid mechanics",
+    "description": "Centrifugal pumps driving liquids up steel pipelines at a set flow; one row is one line and duty "
+    "with its flowmeter, discharge-pressure, differential-pressure and motor-power readings.",
+    "constants": {"g": {"value": 9.81, "unit": "m/s^2", "definition": "gravitational acceleration"},
+                  "pi": {"value": 3.141592653589793, "unit": "1", "definition": "pi"}},
+    "variables": [
+        root("Q_m3h", "m^3/h", "flow set by the control valve", [20, 400], uniform(50, 250), "move the valve"),
+        root("D_mm", "mm", "pipe inner diameter", [80, 500], uniform(200, 350), "lay a larger pipe"),
+        root("L_m", "m", "pipe length", [50, 5000], uniform(200, 2000), "reroute the line"),
+        root("eps_mm", "mm", "wall roughness", [0.001, 3], uniform(0.02, 1.0), "line the pipe"),
+        root("dz_m", "m", "static lift", [0, 60], uniform(0, 40)),
+        root("rpm", "1/min", "pump speed", [900, 2000], uniform(1200, 1800), "change the drive frequency"),
+        root("mu_cP", "mPa s", "liquid viscosity", [0.3, 20], uniform(0.5, 8)),
+        root("rho_liq", "kg/m^3", "liquid density", [800, 1300], uniform(850, 1150)),
+        root("gauge_offset", "kPa", "zero offset of the discharge pressure gauge", [-30, 30], around(0.0, 6.0),
+             "re-zero the gauge", role="instrument"),
+        formula("v_pipe", "m/s", "mean velocity in the pipe", [0, 10], "Q_m3h / 3600 / (pi * (D_mm / 1000) ** 2 / 4)",
+                "v = Q / A"),
+        formula("Re", "1", "Reynolds number of the pipeline flow", [1000, 1e7], "rho_liq * v_pipe * D_mm / 1000 / (mu_cP / 1000)",
+                "Re = rho v D / mu"),
+        formula("f_darcy", "1", "Darcy friction factor", [0.005, 0.1],
+                "0.25 / log10(eps_mm / (3.7 * D_mm) + 5.74 / Re ** 0.9) ** 2", "Swamee-Jain"),
+        formula("h_friction", "m", "friction head loss", [0, 300],
+                "f_darcy * L_m / (D_mm / 1000) * v_pipe ** 2 / (2 * g)", "Darcy-Weisbach h = f L v^2 / 2 g D"),
+        formula("H_system", "m", "head the line requires", [0, 360], "dz_m + h_friction", "H = lift + losses"),
+        formula("H_pump", "m", "pump head at this speed and flow", [0, 150],
+                "80 * (rpm / 1500) ** 2 - 0.0004 * Q_m3h ** 2", "affinity-scaled pump curve H = H0 (n/n0)^2 - k Q^2"),
+        formula("H_margin", "m", "head throttled across the control valve", [-360, 150], "H_pump - H_system",
+                "valve drop = pump head - system head"),
+        formula("eta_pump", "1", "pump efficiency", [0, 0.9], "max(0.84 - 0.6 * (Q_m3h / (180 * rpm / 1500) - 1) ** 2, 0.05)",
+                "parabolic efficiency around the best-efficiency flow, which scales with speed"),
+        formula("P_shaft", "kW", "shaft power", [0, 2000], "rho_liq * g * Q_m3h / 3600 * H_pump / eta_pump / 1000",
+                "P = rho g Q H / eta"),
+        readout("flow_reading", "m^3/h", "magnetic flowmeter reading", [0, 450], "Q_m3h", mul(0.1)),
+        readout("p_discharge", "kPa", "discharge pressure gauge", [-50, 2000], "rho_liq * g * H_pump / 1000 + gauge_offset",
+                mul(0.05)),
+        readout("dp_line", "kPa", "differential pressure between the pipe-end taps", [-10, 4000],
+                "rho_liq * g * (h_friction + dz_m) / 1000", mul(0.05)),
+        readout("motor_kw", "kW", "motor input power", [0, 2500], "P_shaft / 0.94", mul(0.1)),
+    ],
+    "edges": [
+        *edges_into("v_pipe", {"Q_m3h": "more flow through the same bore", "D_mm": "a wide bore slows the liquid"}),
+        *edges_into("Re", {"rho_liq": "inertia of the liquid", "v_pipe": "grows with speed", "D_mm": "and with size",
+                           "mu_cP": "viscosity damps turbulence"}),
+        *edges_into("f_darcy", {"eps_mm": "rough walls drag harder", "D_mm": "relative to the bore",
+                                "Re": "laminar sublayers shrink as Re grows"}),
+        *edges_into("h_friction", {"f_darcy": "the friction factor", "L_m": "over the length",
+                                   "D_mm": "narrow pipes lose more", "v_pipe": "losses grow with velocity squared"}),
+        *edges_into("H_system", {"dz_m": "lifting the liquid", "h_friction": "and pushing it through the pipe"}),
+        *edges_into("H_pump", {"rpm": "head scales with speed squared", "Q_m3h": "the curve droops with flow"}),
+        *edges_into("H_margin", {"H_pump": "what the pump gives", "H_system": "minus what the line takes"}),
+        *edges_into("eta_pump", {"Q_m3h": "off-design flow wastes power", "rpm": "the best flow moves with speed"}),
+        *edges_into("P_shaft", {"rho_liq": "heavier liquid needs more power", "Q_m3h": "more flow",
+                                "H_pump": "at more head", "eta_pump": "divided by efficiency"}),
+        *edges_into("flow_reading", {"Q_m3h": "the magnetic meter senses the flow"}),
+        *edges_into("p_discharge", {"rho_liq": "pressure per metre of head", "H_pump": "the head developed",
+                                    "gauge_offset": "plus the gauge's zero error"}),
+        *edges_into("dp_line", {"rho_liq": "converts the head to pressure", "h_friction": "the loss over the run",
+                                "dz_m": "the taps also span the lift"}),
+        *edges_into("motor_kw", {"P_shaft": "the motor supplies the shaft power plus its losses"}),
+    ],
+}
+"""A pumped pipeline (22 variables)."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 from causal_gym.envs.arena.scenarios.formula.constants import PI
 
-__all__ = ['THIN_LENS_CAMERA']
+__all__ = ['THIN_LENS_CAMERA', 'FIBRE_LINK', 'GRATING_SPECTROMETER']
 
 
 THIN_LENS_CAMERA: ScenarioSpec = {
@@ -83,3 +84,129 @@ THIN_LENS_CAMERA: ScenarioSpec = {
         *edges_into("spot_um", {"airy_um": "diffraction blurs the point"}),
     ],
 }
+
+
+FIBRE_LINK: ScenarioSpec = {
+    "name": "fibre_link",
+    "domain": "optics",
+    "description": "Single-mode fibre links assembled on a test bench from spools, connectors, lasers and "
+    "receivers; one row is one link with its power-meter, photocurrent and eye-diagram readings.",
+    "variables": [
+        root("P_tx", "dBm", "laser launch power", [-8, 12], uniform(-5, 10), "set the laser drive current"),
+        root("L_fibre", "km", "fibre length", [1, 120], uniform(5, 80), "splice in another spool"),
+        root("alpha_db", "dB/km", "fibre attenuation", [0.15, 0.6], uniform(0.18, 0.5)),
+        root("n_connectors", "connectors", "mated connector pairs along the link", [0, 12], uniform(1, 10),
+             "remove patch panels"),
+        root("loss_connector", "dB", "mean loss per connector pair", [0.05, 1.5], uniform(0.1, 1.0),
+             "clean and re-terminate the connectors"),
+        root("D_disp", "ps/(nm km)", "chromatic dispersion coefficient at the laser wavelength", [0, 20],
+             uniform(2, 18)),
+        root("linewidth_nm", "nm", "spectral width of the laser", [0.01, 3], uniform(0.05, 2),
+             "use a narrower-line laser"),
+        root("bit_rate", "Gbit/s", "line rate", [1, 25], uniform(1.25, 10), "change the line rate"),
+        root("sensitivity", "dBm", "receiver sensitivity at the target error rate", [-35, -15], uniform(-32, -18),
+             "fit another receiver"),
+        root("meter_offset", "dB", "calibration offset of the optical power meter", [-1.5, 1.5], around(0.0, 0.3),
+             "recalibrate the power meter", role="instrument"),
+        root("tap_ratio_db", "dB", "attenuation of the monitor tap coupler", [5, 25], uniform(10, 20),
+             "fit another tap coupler", role="instrument"),
+        root("scope_gain", "1", "vertical gain error of the sampling oscilloscope", [0.8, 1.2], uniform(0.9, 1.1),
+             "recalibrate the oscilloscope", role="instrument"),
+        formula("total_loss", "dB", "end-to-end link loss", [0, 80], "alpha_db * L_fibre + n_connectors * loss_connector",
+                "loss budget = alpha L + N x connector loss"),
+        formula("P_rx", "dBm", "received optical power", [-80, 12], "P_tx - total_loss", "power budget P_rx = P_tx - loss"),
+        formula("spread_ps", "ps", "pulse spreading by chromatic dispersion", [0, 6000], "D_disp * L_fibre * linewidth_nm",
+                "dispersion delta t = D L delta lambda"),
+        formula("penalty_db", "dB", "dispersion power penalty", [0, 40],
+                "5 * log10(1 + (2 * spread_ps * bit_rate / 1000) ** 2)",
+                "ISI penalty 5 log10(1 + (2 B delta t)^2)"),
+        formula("margin_db", "dB", "link margin", [-80, 50], "P_rx - penalty_db - sensitivity",
+                "margin = received power - penalty - sensitivity"),
+        readout("power_reading", "dBm", "optical power meter reading on the monitor tap", [-110, 15],
+                "P_rx - tap_ratio_db + meter_offset", add(0.1)),
+        readout("eye_opening_pct", "%", "vertical eye opening on the sampling scope", [0, 130],
+                "scope_gain * 100 * 10 ** (-penalty_db / 10) * sigmoid(margin_db)", mul(0.05)),
+    ],
+    "edges": [
+        *edges_into("total_loss", {
+            "alpha_db": "glass absorbs and scatters light along its length",
+            "L_fibre": "attenuation accumulates per kilometre",
+            "n_connectors": "every mated pair loses some light",
+            "loss_connector": "dirty or worn ferrules lose more"}),
+        *edges_into("P_rx", {"P_tx": "what is launched", "total_loss": "minus what the link loses"}),
+        *edges_into("spread_ps", {
+            "D_disp": "colours travel at different speeds",
+            "L_fibre": "the lag grows with distance",
+            "linewidth_nm": "a broad laser holds more colours"}),
+        *edges_into("penalty_db", {"spread_ps": "spread pulses smear into their neighbours",
+                                   "bit_rate": "short bit slots tolerate less smearing"}),
+        *edges_into("margin_db", {
+            "P_rx": "more light at the receiver",
+            "penalty_db": "the eye closure eats margin",
+            "sensitivity": "a sensitive receiver needs less light"}),
+        *edges_into("power_reading", {"P_rx": "the meter sees the received light",
+                                      "tap_ratio_db": "through the tap's attenuation",
+                                      "meter_offset": "plus its calibration error"}),
+        *edges_into("eye_opening_pct", {
+            "scope_gain": "the scope scales the trace",
+            "penalty_db": "dispersion closes the eye",
+            "margin_db": "near sensitivity, noise fills the eye"}),
+    ],
+}
+"""A fibre link test bench (19 variables)."""
+
+
+GRATING_SPECTROMETER: ScenarioSpec = {
+    "name": "grating_spectrometer",
+    "domain": "optics",
+    "description": "Czerny-Turner spectrometer configurations measuring an emission line; one row is one grating, "
+    "slit and camera setting with the fitted line width, dispersion calibration and peak counts.",
+    "constants": {"deg": {"value": 0.017453292519943295, "unit": "rad/deg", "definition": "radians per degree"}},
+    "variables": [
+        root("grooves", "1/mm", "grating groove density", [150, 2400], uniform(300, 1200), "swap the grating"),
+        root("lambda_nm", "nm", "wavelength of the emission line", [350, 900], uniform(400, 800), "observe another line"),
+        root("alpha_deg", "deg", "angle of incidence on the grating", [0, 40], uniform(5, 30), "rotate the turret"),
+        root("f_mm", "mm", "focal length of the camera mirror", [50, 800], uniform(100, 500), "change the spectrometer"),
+        root("slit_um", "um", "entrance slit width", [5, 500], uniform(10, 60), "set the slit"),
+        root("W_grating", "mm", "illuminated grating width", [10, 100], uniform(20, 60), "change the aperture stop"),
+        root("pixel_um", "um", "detector pixel pitch", [3, 30], uniform(5, 25), "fit another camera"),
+        root("source_counts", "counts/s/um", "source brightness at the slit", [100, 100000], uniform(1000, 50000)),
+        root("blur_um", "um", "defocus blur of the camera", [0, 100], uniform(2, 60), "refocus the camera",
+             role="instrument"),
+        formula("sin_beta", "1", "sine of the diffraction angle (first order)", [-1, 1],
+                "lambda_nm * grooves * 1e-6 - sin(alpha_deg * deg)", "grating equation m lambda = d (sin a + sin b)"),
+        formula("recip_disp", "nm/mm", "reciprocal linear dispersion", [0, 100],
+                "1e6 * sqrt(1 - sin_beta ** 2) / (grooves * f_mm)", "d lambda / dx = d cos b / (m f)"),
+        formula("bandpass_nm", "nm", "slit-limited bandpass", [0, 50], "slit_um * recip_disp / 1000", "bandpass = w x dispersion"),
+        formula("R_power", "1", "theoretical resolving power", [0, 300000], "grooves * W_grating", "R = m N"),
+        formula("dl_diffraction", "nm", "diffraction-limited resolution", [0, 1], "lambda_nm / R_power", "d lambda = lambda / R"),
+        formula("pixel_bw", "nm", "bandwidth of one pixel", [0, 5], "pixel_um * recip_disp / 1000", "pixel bandwidth"),
+        formula("resolution_nm", "nm", "instrumental line width", [0, 50],
+                "sqrt(bandpass_nm ** 2 + (2 * pixel_bw) ** 2 + dl_diffraction ** 2)",
+                "quadrature sum of slit, sampling (two pixels) and diffraction widths"),
+        readout("fwhm_nm", "nm", "fitted FWHM of the line", [0, 60],
+                "sqrt(resolution_nm ** 2 + (blur_um * recip_disp / 1000) ** 2)", mul(0.08)),
+        readout("disp_cal", "nm/mm", "dispersion from a two-line calibration", [0, 110], "recip_disp", mul(0.1)),
+        readout("peak_counts", "counts/s", "peak counts of the line", [0, 1e8],
+                "source_counts * slit_um * pixel_bw / (resolution_nm + 1e-9) * 0.3", mul(0.12)),
+    ],
+    "edges": [
+        *edges_into("sin_beta", {"lambda_nm": "longer waves diffract further", "grooves": "dense rulings diffract further",
+                                 "alpha_deg": "the incidence angle shifts the diffracted beam"}),
+        *edges_into("recip_disp", {"sin_beta": "the obliquity of the diffracted beam", "grooves": "dense rulings spread colours",
+                                   "f_mm": "a long camera spreads them further"}),
+        *edges_into("bandpass_nm", {"slit_um": "a wide slit images broad", "recip_disp": "in wavelength units"}),
+        *edges_into("R_power", {"grooves": "more grooves per mm", "W_grating": "over a wider illuminated width"}),
+        *edges_into("dl_diffraction", {"lambda_nm": "resolution scales with wavelength", "R_power": "divided by the resolving power"}),
+        *edges_into("pixel_bw", {"pixel_um": "large pixels span more wavelength", "recip_disp": "per mm of focal plane"}),
+        *edges_into("resolution_nm", {"bandpass_nm": "the slit image", "pixel_bw": "the sampling",
+                                      "dl_diffraction": "and the grating's limit add in quadrature"}),
+        *edges_into("fwhm_nm", {"resolution_nm": "the instrument width", "blur_um": "broadened by defocus",
+                                "recip_disp": "blur converts to wavelength by the dispersion"}),
+        *edges_into("disp_cal", {"recip_disp": "the calibration lines sample the dispersion"}),
+        *edges_into("peak_counts", {"source_counts": "a bright line", "slit_um": "through a wide slit",
+                                    "pixel_bw": "collected per pixel",
+                                    "resolution_nm": "spread over the line profile"}),
+    ],
+}
+"""A grating spectrometer configuration study (19 variables)."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 from causal_gym.envs.arena.scenarios.formula.constants import R_GAS
 
-__all__ = ['GAS_CYLINDER', 'WALL_HEAT_LOSS']
+__all__ = ['GAS_CYLINDER', 'WALL_HEAT_LOSS', 'COUNTERFLOW_EXCHANGER']
 
 
 GAS_CYLINDER: ScenarioSpec = {
@@ -150,3 +151,77 @@ WALL_HEAT_LOSS: ScenarioSpec = {
         *edges_into("T_si_reading", {"T_si": "the thermocouple is taped to the interior surface"}),
     ],
 }
+
+
+COUNTERFLOW_EXCHANGER: ScenarioSpec = {
+    "name": "counterflow_exchanger",
+    "domain": "thermodynamics",
+    "description": "Counterflow water-to-water heat exchangers on a district-heating test loop; one row is one "
+    "exchanger and flow setting with its outlet thermocouples, flowmeter, heat meter and pressure readings.",
+    "constants": {"cp_w": {"value": 4.18, "unit": "kJ/(kg K)", "definition": "specific heat of water"}},
+    "variables": [
+        root("m_hot", "kg/s", "hot-side mass flow", [0.1, 3], uniform(0.2, 2), "throttle the hot pump"),
+        root("m_cold", "kg/s", "cold-side mass flow", [0.1, 3], uniform(0.2, 2), "throttle the cold pump"),
+        root("T_hot_in", "degC", "hot inlet temperature", [50, 100], uniform(60, 95), "set the boiler"),
+        root("T_cold_in", "degC", "cold inlet temperature", [2, 30], uniform(5, 25)),
+        root("U_coef", "W/(m^2 K)", "overall heat-transfer coefficient", [200, 2500], uniform(300, 1500),
+             "clean the plates"),
+        root("A_area", "m^2", "heat-transfer area", [0.5, 15], uniform(1, 10), "add plates"),
+        root("tc_hot_offset", "K", "offset of the hot-outlet thermocouple", [-3, 3], around(0.0, 0.5),
+             "recalibrate the thermocouple", role="instrument"),
+        root("flow_gain", "1", "calibration factor of the cold-side flowmeter", [0.9, 1.1], uniform(0.95, 1.05),
+             "recalibrate the flowmeter", role="instrument"),
+        formula("C_min", "kW/K", "smaller heat-capacity rate", [0, 15], "min(m_hot, m_cold) * cp_w",
+                "C_min = min(m cp)"),
+        formula("C_max", "kW/K", "larger heat-capacity rate", [0, 15], "max(m_hot, m_cold) * cp_w",
+                "C_max = max(m cp)"),
+        formula("NTU", "1", "number of transfer units", [0, 200], "U_coef * A_area / 1000 / C_min",
+                "NTU = U A / C_min"),
+        formula("Cr", "1", "capacity-rate ratio", [0, 1], "C_min / C_max", "Cr = C_min / C_max"),
+        formula("effectiveness", "1", "exchanger effectiveness", [0, 1],
+                "(1 - exp(-NTU * (1 - Cr))) / (1 - Cr * exp(-NTU * (1 - Cr)) + 1e-12)",
+                "counterflow e-NTU relation"),
+        formula("Q_kW", "kW", "heat duty", [0, 1500], "effectiveness * C_min * (T_hot_in - T_cold_in)",
+                "Q = e C_min (T_h,in - T_c,in)"),
+        formula("T_hot_out", "degC", "hot outlet temperature", [2, 100], "T_hot_in - Q_kW / (m_hot * cp_w)",
+                "hot-side energy balance"),
+        formula("T_cold_out", "degC", "cold outlet temperature", [2, 100], "T_cold_in + Q_kW / (m_cold * cp_w)",
+                "cold-side energy balance"),
+        formula("dp_kPa", "kPa", "hot-side pressure drop", [0, 500], "6 * m_hot ** 1.8 * A_area",
+                "turbulent friction dp ~ m^1.8 over a path growing with the area"),
+        readout("tc_hot_out", "degC", "hot-outlet thermocouple reading", [-5, 105], "T_hot_out + tc_hot_offset",
+                add(3.0)),
+        readout("tc_cold_out", "degC", "cold-outlet thermocouple reading", [-5, 105], "T_cold_out", add(3.0)),
+        readout("flow_reading", "kg/s", "cold-side flowmeter reading", [0, 3.5], "flow_gain * m_cold", add(0.1)),
+        readout("heat_meter", "kW", "district-heating heat meter on the cold side", [-20, 1600],
+                "flow_gain * Q_kW", mul(0.12)),
+        readout("dp_reading", "kPa", "differential-pressure transmitter", [-5, 520], "dp_kPa", mul(0.2)),
+    ],
+    "edges": [
+        *edges_into("C_min", {"m_hot": "the hot stream may be the smaller", "m_cold": "or the cold one"}),
+        *edges_into("C_max", {"m_hot": "the hot stream may be the larger", "m_cold": "or the cold one"}),
+        *edges_into("NTU", {"U_coef": "better transfer per area", "A_area": "more area",
+                            "C_min": "a small stream is heated or cooled more per kW"}),
+        *edges_into("Cr", {"C_min": "the smaller rate", "C_max": "over the larger"}),
+        *edges_into("effectiveness", {"NTU": "a thermally larger exchanger gets closer to the limit",
+                                      "Cr": "balanced streams are harder to bring to the limit"}),
+        *edges_into("Q_kW", {
+            "effectiveness": "share of the maximum duty reached",
+            "C_min": "the maximum is set by the smaller stream",
+            "T_hot_in": "a hotter source",
+            "T_cold_in": "a colder sink"}),
+        *edges_into("T_hot_out", {"T_hot_in": "the hot stream starts here", "Q_kW": "and gives up the duty",
+                                  "m_hot": "a small flow cools a lot"}),
+        *edges_into("T_cold_out", {"T_cold_in": "the cold stream starts here", "Q_kW": "and takes up the duty",
+                                   "m_cold": "a small flow warms a lot"}),
+        *edges_into("dp_kPa", {"m_hot": "friction grows with flow", "A_area": "more plates, longer path"}),
+        *edges_into("tc_hot_out", {"T_hot_out": "the probe sits in the outlet", "tc_hot_offset": "plus its offset"}),
+        *edges_into("tc_cold_out", {"T_cold_out": "the probe sits in the cold outlet"}),
+        *edges_into("flow_reading", {"m_cold": "the meter measures the cold flow",
+                                     "flow_gain": "scaled by its calibration"}),
+        *edges_into("heat_meter", {"Q_kW": "the meter integrates flow times temperature rise",
+                                   "flow_gain": "its flow sensor shares the calibration error"}),
+        *edges_into("dp_reading", {"dp_kPa": "the transmitter spans the hot side"}),
+    ],
+}
+"""A counterflow heat exchanger test loop (22 variables)."""
