@@ -5,9 +5,9 @@ each next to the paper's numbers.
 Usage
 -----
     causal-gym reproduce arena --quick      # 1 config per graph family at d=10, obs and obs+int, 1 replicate;
-                                            # the 20 formula + semantic scenarios, obs, 1 replicate
+                                            # the 60 formula + semantic scenarios, obs, 1 replicate
     causal-gym reproduce arena              # the paper's grid: 1,000 configs x 5 replicates x 2 splits,
-                                            # 20 scenarios x 5 replicates x 2 splits
+                                            # 60 scenarios x 5 replicates x 2 splits
     causal-gym reproduce arena --quick --families chain,tree --methods pc,gies --n-obs 200 --n-int 50
 
 Methods (``--methods``, default :data:`METHODS`) run through
@@ -26,7 +26,8 @@ Our DAGMA is the linear arm of the paper's wrapper (see :mod:`causal_gym.discove
 
 Runtime. ``--quick`` (10 synthetic units x 2 splits + 20 grounded units, 7 methods: 280 rows, 220
 actual runs) took 52 minutes on a cold cache on the shared 2-core machine (load 4-7), and 2 s
-from the cache. NOTEARS is 80% of it: on the raw (unstandardised) formula scenarios it needs up
+from the cache; that was with the first release's 20 grounded cards, the library now has 60, which
+triples the grounded part of ``--quick``. NOTEARS is 80% of it: on the raw (unstandardised) formula scenarios it needs up
 to 572 s (mean 147 s); the other methods take 0.1-9 s per run at d <= 18. Single-run times
 measured on one Erdos-Renyi configuration with one BLAS thread (seconds):
 
@@ -416,7 +417,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict[str
     parser.add_argument("--n-obs", type=int, help="observational rows (default 1000 obs, 800 obs+int)")
     parser.add_argument("--n-int", type=int, help="interventional rows of obs+int (default 200)")
     parser.add_argument("--timeout", type=float, help="seconds per run (default: quick 600, full 3600)")
-    parser.add_argument("--scenarios", help="comma-separated grounded scenario names (default all 20)")
+    parser.add_argument("--scenarios", help="comma-separated grounded scenario names (default all 60)")
     parser.add_argument("--no-grounded", action="store_true", help="skip the formula and semantic scenarios")
     parser.add_argument("--grounded-splits", help="splits of the grounded units (default: quick obs, full obs,obs+int)")
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")

@@ -80,7 +80,7 @@ ARGUMENTS_DOC = """
     | Parameter            | Default  | Description |
     |----------------------|----------|-------------|
     | ``source``           | ``"synthetic"`` | ``"synthetic"``, ``"formula"``, ``"semantic"`` or ``"real"`` |
-    | ``d``                | None     | synthetic: dimension in {10, 20, 30, 50, 100} (None: 10); other sources: variable slots, instances with more variables are left out (None: the largest instance: formula 17, semantic 18, real 37) |
+    | ``d``                | None     | synthetic: dimension in {10, 20, 30, 50, 100} (None: 10); other sources: variable slots, instances with more variables are left out (None: the largest instance: formula 25, semantic 20, real 37) |
     | ``split``            | ``"obs"`` | ``"obs"`` or ``"obs+int"`` |
     | ``factors``          | None     | synthetic only: filter of the pool, keys of ``FACTOR_VOCABULARIES`` |
     | ``replicate``        | 0        | replicate index of the split (paper: 0..4) |
