@@ -20,7 +20,7 @@ from typing import Any
 
 from causal_gym.envs.arena.grounded import VariableSpec
 
-__all__ = ["uniform", "around", "add", "mul", "root", "process", "formula", "measured", "readout"]
+__all__ = ["uniform", "around", "add", "mul", "root", "process", "formula", "readout"]
 
 
 def uniform(low: float, high: float) -> dict[str, Any]:
@@ -66,12 +66,6 @@ def formula(name: str, unit: str, definition: str, bounds: Sequence[float], equa
             intervention: str | None = None) -> VariableSpec:
     """A named identity, exact given its parents."""
     return _variable(name, unit, definition, bounds, "formula", intervention, equation=equation, law=law)
-
-
-def measured(name: str, unit: str, definition: str, bounds: Sequence[float], equation: str,
-             noise: Mapping[str, Any], intervention: str | None = None) -> VariableSpec:
-    """An ``instrument`` measurement that later nodes use (a sensor value fed to a controller, ...)."""
-    return _variable(name, unit, definition, bounds, "instrument", intervention, equation=equation, noise=dict(noise))
 
 
 def readout(name: str, unit: str, definition: str, bounds: Sequence[float], equation: str,

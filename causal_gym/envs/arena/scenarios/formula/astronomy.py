@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
-from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
+from causal_gym.envs.arena.scenarios.authoring import add, formula, mul, readout, root, uniform
 from causal_gym.envs.arena.scenarios.formula.constants import PI, DEG
 
 __all__ = ['SATELLITE_ORBIT', 'TRANSITING_EXOPLANET']

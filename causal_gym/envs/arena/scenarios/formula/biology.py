@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
-from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
+from causal_gym.envs.arena.scenarios.authoring import add, formula, mul, readout, root, uniform
 
 __all__ = ['IV_BOLUS_PK', 'ENZYME_ASSAY', 'FISHERY_SCHAEFER', 'CHEMOSTAT_CULTURE']
 
