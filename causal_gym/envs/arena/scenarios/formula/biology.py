@@ -272,7 +272,8 @@ CHEMOSTAT_CULTURE: ScenarioSpec = {
     ],
     "edges": [
         *edges_into("mu_max", {"mu_ref": "the strain's growth potential", "T_broth": "warmth speeds metabolism"}),
-        *edges_into("S_res", {"K_s": "a low-affinity strain leaves more sugar", "D_rate": "fast dilution needs more sugar",
+        *edges_into("S_res", {"K_s": "a low-affinity strain leaves more sugar",
+                              "D_rate": "fast dilution needs more sugar",
                               "mu_max": "fast growers consume sugar down to low levels"}),
         *edges_into("X_bio", {"Y_xs": "cells made per gram of sugar", "S_feed": "sugar supplied",
                               "S_res": "minus sugar left over"}),
