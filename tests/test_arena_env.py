@@ -233,14 +233,18 @@ def test_grounded_instances_are_padded_and_named():
     env = CausalArenaEnv(source="semantic", describe_variables=True, **SMALL)
     obs, info = env.reset(seed=0, options={"instance": 2})
     card = list(SEMANTIC_SCENARIOS.values())[2]
-    assert obs["variables"].all() and {v["name"] for v in info["variables"]} == {v["name"] for v in card["variables"]}
+    k = len(card["variables"])
+    assert obs["variables"].tolist() == [1] * k + [0] * (env.arena.width - k)
+    assert {v["name"] for v in info["variables"][:k]} == {v["name"] for v in card["variables"]}
     env = CausalArenaEnv(source="formula", **SMALL)
-    index = next(i for i, u in enumerate(instance_list("formula", None, "obs")) if u.size < 17)
+    width = max(len(card["variables"]) for card in FORMULA_SCENARIOS.values())  # the default d: the largest card
+    assert env.arena.width == width
+    index = next(i for i, u in enumerate(instance_list("formula", None, "obs")) if u.size < width)
     obs, info = env.reset(seed=0, options={"instance": index})
     k = info["instance"]["n_variables"]
-    assert obs["variables"].tolist() == [1] * k + [0] * (17 - k) and not obs["data"][:, k:].any()
-    action = np.zeros((17, 17), dtype=np.int8)
-    action[0, 16] = 1  # an edge to a padding slot: a false positive
+    assert obs["variables"].tolist() == [1] * k + [0] * (width - k) and not obs["data"][:, k:].any()
+    action = np.zeros((width, width), dtype=np.int8)
+    action[0, width - 1] = 1  # an edge to a padding slot: a false positive
     _, reward, _, _, final = env.step(action)
     truth = final["true_adjacency"]
     assert not truth[k:].any() and not truth[:, k:].any()
@@ -541,3 +545,52 @@ def test_method_agent_under_the_runner_matches_direct_discovery_on_z_scored_colu
         assert terminated and line["reward"] == pytest.approx(reward)
         assert line["usage"]["method"] == method and line["usage"]["standardized"] is True
         assert 0 <= line["usage"]["method_cpu_seconds"] and 0 <= line["usage"]["method_seconds"] <= line["wall_time"]
+
+
+def _texts_of(value) -> str:
+    """Every string inside an observation or info, joined (what an agent can read)."""
+    if isinstance(value, dict):
+        return " ".join(_texts_of(k) + " " + _texts_of(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return " ".join(_texts_of(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+def _play_tools(env: CausalArenaToolEnv, instance: int) -> tuple[str, dict]:
+    """Reset and call every text tool once; all the text the agent saw before the end, and the final info."""
+    obs, info = env.reset(seed=0, options={"instance": instance})
+    seen = [_texts_of(obs), _texts_of(info)]
+    for name, arguments in (("summarize", {}), ("fit_parents", {"x": "X0", "cond": ["X1", "X2"]}),
+                            ("probe_direction", {"x": "X0", "y": "X1"}), ("run_algorithm", {"algorithm": "E"}),
+                            ("ci_test", {"x": "X0", "y": "X1", "test": "fisherz"})):
+        obs, _, _, _, info = env.step(act(env, name, **arguments))
+        seen += [_texts_of(obs), _texts_of(info)]
+    *_, final = env.step(act(env, "submit"))
+    return " ".join(seen), final
+
+
+def test_numeric_view_shows_no_card_text_and_semantic_view_shows_no_edges():
+    """The default (paper) view names nothing of the card (under a seal, which also hides the instance
+    unit); the semantic view adds names, units and definitions and still no edge, rationale, equation,
+    law or role (the card is the independent reference)."""
+    index = 1
+    card = list(SEMANTIC_SCENARIOS.values())[index]
+    sealed = CausalArenaToolEnv(source="semantic", menu=FAST_MENU, seal="view-test-secret", **SMALL)
+    numeric, final = _play_tools(sealed, index)
+    assert final["view"] == "numeric" and final["unit"] == f"semantic/{card['name']}"
+    words = {v["name"] for v in card["variables"]} | {v["definition"] for v in card["variables"]}
+    assert not [word for word in words if word in numeric]
+    assert card["name"] not in numeric and card["description"] not in numeric
+
+    semantic, final = _play_tools(CausalArenaToolEnv(source="semantic", describe_variables=True, menu=FAST_MENU,
+                                                     **SMALL), index)
+    assert final["view"] == "semantic"
+    for variable in card["variables"]:
+        assert f"{variable['name']} [{variable['unit']}] {variable['definition']}" in semantic
+    hidden = [e["rationale"] for e in card["edges"]]
+    hidden += [v[key] for v in card["variables"] for key in ("equation", "law", "intervention") if v.get(key)]
+    assert not [text for text in hidden if text in semantic]
+    assert not any(f" {role}" in semantic for role in ("readout", "formula", "instrument"))
+    # the start message maps slots to names; no pair of named variables appears as an edge text
+    names = [v["name"] for v in card["variables"]]
+    assert not [(a, b) for a in names for b in names if f"{a} -> {b}" in semantic or f"{a}->{b}" in semantic]

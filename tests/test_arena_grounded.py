@@ -17,6 +17,7 @@ import json
 import math
 import subprocess
 import sys
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causal_gym.envs.arena import real
+from causal_gym.envs.arena.diversity import audit_library
 from causal_gym.envs.arena.expressions import expression_params, parse_expression
 from causal_gym.envs.arena.grounded import ROLES, check_sample, compile_scenario, edges_into
 from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
@@ -194,14 +196,68 @@ def test_exact_node_refuses_noise_and_bad_formulas_fail_at_construction() -> Non
 # ---------------------------------------------------------------------------------------------
 
 
+PAPER_SEMANTIC_DOMAINS = (
+    "cybersecurity and IT operations", "education", "finance and credit", "government services",
+    "healthcare delivery", "housing and real estate", "manufacturing", "public health", "urban transportation",
+    "water and sanitation",
+)
+"""The paper's ten operational domains (§4.2)."""
+
+
 def test_scenario_pools_cover_the_required_breadth() -> None:
-    assert len(FORMULA_SCENARIOS) >= 12
-    assert len({s["domain"] for s in FORMULA_SCENARIOS.values()}) >= 6
-    assert len(SEMANTIC_SCENARIOS) >= 6
-    assert len({s["domain"] for s in SEMANTIC_SCENARIOS.values()}) >= 4
-    assert all(8 <= len(s["variables"]) <= 20 for s in FORMULA_SCENARIOS.values())
-    assert all(12 <= len(s["variables"]) <= 20 for s in SEMANTIC_SCENARIOS.values())
+    assert len(FORMULA_SCENARIOS) >= 30 and len({s["domain"] for s in FORMULA_SCENARIOS.values()}) >= 10
+    assert all(12 <= len(s["variables"]) <= 25 for s in FORMULA_SCENARIOS.values())
+    assert all(16 <= len(s["variables"]) <= 25 for s in list(FORMULA_SCENARIOS.values())[14:])  # the second release
+    semantic_domains = Counter(s["domain"] for s in SEMANTIC_SCENARIOS.values())
+    assert len(SEMANTIC_SCENARIOS) >= 30 and set(PAPER_SEMANTIC_DOMAINS) <= set(semantic_domains)
+    assert all(16 <= len(s["variables"]) <= 25 for s in SEMANTIC_SCENARIOS.values())
     assert not set(FORMULA_SCENARIOS) & set(SEMANTIC_SCENARIOS)
+
+
+def test_first_release_cards_keep_their_instance_indices() -> None:
+    """Old instance indices still mean the same scenario: the first release leads each list, in order."""
+    assert list(SEMANTIC_SCENARIOS)[:6] == [
+        "injection_molding_line", "emergency_department", "online_shop_funnel", "distribution_feeder",
+        "irrigated_maize", "fulfilment_centre"]
+    assert list(FORMULA_SCENARIOS)[:14] == [
+        "gas_cylinder", "wall_heat_loss", "heater_circuit", "iv_bolus_pk", "spring_projectile", "satellite_orbit",
+        "enzyme_assay", "arrhenius_cstr", "fishery_schaefer", "thin_lens_camera", "poiseuille_pipe",
+        "cobb_douglas_firm", "solar_pv", "barometric_station"]
+
+
+def test_library_passes_the_release_checks() -> None:
+    result = audit_library(ALL_SCENARIOS.values())
+    assert result.passed, [f.detail for f in result.failures]
+
+
+def _relabelled(card: dict, prefix: str) -> dict:
+    """``card`` with every variable renamed and every text rewritten: the same graph, nothing else shared."""
+    rename = {v["name"]: f"{prefix}{i}" for i, v in enumerate(card["variables"])}
+    return {"name": f"{prefix}card", "description": f"{prefix} description",
+            "variables": [{"name": rename[v["name"]], "definition": f"{prefix} definition {i}"}
+                          for i, v in enumerate(card["variables"])],
+            "edges": [{"source": rename[e["source"]], "target": rename[e["target"]], "rationale": f"{prefix} {k}"}
+                      for k, e in enumerate(card["edges"])]}
+
+
+def test_library_checks_catch_reskins_copies_and_reused_text() -> None:
+    """Each check fires on a hand-built offender and only there (each offence is built to hit one check)."""
+    base = ALL_SCENARIOS["emergency_department"]
+    other = ALL_SCENARIOS["gas_cylinder"]
+    reskin = _relabelled(base, "zz")
+    assert audit_library([base, reskin]).reasons == ("duplicate_topology",)
+    # the same variable names with a different graph: one scenario re-skinned as another
+    rewired = _relabelled(other, "yy")
+    rewired["variables"] = [dict(v, name=w["name"]) for v, w in zip(rewired["variables"], base["variables"])]
+    names = [v["name"] for v in rewired["variables"]]
+    rewired["edges"] = [{"source": names[k], "target": names[k + 1], "rationale": f"yy {k}"}
+                        for k in range(len(names) - 1)]
+    assert audit_library([base, rewired]).reasons == ("shared_variables",)
+    copied = copy.deepcopy(_relabelled(other, "xx"))
+    copied["edges"][0]["rationale"] = base["edges"][3]["rationale"].upper()  # case and spacing do not hide a copy
+    assert audit_library([base, copied]).reasons == ("repeated_text",)
+    renamed = dict(_relabelled(other, "ww"), name=base["name"].upper())
+    assert audit_library([base, renamed]).reasons == ("unique_name",)
 
 
 @pytest.mark.parametrize("name", sorted(ALL_SCENARIOS))
@@ -334,15 +390,18 @@ def _card() -> dict:
         "variables": [
             {"name": "V", "unit": "V", "definition": "voltage", "range": [0, 20], "role": "input",
              "intervention": "set the supply", "distribution": {"family": "uniform", "low": 1, "high": 9}},
-            {"name": "R", "unit": "ohm", "definition": "resistance", "range": [1, 100], "role": "input",
-             "intervention": None, "distribution": {"family": "gaussian", "center": 50, "scale": 0.1,
+            {"name": "R", "unit": "ohm", "definition": "resistance", "range": [1, 200], "role": "input",
+             "intervention": None, "distribution": {"family": "gaussian", "center": 50, "scale": 0.3,
                                                      "mode": "multiplicative"}},
-            {"name": "I", "unit": "A", "definition": "current", "range": [0, 1], "role": "formula",
+            {"name": "I", "unit": "A", "definition": "current", "range": [0, 2], "role": "formula",
              "intervention": None, "equation": "k * V / R", "law": "Ohm's law"},
-            {"name": "I_meter", "unit": "A", "definition": "ammeter", "range": [-1, 2], "role": "readout",
+            {"name": "I_meter", "unit": "A", "definition": "ammeter", "range": [-1, 3], "role": "readout",
              "intervention": None, "equation": "I", "noise": {"family": "student_t", "scale": 0.05, "df": 4.0}},
+            {"name": "P_el", "unit": "W", "definition": "dissipated power", "range": [0, 20], "role": "formula",
+             "intervention": None, "equation": "V * I", "law": "P = V I"},
         ],
-        "edges": [*edges_into("I", {"V": "drives", "R": "limits"}), *edges_into("I_meter", {"I": "measured"})],
+        "edges": [*edges_into("I", {"V": "drives", "R": "limits"}), *edges_into("I_meter", {"I": "measured"}),
+                  *edges_into("P_el", {"V": "voltage", "I": "current"})],
     }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
 from causal_gym.eval.runner import RunConfig, run
 from causal_gym.eval.store import RUN_FILE, RunStore
 
@@ -59,7 +60,7 @@ def test_a_malformed_line_is_refused_naming_the_line(tmp_path: Path, edit, messa
 @pytest.mark.parametrize(
     ("env_id", "size", "env_kwargs"),
     [("CausaLab-3node-v0", 50, {}), ("Heuresis-lg-v0", 32, {"d": 4, "n": 60}),
-     ("CausalArena-formula-v0", 14, {}), ("CausaLab-planner-3node-v0", 50, {})],
+     ("CausalArena-formula-v0", len(FORMULA_SCENARIOS), {}), ("CausaLab-planner-3node-v0", 50, {})],
 )
 def test_episodes_beyond_a_suite_are_refused_before_any_line(tmp_path: Path, env_id, size, env_kwargs) -> None:
     config = RunConfig((env_id,), "random", instances=range(size + 10), env_kwargs=env_kwargs)

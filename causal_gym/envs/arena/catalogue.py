@@ -12,9 +12,9 @@ source           instances, in order
 ===============  ===================================================================================
 ``synthetic``    the pool configurations (:mod:`.pool`) of dimension ``d`` (200 per ``d``: 10 graph
                  families x 20, family-major) that match ``factors``; protocol seed = pool index
-``formula``      the formula-grounded cards (:data:`~.scenarios.formula.FORMULA_SCENARIOS`, 14, in
+``formula``      the formula-grounded cards (:data:`~.scenarios.formula.FORMULA_SCENARIOS`, 30, in
                  that order) with at most ``d`` variables
-``semantic``     the semantic cards (:data:`~.scenarios.semantic.SEMANTIC_SCENARIOS`, 6)
+``semantic``     the semantic cards (:data:`~.scenarios.semantic.SEMANTIC_SCENARIOS`, 30, in that order)
 ``real``         ``obs`` split: the Sachs et al. (2005) flow-cytometry table (a real table with the
                  17-edge consensus graph, :func:`~.real.load_sachs`), then semi-synthetic SCMs on
                  the bnlearn structures :data:`REAL_NETWORKS` (:func:`~.real.semi_synthetic_scm`);

@@ -89,7 +89,8 @@ class CausalArenaEnv(gym.Env):
     :data:`causal_gym.envs.arena.scoring.METRICS`; all None for an invalid action),
     ``"status"`` (``"ok"`` or ``"invalid"``), ``"error"``, ``"submitted_graph"``,
     ``"oriented_graph"``, ``"orient_seed"``, ``"true_adjacency"``, ``"columns"`` (view slot ->
-    SCM variable), ``"factors"`` and ``"interventional_audit_details"``. Nothing derived from
+    SCM variable), ``"factors"``, ``"interventional_audit_details"`` and ``"view"``
+    (``"semantic"`` with ``describe_variables``, else ``"numeric"``). Nothing derived from
     the truth appears before that.
 
     ## Arguments
@@ -174,12 +175,12 @@ class CausalArenaEnv(gym.Env):
                                  + "); a causal graph answer must be acyclic")
         except (ValueError, TypeError) as err:
             info = {"status": "invalid", "error": str(err), "scores": dict.fromkeys(METRICS),
-                    "submitted_graph": None, **final_extras(self._view, None, self.arena.seal)}
+                    "submitted_graph": None, **final_extras(self._view, None, self.arena.seal, self.describe_variables)}
             return self._observation(), 0.0, True, False, info
         self._submitted = graph
         scores = score_submission(self._view, graph)
         info = {"status": "ok", "error": None, "scores": scores, "submitted_graph": graph.copy(),
-                **final_extras(self._view, graph, self.arena.seal)}
+                **final_extras(self._view, graph, self.arena.seal, self.describe_variables)}
         return self._observation(), float(scores["f1"]), True, False, info
 
     def task_description(self) -> str:

@@ -52,11 +52,19 @@ Compilation
 :func:`compile_scenario` checks the card (names, roles, every equation's free variables equal the
 node's parents from ``edges``, every constant used, acyclic graph, readouts are sinks, inputs are
 roots), builds the SCM with the ``"expression"`` mechanism for every node (roots included: an
-input is a constant centre plus its distribution's draw), and draws a reference sample to report
-what the paper's validators check: finite values, values inside the declared ranges, formula
-residuals ``X_j - f_j(pa_j)`` (exactly 0 on rows where ``j`` is not intervened), constant
-columns and near-copy pairs (``|corr| >= 0.99``, the release audit of Appendix A.2).
-:func:`check_sample` runs the same checks on any sample, honouring an intervention mask.
+input is a constant centre plus its distribution's draw), and reports what the paper's
+validators check (Appendix A.2-A.3):
+
+- on the card's graph: the synthetic family's graph audit (:func:`~.audits.audit_graph`: no
+  isolated variable, depth >= 2, at least ``ceil(0.8 d)`` edges) and *structural aliases*, formula
+  nodes computed from a single parent (a unit conversion or re-expression of that parent, not a
+  new variable);
+- on a reference draw (:func:`check_sample`, which takes any sample and honours an intervention
+  mask): finite values, values inside the declared ranges, formula residuals ``X_j - f_j(pa_j)``
+  (exactly 0 on rows where ``j`` is not intervened), constant columns, near-copy pairs
+  (``|Pearson| >= 0.99``, the release audit) and *rank aliases* (``|Spearman| >= 0.99``: one column
+  is, up to little noise, a monotone re-expression of the other, e.g. a logarithm or a reading with
+  tiny noise through a nonlinear gauge, which a Pearson check can miss).
 """
 
 from __future__ import annotations
@@ -66,16 +74,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
+from scipy.stats import rankdata
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_count, check_real
 from causal_gym.graphs import is_dag
 from causal_gym.scm import SCM, NodeSpec, get_noise
+from causal_gym.envs.arena.audits import audit_graph
 from causal_gym.envs.arena.expressions import FUNCTIONS, expression_params, parse_expression
 
 __all__ = [
     "ROLES",
     "NEAR_COPY_CORRELATION",
+    "ALIAS_RANK_CORRELATION",
     "ScenarioSpec",
     "VariableSpec",
     "EdgeSpec",
@@ -90,6 +101,10 @@ ROLES: tuple[str, ...] = ("input", "instrument", "process", "formula", "readout"
 
 NEAR_COPY_CORRELATION = 0.99
 """Pairs whose absolute Pearson correlation reaches this are reported as near copies (A.2 audit)."""
+
+ALIAS_RANK_CORRELATION = 0.99
+"""Pairs whose absolute Spearman correlation reaches this are reported as rank aliases (one is a
+monotone re-expression of the other up to little noise; the paper's review removes such aliases)."""
 
 _RANGE_TOLERANCE = 1e-9
 """Relative slack (of the range width) for range checks: a uniform input on exactly ``[a, b]``
@@ -377,7 +392,10 @@ def compile_scenario(spec: ScenarioSpec, *, reference_size: int = 2000, referenc
         in node order) and ``metadata``: the card's descriptive fields, ``roles``,
         ``intervenable`` (names with an intervention meaning), ``equations`` (formula nodes:
         law, expression, inputs, constants), ``edges`` with rationales, ``n_variables``,
-        ``n_edges`` and ``validation`` (the :func:`check_sample` report on the reference draw).
+        ``n_edges`` and ``validation``: the :func:`check_sample` report on the reference draw plus
+        ``graph_audit`` (failures of :func:`~.audits.audit_graph`) and ``structural_aliases``
+        (formula name -> its only parent), with ``problems`` listing every failed check (empty
+        when the card passes).
 
     Raises
     ------
@@ -399,13 +417,17 @@ def compile_scenario(spec: ScenarioSpec, *, reference_size: int = 2000, referenc
     ...          "distribution": {"family": "uniform", "low": 10, "high": 90}},
     ...         {"name": "I", "unit": "A", "definition": "current", "range": [0, 1],
     ...          "role": "formula", "intervention": None, "equation": "V / R", "law": "Ohm's law"},
+    ...         {"name": "P", "unit": "W", "definition": "power in the resistor", "range": [0, 10],
+    ...          "role": "formula", "intervention": None, "equation": "V * I", "law": "Joule's law"},
     ...     ],
     ...     "edges": [{"source": "V", "target": "I", "rationale": "voltage drives current"},
-    ...               {"source": "R", "target": "I", "rationale": "resistance limits current"}],
+    ...               {"source": "R", "target": "I", "rationale": "resistance limits current"},
+    ...               {"source": "V", "target": "P", "rationale": "power is voltage"},
+    ...               {"source": "I", "target": "P", "rationale": "times current"}],
     ... }
     >>> scm, names, meta = compile_scenario(card)
     >>> names, meta["validation"]["problems"]
-    (('V', 'R', 'I'), [])
+    (('V', 'R', 'I', 'P'), [])
     """
     where = f"scenario {spec.get('name')!r}" if isinstance(spec, Mapping) else "scenario"
     spec = _keys(spec, _SCENARIO_KEYS, {"constants"}, where)
@@ -447,9 +469,22 @@ def compile_scenario(spec: ScenarioSpec, *, reference_size: int = 2000, referenc
     }
     compiled = CompiledScenario(scm, names, metadata)
     size = check_count(reference_size, "reference_size", minimum=2)
+    structure = _structure_report(adjacency, names, equations)
     report = check_sample(compiled, scm.sample(size, rng=reference_seed))
-    metadata["validation"] = {"reference_size": size, "reference_seed": reference_seed, **report}
+    problems = structure.pop("problems") + report.pop("problems")
+    metadata["validation"] = {"reference_size": size, "reference_seed": reference_seed, **structure, **report,
+                              "problems": problems}
     return compiled
+
+
+def _structure_report(adjacency: np.ndarray, names: tuple[str, ...], equations: Mapping[str, Any]) -> dict[str, Any]:
+    """The card-level checks: the synthetic graph audit and formula nodes with a single parent."""
+    audit = audit_graph(adjacency)
+    aliases = {name: record["inputs"][0] for name, record in equations.items() if len(record["inputs"]) == 1}
+    problems = [f"graph audit {failure.check}: {failure.detail}" for failure in audit.failures]
+    problems += [f"structural alias: formula {name} is a function of {parent} alone" for name, parent in aliases.items()]
+    return {"graph_audit": [failure.to_dict() for failure in audit.failures], "structural_aliases": aliases,
+            "problems": problems}
 
 
 def check_sample(compiled: CompiledScenario, data: object, intervention_mask: object = None) -> dict[str, Any]:
@@ -472,7 +507,9 @@ def check_sample(compiled: CompiledScenario, data: object, intervention_mask: ob
         fraction of rows outside the range, observed min and max, declared range),
         ``formula_residuals`` (name -> max ``|X_j - f_j(pa_j)|``), ``constant`` (names with one
         value), ``near_copies`` (``[a, b, corr]`` with ``|corr| >= NEAR_COPY_CORRELATION``),
-        and ``problems``, one line per failed check (empty when the sample passes).
+        ``rank_aliases`` (``[a, b, rho]`` with Spearman ``|rho| >= ALIAS_RANK_CORRELATION``, pairs
+        not already near copies), and ``problems``, one line per failed check (empty when the
+        sample passes).
     """
     scm, names, metadata = compiled
     X = np.asarray(data, dtype=float)
@@ -513,17 +550,26 @@ def check_sample(compiled: CompiledScenario, data: object, intervention_mask: ob
     finite = np.all(np.isfinite(clean), axis=0)
     spread = np.ptp(np.where(np.isfinite(clean), clean, 0.0), axis=0) if clean.shape[0] else np.zeros(len(names))
     report["constant"] = [names[j] for j in range(len(names)) if finite[j] and clean.shape[0] and spread[j] == 0]
-    report["near_copies"] = _near_copies(clean, names, finite & (spread > 0))
+    usable = finite & (spread > 0)
+    report["near_copies"] = _correlated_pairs(clean, names, usable, NEAR_COPY_CORRELATION)
+    copies = {(a, b) for a, b, _ in report["near_copies"]}
+    ranks = rankdata(clean, axis=0) if clean.shape[0] else clean
+    report["rank_aliases"] = [
+        pair for pair in _correlated_pairs(ranks, names, usable, ALIAS_RANK_CORRELATION) if tuple(pair[:2]) not in copies
+    ]
     report["problems"] = _problems(report)
     return report
 
 
-def _near_copies(clean: np.ndarray, names: tuple[str, ...], usable: np.ndarray) -> list[list[Any]]:
+def _correlated_pairs(
+    clean: np.ndarray, names: tuple[str, ...], usable: np.ndarray, threshold: float
+) -> list[list[Any]]:
+    """``[a, b, corr]`` for the usable column pairs whose absolute Pearson correlation reaches ``threshold``."""
     columns = np.flatnonzero(usable)
     if clean.shape[0] < 3 or columns.size < 2:
         return []
     corr = np.corrcoef(clean[:, columns], rowvar=False)
-    a, b = np.nonzero(np.triu(np.abs(corr) >= NEAR_COPY_CORRELATION, k=1))
+    a, b = np.nonzero(np.triu(np.abs(corr) >= threshold, k=1))
     return [[names[columns[i]], names[columns[k]], float(corr[i, k])] for i, k in zip(a, b)]
 
 
@@ -536,4 +582,5 @@ def _problems(report: Mapping[str, Any]) -> list[str]:
     problems += [f"formula {name}: residual {r:.3g}" for name, r in report["formula_residuals"].items() if r != 0.0]
     problems += [f"constant column {name}" for name in report["constant"]]
     problems += [f"near copies {a} ~ {b} (corr {c:+.4f})" for a, b, c in report["near_copies"]]
+    problems += [f"rank aliases {a} ~ {b} (Spearman {c:+.4f})" for a, b, c in report["rank_aliases"]]
     return problems

@@ -80,12 +80,12 @@ ARGUMENTS_DOC = """
     | Parameter            | Default  | Description |
     |----------------------|----------|-------------|
     | ``source``           | ``"synthetic"`` | ``"synthetic"``, ``"formula"``, ``"semantic"`` or ``"real"`` |
-    | ``d``                | None     | synthetic: dimension in {10, 20, 30, 50, 100} (None: 10); other sources: variable slots, instances with more variables are left out (None: the largest instance: formula 17, semantic 18, real 37) |
+    | ``d``                | None     | synthetic: dimension in {10, 20, 30, 50, 100} (None: 10); other sources: variable slots, instances with more variables are left out (None: the largest instance: formula 25, semantic 20, real 37) |
     | ``split``            | ``"obs"`` | ``"obs"`` or ``"obs+int"`` |
     | ``factors``          | None     | synthetic only: filter of the pool, keys of ``FACTOR_VOCABULARIES`` |
     | ``replicate``        | 0        | replicate index of the split (paper: 0..4) |
     | ``n_obs``, ``n_int`` | None     | rows (None: 1000 / 0 for obs, 800 / 200 for obs+int) |
-    | ``describe_variables`` | False  | put names, units and definitions of the variables in the reset info |
+    | ``describe_variables`` | False  | the semantic view: names, units and definitions of the variables in the reset info (tools mode: also in the start message); the final info's ``view`` says ``"semantic"`` or ``"numeric"`` |
     | ``render_mode``      | None     | ``"ansi"`` or ``"rgb_array"`` |
     | ``seal``             | None     | a :class:`~causal_gym.seal.Seal` (or its secret) keying the SCM seeds, protocol seeds and column orders; None reads ``CAUSAL_GYM_SEAL`` (unset: open); under a seal the reset info has an opaque ``"id"`` instead of the index and unit. Grounded and real structures are public (cards, bnlearn): a seal re-randomises their sampling, not their graphs |
 """
@@ -261,10 +261,13 @@ def _audit_summary(audit: AuditResult | None) -> dict[str, Any] | None:
     return {"passed": audit.passed, "n_failures": len(audit.failures), "checks": dict(counts)}
 
 
-def final_extras(view: ArenaView, submitted: np.ndarray | None, seal: Seal | None) -> dict[str, Any]:
-    """Truth-derived entries of the final info (``oriented_graph`` None without a valid submission)."""
+def final_extras(view: ArenaView, submitted: np.ndarray | None, seal: Seal | None, described: bool) -> dict[str, Any]:
+    """Truth-derived entries of the final info (``oriented_graph`` None without a valid submission) and
+    the view played: ``"semantic"`` when the variables were described (``described``), else ``"numeric"``
+    (the paper's protocol), so results of the two views are never pooled by mistake."""
     audit = view.task.audit
     return {
+        "view": "semantic" if described else "numeric",
         "unit": view.task.instance.unit,
         "seal": None if seal is None else seal.fingerprint,
         "true_adjacency": view.truth.copy(),

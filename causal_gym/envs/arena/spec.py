@@ -27,8 +27,8 @@ checks the two agree)."""
 
 _TEXT = {
     "synthetic": "synthetic factor-grid SCMs (1,000-config pool; d=10 by default, kwargs d, factors, split obs/obs+int)",
-    "formula": "14 formula-grounded scientific scenarios (12-17 variables, padded to 17)",
-    "semantic": "6 semantic operational scenarios (18 named process variables)",
+    "formula": "30 formula-grounded scientific scenarios (12-25 variables, padded to 25)",
+    "semantic": "30 semantic operational scenarios (17-20 named process variables, padded to 20)",
     "real": "the Sachs table (obs only) and semi-synthetic SCMs on 5 bnlearn structures (8-37 variables, padded to 37)",
 }
 

@@ -153,8 +153,16 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
     row). The final info holds ``"scores"`` (every metric of
     :data:`causal_gym.envs.arena.scoring.METRICS`), the truth-based entries of
     :class:`~.env.CausalArenaEnv`'s final info (``true_adjacency``, ``oriented_graph``, ``orient_seed``,
-    ``columns``, ``factors``, ``interventional_audit_details``) and ``"algorithm_slots"`` (label ->
-    method).
+    ``columns``, ``factors``, ``interventional_audit_details``, ``view``) and ``"algorithm_slots"``
+    (label -> method).
+
+    ## Semantic view
+
+    By default the agent sees numbers only (``view="numeric"`` in the final info), the paper's
+    protocol. ``describe_variables=True`` (``view="semantic"``) adds each real variable's name,
+    unit and definition from the scenario card to the start message (and the reset info), so a
+    researcher can measure what semantic priors add; the card's edges, rationales, equations and
+    roles are never shown.
 
     ## Arguments
     {arguments}    | ``budgets``          | None     | overrides of :data:`DEFAULT_TOOL_BUDGETS` (turns, tests, algorithm_calls, wall_time) |
@@ -277,7 +285,8 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         """Play one tool call (as :meth:`WorkingGraphEnv.step`); the final info adds the truth-based entries."""
         observation, reward, terminated, truncated, info = super().step(action)
         if terminated or truncated:
-            info.update(final_extras(self._view, np.asarray(info["completed_graph"], dtype=np.int8), self.arena.seal))
+            info.update(final_extras(self._view, np.asarray(info["completed_graph"], dtype=np.int8), self.arena.seal,
+                                     self.describe_variables))
             info["algorithm_slots"] = dict(self._slots)
         return observation, reward, terminated, truncated, info
 

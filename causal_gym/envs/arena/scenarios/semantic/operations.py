@@ -1,215 +1,10 @@
-"""Semantic operational scenario cards: named variables of running processes with edge rationales.
-
-Each card (format: :mod:`causal_gym.envs.arena.grounded`) describes one operational process --
-a production shift, an emergency-department shift, a day of an online shop -- whose variables
-are settings a manager can change (``input`` with an intervention meaning), exogenous
-conditions (``input`` without one), process steps with their own randomness (``process``),
-accounting identities (``formula``: Little's law, funnel identities, balances) and terminal
-measurements (``readout``). Process mechanisms are simple monotone expressions of the parents
-(saturating, exponential or power responses) with additive noise for signed quantities and
-multiplicative noise for positive ones; the noise family varies (Gaussian, Laplace, Student-t).
-Every edge carries the operational reason why changing the parent moves the child.
-"""
+"""Operations outside the paper's ten domains: e-commerce, power grid, agriculture, supply chain: semantic scenario cards (format: :mod:`causal_gym.envs.arena.grounded`)."""
 
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
 
-__all__ = ["SEMANTIC_SCENARIOS"]
-
-
-INJECTION_MOLDING: ScenarioSpec = {
-    "name": "injection_molding_line",
-    "domain": "manufacturing",
-    "description": "One production shift on a four-cavity injection-molding machine making housings from a "
-    "hygroscopic resin, with end-of-line inspection and customer complaints.",
-    "variables": [
-        {"name": "barrel_temp", "unit": "degC", "definition": "melt temperature setpoint", "range": [200, 260],
-         "role": "input", "intervention": "set the barrel heater zones",
-         "distribution": {"family": "uniform", "low": 210, "high": 250}},
-        {"name": "mold_temp", "unit": "degC", "definition": "mold coolant temperature", "range": [30, 90],
-         "role": "input", "intervention": "set the mold temperature controller",
-         "distribution": {"family": "uniform", "low": 40, "high": 80}},
-        {"name": "inj_pressure", "unit": "MPa", "definition": "injection and packing pressure", "range": [50, 130],
-         "role": "input", "intervention": "set the injection pressure",
-         "distribution": {"family": "uniform", "low": 60, "high": 120}},
-        {"name": "cooling_time", "unit": "s", "definition": "in-mold cooling time", "range": [5, 25],
-         "role": "input", "intervention": "program the cooling time",
-         "distribution": {"family": "uniform", "low": 8, "high": 20}},
-        {"name": "dryer_hours", "unit": "h", "definition": "resin drying time before the shift", "range": [0.5, 6],
-         "role": "input", "intervention": "dry the resin longer or shorter",
-         "distribution": {"family": "uniform", "low": 1, "high": 5}},
-        {"name": "ambient_humidity", "unit": "%", "definition": "relative humidity in the resin store",
-         "range": [20, 90], "role": "input", "intervention": None,
-         "distribution": {"family": "uniform", "low": 30, "high": 80}},
-        {"name": "inspector_experience", "unit": "yr", "definition": "experience of the shift's inspector",
-         "range": [0, 15], "role": "input", "intervention": "assign another inspector",
-         "distribution": {"family": "uniform", "low": 0.5, "high": 10}},
-        {"name": "resin_moisture", "unit": "%", "definition": "moisture content of the dried resin",
-         "range": [0, 0.6], "role": "process", "intervention": "use pre-dried resin of known moisture",
-         "equation": "0.01 + 0.006 * ambient_humidity * exp(-0.6 * dryer_hours)",
-         "noise": {"family": "gaussian", "scale": 0.15, "mode": "multiplicative"}},
-        {"name": "melt_viscosity", "unit": "Pa s", "definition": "apparent melt viscosity", "range": [100, 1000],
-         "role": "process", "intervention": None,
-         "equation": "400 * exp(-0.03 * (barrel_temp - 230)) * (1 - 1.5 * resin_moisture)",
-         "noise": {"family": "gaussian", "scale": 0.05, "mode": "multiplicative"}},
-        {"name": "short_shot_pct", "unit": "%", "definition": "share of parts not completely filled",
-         "range": [0, 60], "role": "process", "intervention": None,
-         "equation": "30 * sigmoid((20 + 0.1 * melt_viscosity - inj_pressure) / 10)",
-         "noise": {"family": "gaussian", "scale": 0.15, "mode": "multiplicative"}},
-        {"name": "flash_pct", "unit": "%", "definition": "share of parts with flash at the parting line",
-         "range": [0, 40], "role": "process", "intervention": None,
-         "equation": "20 * sigmoid((inj_pressure - 0.1 * melt_viscosity - 70) / 10)",
-         "noise": {"family": "gaussian", "scale": 0.15, "mode": "multiplicative"}},
-        {"name": "shrinkage_pct", "unit": "%", "definition": "linear shrinkage of the part", "range": [0.3, 2.2],
-         "role": "process", "intervention": None,
-         "equation": "1.2 + 0.01 * (mold_temp - 60) - 0.004 * (inj_pressure - 90) - 0.03 * (cooling_time - 14)",
-         "noise": {"family": "laplace", "scale": 0.05}},
-        {"name": "warp_pct", "unit": "%", "definition": "share of parts out of flatness tolerance", "range": [0, 30],
-         "role": "process", "intervention": None, "equation": "3 * exp(2 * (shrinkage_pct - 1.2))",
-         "noise": {"family": "gaussian", "scale": 0.2, "mode": "multiplicative"}},
-        {"name": "cycle_time", "unit": "s", "definition": "machine cycle time", "range": [8, 35], "role": "process",
-         "intervention": None, "equation": "cooling_time + 4 + 0.005 * melt_viscosity",
-         "noise": {"family": "gaussian", "scale": 0.3}},
-        {"name": "defect_pct", "unit": "%", "definition": "share of defective parts", "range": [0, 100],
-         "role": "formula", "intervention": None, "equation": "short_shot_pct + flash_pct + warp_pct",
-         "law": "defect modes are counted once each (sum of mode rates)"},
-        {"name": "good_parts_per_hour", "unit": "parts/h", "definition": "throughput of good parts",
-         "range": [0, 2000], "role": "formula", "intervention": None,
-         "equation": "4 * 3600 / cycle_time * (1 - defect_pct / 100)",
-         "law": "throughput = cavities x cycles per hour x yield"},
-        {"name": "rejects_pct", "unit": "%", "definition": "share of parts rejected at inspection",
-         "range": [0, 100], "role": "readout", "intervention": None,
-         "equation": "defect_pct * (1 - 0.4 * exp(-0.3 * inspector_experience))",
-         "noise": {"family": "gaussian", "scale": 0.05, "mode": "multiplicative"}},
-        {"name": "complaints_per_week", "unit": "1/wk", "definition": "customer complaints about escaped defects",
-         "range": [0, 200], "role": "readout", "intervention": None,
-         "equation": "2 * defect_pct * exp(-0.3 * inspector_experience)",
-         "noise": {"family": "gaussian", "scale": 0.3, "mode": "multiplicative"}},
-    ],
-    "edges": [
-        *edges_into("resin_moisture", {"ambient_humidity": "the resin absorbs water from humid storage air",
-                                       "dryer_hours": "drying removes absorbed water"}),
-        *edges_into("melt_viscosity", {"barrel_temp": "hotter melt flows more easily",
-                                       "resin_moisture": "water hydrolyses chains and thins the melt"}),
-        *edges_into("short_shot_pct", {"melt_viscosity": "a stiff melt freezes before the cavity fills",
-                                       "inj_pressure": "more pressure pushes the melt to the end of the cavity"}),
-        *edges_into("flash_pct", {"inj_pressure": "excess pressure forces melt into the parting line",
-                                  "melt_viscosity": "a thin melt escapes through small gaps"}),
-        *edges_into("shrinkage_pct", {
-            "mold_temp": "a hot mold lets the part crystallise and shrink more",
-            "inj_pressure": "packing pressure compensates shrinkage",
-            "cooling_time": "longer cooling sets the part dimensionally in the mold"}),
-        *edges_into("warp_pct", {"shrinkage_pct": "uneven shrinkage bends the part"}),
-        *edges_into("cycle_time", {"cooling_time": "cooling is the longest phase of the cycle",
-                                   "melt_viscosity": "a stiff melt takes longer to inject"}),
-        *edges_into("defect_pct", {"short_shot_pct": "short shots are defects",
-                                   "flash_pct": "flashed parts are defects",
-                                   "warp_pct": "warped parts are defects"}),
-        *edges_into("good_parts_per_hour", {"cycle_time": "faster cycles make more parts",
-                                            "defect_pct": "defective parts do not count"}),
-        *edges_into("rejects_pct", {"defect_pct": "inspection finds the defects",
-                                    "inspector_experience": "experienced inspectors miss fewer"}),
-        *edges_into("complaints_per_week", {"defect_pct": "defects escape to customers",
-                                            "inspector_experience": "fewer escapes with a sharp inspector"}),
-    ],
-}
-
-
-EMERGENCY_DEPARTMENT: ScenarioSpec = {
-    "name": "emergency_department",
-    "domain": "healthcare delivery",
-    "description": "One eight-hour shift of a hospital emergency department, from arrivals and staffing through "
-    "waits, boarding and crowding to patient experience.",
-    "variables": [
-        {"name": "arrivals_per_hr", "unit": "patients/h", "definition": "mean arrival rate over the shift",
-         "range": [3, 20], "role": "input", "intervention": None,
-         "distribution": {"family": "uniform", "low": 6, "high": 16}},
-        {"name": "pct_high_acuity", "unit": "%", "definition": "share of arrivals triaged ESI 1-2",
-         "range": [5, 45], "role": "input", "intervention": None,
-         "distribution": {"family": "uniform", "low": 10, "high": 35}},
-        {"name": "triage_nurses", "unit": "FTE", "definition": "nurses staffing triage", "range": [0.5, 5],
-         "role": "input", "intervention": "roster more or fewer triage nurses",
-         "distribution": {"family": "uniform", "low": 1, "high": 4}},
-        {"name": "physicians", "unit": "FTE", "definition": "emergency physicians on shift", "range": [1, 8],
-         "role": "input", "intervention": "roster more or fewer physicians",
-         "distribution": {"family": "uniform", "low": 2, "high": 6}},
-        {"name": "inpatient_beds_free", "unit": "beds", "definition": "free inpatient beds at shift start",
-         "range": [0, 30], "role": "input", "intervention": "open surge beds on the wards",
-         "distribution": {"family": "uniform", "low": 0, "high": 20}},
-        {"name": "fast_track_hours", "unit": "h", "definition": "hours the fast-track unit is open",
-         "range": [0, 8], "role": "input", "intervention": "open the fast track for longer",
-         "distribution": {"family": "uniform", "low": 0, "high": 8}},
-        {"name": "lab_turnaround_min", "unit": "min", "definition": "median laboratory turnaround",
-         "range": [20, 120], "role": "input", "intervention": "add a point-of-care analyser",
-         "distribution": {"family": "uniform", "low": 30, "high": 90}},
-        {"name": "triage_wait_min", "unit": "min", "definition": "median wait from arrival to triage",
-         "range": [0, 60], "role": "process", "intervention": None,
-         "equation": "3 * exp(0.8 * arrivals_per_hr / (6 * triage_nurses))",
-         "noise": {"family": "gaussian", "scale": 0.2, "mode": "multiplicative"}},
-        {"name": "physician_load", "unit": "patients/(physician h)", "definition": "arrivals per physician-hour "
-         "after fast-track diversion", "range": [0, 10], "role": "formula", "intervention": None,
-         "equation": "arrivals_per_hr * (1 - 0.04 * fast_track_hours) / physicians",
-         "law": "workload = arrivals not diverted to fast track / physicians"},
-        {"name": "door_to_doc_min", "unit": "min", "definition": "median arrival-to-physician time",
-         "range": [0, 250], "role": "process", "intervention": None,
-         "equation": "triage_wait_min + 8 * physician_load ** 1.3",
-         "noise": {"family": "gaussian", "scale": 0.15, "mode": "multiplicative"}},
-        {"name": "workup_min", "unit": "min", "definition": "median diagnostic work-up time", "range": [0, 450],
-         "role": "process", "intervention": None, "equation": "60 + lab_turnaround_min + 2 * pct_high_acuity",
-         "noise": {"family": "student_t", "scale": 15.0, "df": 5.0}},
-        {"name": "boarding_hr", "unit": "h", "definition": "median wait of admitted patients for a ward bed",
-         "range": [0, 30], "role": "process", "intervention": None,
-         "equation": "6 * exp(-0.15 * inpatient_beds_free) * pct_high_acuity / 20",
-         "noise": {"family": "gaussian", "scale": 0.3, "mode": "multiplicative"}},
-        {"name": "los_hr", "unit": "h", "definition": "mean length of stay in the department", "range": [1, 20],
-         "role": "formula", "intervention": None,
-         "equation": "(door_to_doc_min + workup_min) / 60 + boarding_hr * pct_high_acuity / 100",
-         "law": "length of stay = wait + work-up + boarding share of admitted patients"},
-        {"name": "occupancy", "unit": "patients", "definition": "mean number of patients in the department",
-         "range": [0, 250], "role": "formula", "intervention": None, "equation": "arrivals_per_hr * los_hr",
-         "law": "Little's law L = lambda W"},
-        {"name": "lwbs_pct", "unit": "%", "definition": "patients leaving without being seen", "range": [0, 40],
-         "role": "process", "intervention": None, "equation": "0.5 * exp(0.025 * door_to_doc_min)",
-         "noise": {"family": "gaussian", "scale": 0.2, "mode": "multiplicative"}},
-        {"name": "ambulances_diverted", "unit": "ambulances", "definition": "ambulances sent to other hospitals",
-         "range": [0, 25], "role": "process", "intervention": None, "equation": "6 * sigmoid((occupancy - 60) / 10)",
-         "noise": {"family": "gaussian", "scale": 0.2, "mode": "multiplicative"}},
-        {"name": "satisfaction", "unit": "points", "definition": "patient-experience survey score",
-         "range": [0, 110], "role": "readout", "intervention": None,
-         "equation": "90 - 0.2 * door_to_doc_min - 2 * los_hr", "noise": {"family": "gaussian", "scale": 4.0}},
-        {"name": "overtime_hr", "unit": "h", "definition": "staff overtime logged for the shift", "range": [0, 80],
-         "role": "readout", "intervention": None, "equation": "2 * physician_load + 0.1 * occupancy",
-         "noise": {"family": "gaussian", "scale": 0.2, "mode": "multiplicative"}},
-    ],
-    "edges": [
-        *edges_into("triage_wait_min", {"arrivals_per_hr": "more arrivals queue at the triage desk",
-                                        "triage_nurses": "more nurses triage in parallel"}),
-        *edges_into("physician_load", {
-            "arrivals_per_hr": "every arrival needs a physician unless diverted",
-            "fast_track_hours": "the fast track takes low-acuity patients away from the main floor",
-            "physicians": "work is shared among the physicians"}),
-        *edges_into("door_to_doc_min", {"triage_wait_min": "physician time starts after triage",
-                                        "physician_load": "busy physicians pick up new patients later"}),
-        *edges_into("workup_min", {"lab_turnaround_min": "decisions wait for lab results",
-                                   "pct_high_acuity": "sicker patients need more tests"}),
-        *edges_into("boarding_hr", {"inpatient_beds_free": "admitted patients wait until a ward bed frees up",
-                                    "pct_high_acuity": "more admissions compete for the beds"}),
-        *edges_into("los_hr", {
-            "door_to_doc_min": "waiting is part of the stay",
-            "workup_min": "work-up is part of the stay",
-            "boarding_hr": "admitted patients board in the department",
-            "pct_high_acuity": "the share admitted sets how much boarding counts"}),
-        *edges_into("occupancy", {"arrivals_per_hr": "more arrivals fill the department",
-                                  "los_hr": "longer stays keep patients in place"}),
-        *edges_into("lwbs_pct", {"door_to_doc_min": "patients give up after long waits"}),
-        *edges_into("ambulances_diverted", {"occupancy": "a full department goes on diversion"}),
-        *edges_into("satisfaction", {"door_to_doc_min": "waiting to be seen frustrates patients",
-                                     "los_hr": "long stays lower ratings"}),
-        *edges_into("overtime_hr", {"physician_load": "busy physicians finish charts late",
-                                    "occupancy": "a crowded department holds staff past shift end"}),
-    ],
-}
+__all__ = ['ONLINE_SHOP', 'DISTRIBUTION_FEEDER', 'IRRIGATED_MAIZE', 'FULFILMENT_CENTRE']
 
 
 ONLINE_SHOP: ScenarioSpec = {
@@ -308,8 +103,8 @@ ONLINE_SHOP: ScenarioSpec = {
 DISTRIBUTION_FEEDER: ScenarioSpec = {
     "name": "distribution_feeder",
     "domain": "power grid",
-    "description": "One afternoon hour on a 12.47 kV suburban distribution feeder with rooftop solar and electric "
-    "vehicle chargers, seen from the utility's control room.",
+    "description": "One afternoon hour on a 12.47 kV suburban distribution feeder with electric vehicle chargers "
+    "and rooftop solar (mostly in the new subdivision at the feeder's far end), seen from the utility's control room.",
     "constants": {
         "R_line": {"value": 0.5, "unit": "ohm", "definition": "per-phase feeder resistance"},
         "kV_nom": {"value": 12.47, "unit": "kV", "definition": "nominal line-to-line voltage"},
@@ -358,8 +153,11 @@ DISTRIBUTION_FEEDER: ScenarioSpec = {
          "law": "receiving voltage = sending voltage minus the drop"},
         {"name": "losses_kw", "unit": "kW", "definition": "resistive line losses", "range": [0, 300],
          "role": "formula", "intervention": None,
-         "equation": "3 * (net_load * 1000 / (sqrt(3) * kV_nom * tap_pu)) ** 2 * R_line / 1000",
-         "law": "Joule losses 3 I^2 R with the phase current I = P / (sqrt(3) V) at unity power factor"},
+         "equation": "(net_load ** 2 - net_load * pv_output + pv_output ** 2) / 3 / (kV_nom * tap_pu) ** 2"
+         " * R_line * (1 + 0.004 * (temperature - 20)) * 1000",
+         "law": "Joule losses: the integral of 3 I(x)^2 R along a line with demand spread evenly and the solar "
+         "concentrated at the far end, I = P / (sqrt(3) V) at unity power factor, R rising 0.4%/K with conductor "
+         "temperature"},
         {"name": "transformer_temp", "unit": "degC", "definition": "substation transformer hot-spot temperature",
          "range": [0, 150], "role": "process", "intervention": None,
          "equation": "temperature + 30 * (abs(net_load) / 6) ** 1.6", "noise": {"family": "gaussian", "scale": 2.0}},
@@ -388,6 +186,8 @@ DISTRIBUTION_FEEDER: ScenarioSpec = {
         *edges_into("end_voltage_pu", {"tap_pu": "the feeder starts at the tap voltage",
                                        "voltage_drop_pct": "and loses the drop along the way"}),
         *edges_into("losses_kw", {"net_load": "losses grow with the square of the power carried",
+                                  "pv_output": "solar injected at the far end reverses the flow on the last sections",
+                                  "temperature": "a warm conductor has a higher resistance",
                                   "tap_pu": "a higher voltage carries the power with less current"}),
         *edges_into("transformer_temp", {"temperature": "hot air cools the transformer less",
                                          "net_load": "loading heats the windings"}),
@@ -593,17 +393,3 @@ FULFILMENT_CENTRE: ScenarioSpec = {
             "batch_size": "heavier carts on batched tours"}),
     ],
 }
-
-
-SEMANTIC_SCENARIOS: dict[str, ScenarioSpec] = {
-    spec["name"]: spec
-    for spec in (
-        INJECTION_MOLDING,
-        EMERGENCY_DEPARTMENT,
-        ONLINE_SHOP,
-        DISTRIBUTION_FEEDER,
-        IRRIGATED_MAIZE,
-        FULFILMENT_CENTRE,
-    )
-}
-"""The semantic operational cards by name (6 scenarios over 6 operational domains)."""

@@ -1,0 +1,238 @@
+"""Housing and real estate: semantic scenario cards (format: :mod:`causal_gym.envs.arena.grounded`)."""
+
+from __future__ import annotations
+
+from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, formula, mul, process, readout, root, uniform
+
+__all__ = ["CITY_RENTAL_MARKET", "MORTGAGE_ORIGINATION", "APARTMENT_BLOCK_RETROFIT"]
+
+
+CITY_RENTAL_MARKET: ScenarioSpec = {
+    "name": "city_rental_market",
+    "domain": "housing and real estate",
+    "description": "One year of a city's rental housing market, from jobs, zoning and building costs "
+    "through completions and vacancy to rents, affordability and homelessness.",
+    "variables": [
+        root("job_growth_pct", "%/yr", "growth of local employment", [-3, 6], uniform(-2, 5)),
+        root("households_k", "thousand", "renting households at the start of the year", [20, 800],
+             uniform(50, 700)),
+        root("upzoned_pct", "%", "residential land zoned for apartments", [0, 60], uniform(5, 50),
+             "rezone land for apartments"),
+        root("build_cost_idx", "index", "construction cost index (2020 = 1)", [0.8, 2], uniform(0.9, 1.8)),
+        root("permit_months", "months", "median time to a building permit", [1, 36], uniform(2, 30),
+             "streamline permitting"),
+        root("voucher_k", "thousand", "households holding rent vouchers", [0, 80], uniform(0, 60),
+             "fund more rent vouchers"),
+        root("short_let_pct", "%", "homes listed as short-term holiday lets", [0, 15], uniform(0, 12),
+             "cap short-term lets"),
+        formula("new_households_k", "thousand", "extra renting households formed during the year", [-40, 80],
+                "households_k * job_growth_pct / 100 * 1.5", "household formation = renters x 1.5 x job growth"),
+        process("starts_k", "thousand", "apartment units started", [0, 40],
+                "households_k * 0.02 * (upzoned_pct / 25) ** 0.7 / build_cost_idx * exp(-permit_months / 24)",
+                mul(0.3)),
+        formula("withdrawn_k", "thousand", "homes withdrawn from residents to short lets", [0, 120],
+                "households_k * short_let_pct / 100", "withdrawn = stock x short-let share"),
+        formula("vacancy_pct", "%", "rental homes standing empty at year end", [-30, 30],
+                "4 + 100 * (0.6 * starts_k - new_households_k - withdrawn_k) / households_k",
+                "vacancy = last year's 4% + (completions - new households - withdrawals) / stock"),
+        process("rent_growth_pct", "%/yr", "change in median asking rent", [-10, 30],
+                "6 - 1.2 * vacancy_pct + 0.05 * 100 * voucher_k / households_k", add(1.5)),
+        process("median_rent", "$/month", "median asking rent for a two-bedroom apartment", [500, 6000],
+                "1500 * build_cost_idx ** 0.5 * (1 + rent_growth_pct / 100)", mul(0.08)),
+        process("rent_burden_pct", "%", "renters paying over 30% of income in rent", [0, 100],
+                "10 + 0.012 * median_rent - 0.3 * 100 * voucher_k / households_k", mul(0.15)),
+        process("evictions_k", "thousand", "eviction filings", [0, 80],
+                "households_k * 0.0004 * rent_burden_pct * exp(rent_growth_pct / 20)", mul(0.25)),
+        readout("homeless_count", "people", "people counted homeless in the point-in-time count", [0, 60000],
+                "150 * evictions_k + 4 * max(-vacancy_pct, 0) * households_k / 10", mul(0.25)),
+        readout("commute_min", "min", "mean commute of renters", [10, 90],
+                "25 + 0.006 * median_rent - 0.2 * upzoned_pct", add(3.0, "uniform")),
+    ],
+    "edges": [
+        *edges_into("new_households_k", {"households_k": "formation scales with the renter base",
+                                         "job_growth_pct": "new jobs bring new households"}),
+        *edges_into("starts_k", {
+            "households_k": "developers build where the market is large",
+            "upzoned_pct": "apartments can only go where zoning allows",
+            "build_cost_idx": "high costs kill marginal projects",
+            "permit_months": "long approvals raise holding costs"}),
+        *edges_into("withdrawn_k", {"households_k": "the stock that could be let to tourists",
+                                    "short_let_pct": "holiday lets leave the residential stock"}),
+        *edges_into("vacancy_pct", {
+            "starts_k": "new units complete and stand empty until let",
+            "new_households_k": "new households fill empty homes",
+            "withdrawn_k": "homes turned into holiday lets are no longer available",
+            "households_k": "changes are counted against the existing stock"}),
+        *edges_into("rent_growth_pct", {"vacancy_pct": "landlords raise rents in a tight market",
+                                        "voucher_k": "vouchers add paying demand",
+                                        "households_k": "vouchers matter relative to the market size"}),
+        *edges_into("median_rent", {"build_cost_idx": "rents must cover what buildings cost",
+                                    "rent_growth_pct": "this year's rise lifts the level"}),
+        *edges_into("rent_burden_pct", {
+            "median_rent": "higher rents take more of a pay packet",
+            "voucher_k": "vouchers cap the tenant's share",
+            "households_k": "voucher coverage is a share of renters"}),
+        *edges_into("evictions_k", {
+            "households_k": "filings scale with the number of tenancies",
+            "rent_burden_pct": "burdened tenants fall behind",
+            "rent_growth_pct": "steep increases push tenants into arrears"}),
+        *edges_into("homeless_count", {
+            "evictions_k": "evicted families end up on the street",
+            "vacancy_pct": "with no vacancies there is nowhere to go",
+            "households_k": "a shortage hits more people in a big market"}),
+        *edges_into("commute_min", {"median_rent": "high rents push renters farther out",
+                                    "upzoned_pct": "apartments near jobs shorten trips"}),
+    ],
+}
+"""A year of a city rental market (17 variables)."""
+
+
+MORTGAGE_ORIGINATION: ScenarioSpec = {
+    "name": "mortgage_origination",
+    "domain": "housing and real estate",
+    "description": "One month of a mortgage lender's origination pipeline, from market rates and house "
+    "prices through affordability rules and underwriting capacity to completions and early arrears.",
+    "variables": [
+        root("swap_rate_pct", "%", "five-year swap rate the lender funds at", [0, 7], uniform(0.5, 6)),
+        root("house_price_k", "k$", "median house price in the lender's market", [100, 900], uniform(150, 800)),
+        root("income_k", "k$/yr", "median gross household income of applicants", [30, 200], uniform(40, 160)),
+        root("max_ltv_pct", "%", "highest loan-to-value ratio the lender accepts", [60, 100], uniform(70, 95),
+             "change the maximum loan-to-value"),
+        root("stress_buffer_pct", "points", "rate buffer added in the affordability test", [0, 4], uniform(0, 3),
+             "change the affordability stress buffer"),
+        root("underwriters", "FTE", "mortgage underwriters", [5, 200], uniform(10, 150), "hire underwriters"),
+        root("broker_share_pct", "%", "applications arriving through brokers", [0, 90], uniform(10, 85),
+             "change broker commission"),
+        formula("loan_k", "k$", "loan requested at the maximum loan-to-value", [50, 900],
+                "house_price_k * max_ltv_pct / 100", "loan = price x loan-to-value"),
+        formula("payment_share_pct", "%", "stressed monthly payment over monthly income", [0, 200],
+                "100 * loan_k * (swap_rate_pct + 1.6 + stress_buffer_pct) / 100 / "
+                "(1 - (1 + (swap_rate_pct + 1.6 + stress_buffer_pct) / 1200) ** -300) / income_k",
+                "annuity payment over 25 years at the stressed rate / income"),
+        process("applications", "applications", "mortgage applications in the month", [0, 20000],
+                "8000 * exp(-0.25 * swap_rate_pct) * (house_price_k / 400) ** -0.5 * (0.7 + broker_share_pct / 100)",
+                mul(0.2)),
+        process("pass_affordability_pct", "%", "applications passing the affordability test", [0, 100],
+                "5 + 90 * sigmoid((40 - payment_share_pct) / 6)", add(2.5, "uniform")),
+        formula("files_per_underwriter", "files", "affordable applications per underwriter", [0, 2000],
+                "applications * pass_affordability_pct / 100 / underwriters",
+                "load = passing applications / underwriters"),
+        process("time_to_offer_days", "days", "median days from application to offer", [2, 400],
+                "7 + 0.15 * files_per_underwriter + 6 * broker_share_pct / 100", mul(0.2)),
+        process("fallthrough_pct", "%", "offers that lapse before completion", [0, 60],
+                "5 + 40 * (1 - exp(-time_to_offer_days / 60))", mul(0.2)),
+        formula("completions", "loans", "mortgages completed in the month", [0, 20000],
+                "applications * pass_affordability_pct / 100 * (1 - fallthrough_pct / 100)",
+                "completions = applications x pass rate x (1 - fall-through)"),
+        process("early_arrears_pct", "%", "new loans in arrears within 18 months", [0, 15],
+                "0.3 + 0.04 * payment_share_pct + 0.03 * (max_ltv_pct - 70)", mul(0.25)),
+        readout("lending_volume_m", "M$", "new lending completed", [0, 15000],
+                "completions * loan_k / 1000", mul(0.05)),
+        readout("broker_fees_k", "k$", "procuration fees paid to brokers", [0, 20000],
+                "completions * broker_share_pct / 100 * 0.004 * loan_k", mul(0.1)),
+    ],
+    "edges": [
+        *edges_into("loan_k", {"house_price_k": "dearer homes need bigger loans",
+                               "max_ltv_pct": "a higher loan-to-value lends more of the price"}),
+        *edges_into("payment_share_pct", {
+            "loan_k": "a bigger loan, a bigger payment",
+            "swap_rate_pct": "the funding rate sets the mortgage rate",
+            "stress_buffer_pct": "the buffer tests the payment at a higher rate",
+            "income_k": "the payment is judged against income"}),
+        *edges_into("applications", {
+            "swap_rate_pct": "cheap money brings buyers out",
+            "house_price_k": "high prices shut buyers out",
+            "broker_share_pct": "brokers bring extra applicants"}),
+        *edges_into("pass_affordability_pct", {"payment_share_pct": "stretched applicants fail the test"}),
+        *edges_into("files_per_underwriter", {
+            "applications": "cases that reach underwriting",
+            "pass_affordability_pct": "only passing cases are underwritten",
+            "underwriters": "cases are shared out"}),
+        *edges_into("time_to_offer_days", {"files_per_underwriter": "a full desk works through files slowly",
+                                           "broker_share_pct": "broker cases add a round of paperwork"}),
+        *edges_into("fallthrough_pct", {"time_to_offer_days": "slow offers lose buyers and chains"}),
+        *edges_into("completions", {
+            "applications": "applications in the pipeline",
+            "pass_affordability_pct": "affordable cases get offers",
+            "fallthrough_pct": "lapsed offers never complete"}),
+        *edges_into("early_arrears_pct", {"payment_share_pct": "tight budgets miss payments",
+                                          "max_ltv_pct": "thin equity goes with weaker borrowers"}),
+        *edges_into("lending_volume_m", {"completions": "count of loans", "loan_k": "their average size"}),
+        *edges_into("broker_fees_k", {
+            "completions": "fees are paid on completion",
+            "broker_share_pct": "only broker cases pay a fee",
+            "loan_k": "fees are a share of the loan"}),
+    ],
+}
+"""A month of mortgage origination (17 variables)."""
+
+
+APARTMENT_BLOCK_RETROFIT: ScenarioSpec = {
+    "name": "apartment_block_retrofit",
+    "domain": "housing and real estate",
+    "description": "One winter of a social-housing apartment block after an energy retrofit, from insulation, "
+    "heat pumps and ventilation through indoor conditions to bills, mould reports and rent arrears.",
+    "variables": [
+        root("heating_degree_days", "K day", "heating degree days of the winter", [800, 4000], uniform(1200, 3500)),
+        root("flats", "flats", "flats in the block", [20, 300], uniform(30, 250)),
+        root("bare_wall_u", "W/(m^2 K)", "U-value of the uninsulated solid wall", [0.6, 2.5], uniform(0.8, 2.4)),
+        root("insulation_mm", "mm", "external wall insulation thickness", [0, 250], uniform(0, 120),
+             "add external wall insulation"),
+        root("glazing_u", "W/(m^2 K)", "window U-value", [0.7, 5.5], uniform(0.8, 5),
+             "replace the windows"),
+        root("heat_pump_cop", "1", "seasonal coefficient of performance of the heating plant", [0.9, 4.5],
+             uniform(0.9, 4), "replace the boiler with a heat pump"),
+        root("mvhr", "0-1", "share of flats with heat-recovery ventilation", [0, 1], uniform(0, 1),
+             "fit heat-recovery ventilation"),
+        root("tariff_c", "cents/kWh", "electricity or gas tariff paid by tenants", [8, 60], uniform(10, 50)),
+        root("occupants_per_flat", "people", "mean occupants per flat", [1, 5], uniform(1.2, 4.5)),
+        formula("wall_u", "W/(m^2 K)", "wall U-value after insulation", [0.1, 2.5],
+                "1 / (1 / bare_wall_u + insulation_mm / 35)", "series resistances: U = 1 / (R_wall + t / lambda)"),
+        process("air_changes", "1/h", "air changes per hour in a flat", [0.1, 3],
+                "1.2 - 0.6 * mvhr - 0.002 * insulation_mm", mul(0.15)),
+        formula("heat_demand_kwh", "kWh/flat", "space-heating demand per flat over the winter", [200, 20000],
+                "heating_degree_days * 24 / 1000 * (70 * wall_u + 12 * glazing_u + 60 * air_changes * (1 - 0.7 * mvhr))",
+                "fabric and ventilation losses: Q = HDD x 24 h x (sum UA + ventilation H)"),
+        formula("energy_bought_kwh", "kWh/flat", "energy bought for heating per flat", [50, 25000],
+                "heat_demand_kwh / heat_pump_cop", "delivered energy = heat / COP"),
+        process("indoor_temp_c", "degC", "mean living-room temperature", [10, 25],
+                "21 - 0.4 * tariff_c * energy_bought_kwh / 100000", add(0.8, "uniform")),
+        process("indoor_rh_pct", "%", "mean indoor relative humidity", [30, 95],
+                "45 + 6 * occupants_per_flat - 12 * air_changes - 0.8 * (indoor_temp_c - 18)", add(3.0, "uniform")),
+        readout("bill_per_flat", "$", "heating bill per flat for the winter", [0, 10000],
+                "tariff_c * energy_bought_kwh / 100", mul(0.08)),
+        readout("mould_reports", "reports", "mould and damp reports to the landlord", [0, 400],
+                "flats * 0.3 * sigmoid((indoor_rh_pct - 65) / 5)", mul(0.3)),
+        readout("arrears_pct", "%", "tenants more than a month behind on rent", [0, 50],
+                "3 + 0.004 * tariff_c * energy_bought_kwh / 100 + 0.5 * occupants_per_flat", mul(0.2)),
+    ],
+    "edges": [
+        *edges_into("wall_u", {"insulation_mm": "insulation adds thermal resistance in series",
+                               "bare_wall_u": "the original wall sets the starting resistance"}),
+        *edges_into("air_changes", {"mvhr": "balanced ventilation replaces leaky trickle vents",
+                                    "insulation_mm": "the insulation render seals cracks"}),
+        *edges_into("heat_demand_kwh", {
+            "heating_degree_days": "a colder winter loses more heat",
+            "wall_u": "walls conduct heat out",
+            "glazing_u": "windows conduct heat out",
+            "air_changes": "leaking air carries heat away",
+            "mvhr": "heat recovery warms the incoming air"}),
+        *edges_into("energy_bought_kwh", {"heat_demand_kwh": "the heat the flat needs",
+                                          "heat_pump_cop": "a heat pump delivers several units per unit bought"}),
+        *edges_into("indoor_temp_c", {"tariff_c": "tenants ration costly heat",
+                                      "energy_bought_kwh": "needing a lot of energy makes warmth unaffordable"}),
+        *edges_into("indoor_rh_pct", {
+            "occupants_per_flat": "people breathe, cook and dry washing",
+            "air_changes": "fresh air flushes moisture out",
+            "indoor_temp_c": "warmer air holds more moisture at lower relative humidity"}),
+        *edges_into("bill_per_flat", {"tariff_c": "the price per unit", "energy_bought_kwh": "the units used"}),
+        *edges_into("mould_reports", {"flats": "more flats, more reports",
+                                      "indoor_rh_pct": "damp air feeds mould on cold surfaces"}),
+        *edges_into("arrears_pct", {
+            "tariff_c": "energy costs compete with rent",
+            "energy_bought_kwh": "a big heating need squeezes the budget",
+            "occupants_per_flat": "larger households have tighter budgets"}),
+    ],
+}
+"""An apartment block's first winter after a retrofit (17 variables)."""

@@ -1,0 +1,228 @@
+"""Public health: semantic scenario cards (format: :mod:`causal_gym.envs.arena.grounded`)."""
+
+from __future__ import annotations
+
+from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
+from causal_gym.envs.arena.scenarios.authoring import add, formula, mul, process, readout, root, uniform
+
+__all__ = ["MEASLES_VACCINATION", "HEATWAVE_RESPONSE", "FOODBORNE_OUTBREAK"]
+
+
+MEASLES_VACCINATION: ScenarioSpec = {
+    "name": "measles_vaccination",
+    "domain": "public health",
+    "description": "One year of a county's childhood immunisation programme and a measles importation, from "
+    "clinic access, reminders and hesitancy through coverage and susceptibles to cases and hospitalisations.",
+    "variables": [
+        root("birth_cohort", "children", "children turning one in the year", [200, 20000], uniform(500, 15000)),
+        root("hesitancy_pct", "%", "parents who distrust vaccines", [0, 40], uniform(2, 30)),
+        root("clinic_hours", "h/week", "opening hours of immunisation clinics per week", [5, 120],
+             uniform(10, 100), "open the clinics for longer"),
+        root("reminder_pct", "%", "families sent text reminders", [0, 100], uniform(0, 100),
+             "send reminders to more families"),
+        root("school_mandate", "0-1", "strictness of the school-entry vaccination check", [0, 1],
+             uniform(0, 1), "enforce the school-entry check"),
+        root("imported_cases", "cases", "measles cases imported by travellers", [0, 30], uniform(0, 20)),
+        root("older_immune_pct", "%", "immune share of children aged 2-9 from earlier cohorts", [40, 100],
+             uniform(60, 98)),
+        root("contacts_per_day", "contacts", "mean close contacts of a child per day", [3, 30], uniform(5, 25)),
+        process("access_pct", "%", "children within 30 minutes of an open clinic slot", [0, 100],
+                "100 * (1 - exp(-clinic_hours / 35))", add(3.0, "uniform")),
+        process("dose1_pct", "%", "children with the first measles dose by age two", [0, 100],
+                "access_pct * (1 - hesitancy_pct / 100) * (0.85 + 0.1 * reminder_pct / 100)", add(2.0, "uniform")),
+        process("dose2_pct", "%", "children with both doses by school entry", [0, 100],
+                "dose1_pct * (0.7 + 0.1 * reminder_pct / 100 + 0.15 * school_mandate)", add(2.0, "uniform")),
+        formula("immune_pct", "%", "children aged 1-9 immune to measles", [0, 100],
+                "0.12 * (0.93 * (dose1_pct - dose2_pct) + 0.97 * dose2_pct) + 0.88 * older_immune_pct",
+                "immunity = this cohort's share (93% one-dose, 97% two-dose efficacy) + older cohorts"),
+        formula("susceptibles", "children", "non-immune children aged 1-9", [0, 200000],
+                "9 * birth_cohort * (1 - immune_pct / 100)", "susceptibles = nine cohorts x non-immune share"),
+        formula("r_effective", "1", "effective reproduction number among children", [0, 20],
+                "contacts_per_day * 0.09 * 8 * (1 - immune_pct / 100)",
+                "R = contacts x transmission probability x infectious days x susceptible share"),
+        process("outbreak_cases", "cases", "locally acquired measles cases", [0, 100000],
+                "imported_cases * (1 + 4 * max(r_effective - 0.5, 0)) * sqrt(susceptibles) / 10", mul(0.4, "laplace")),
+        process("contact_traces", "contacts", "contacts traced by the health department", [0, 10000000],
+                "outbreak_cases * contacts_per_day * 3", mul(0.2)),
+        readout("hospitalisations", "admissions", "measles hospital admissions", [0, 10000],
+                "0.2 * outbreak_cases", mul(0.25)),
+        readout("school_exclusion_days", "days", "child-days excluded from school", [0, 100000000],
+                "contact_traces * (1 - immune_pct / 100) * 21", mul(0.2)),
+    ],
+    "edges": [
+        *edges_into("access_pct", {"clinic_hours": "longer hours fit working parents"}),
+        *edges_into("dose1_pct", {
+            "access_pct": "children can only be vaccinated where a slot is free",
+            "hesitancy_pct": "distrustful parents decline",
+            "reminder_pct": "a text nudges parents to book"}),
+        *edges_into("dose2_pct", {
+            "dose1_pct": "the second dose follows the first",
+            "reminder_pct": "reminders bring children back",
+            "school_mandate": "schools send unvaccinated children to the clinic"}),
+        *edges_into("immune_pct", {"dose1_pct": "one dose protects most children",
+                                   "dose2_pct": "the second dose closes the gap",
+                                   "older_immune_pct": "older children make up most of the age band"}),
+        *edges_into("susceptibles", {"birth_cohort": "the size of the cohort",
+                                     "immune_pct": "the immune are not susceptible"}),
+        *edges_into("r_effective", {"contacts_per_day": "measles spreads through contacts",
+                                    "immune_pct": "immune contacts block transmission"}),
+        *edges_into("outbreak_cases", {
+            "imported_cases": "each importation can seed a chain",
+            "r_effective": "chains grow when R is high",
+            "susceptibles": "the pool the chains can reach"}),
+        *edges_into("contact_traces", {"outbreak_cases": "every case's contacts are traced",
+                                       "contacts_per_day": "sociable cases have more contacts"}),
+        *edges_into("hospitalisations", {"outbreak_cases": "a fifth of cases need admission"}),
+        *edges_into("school_exclusion_days", {"contact_traces": "exposed children are identified",
+                                              "immune_pct": "only unvaccinated contacts are excluded"}),
+    ],
+}
+"""A year of childhood immunisation and a measles importation (17 variables)."""
+
+
+HEATWAVE_RESPONSE: ScenarioSpec = {
+    "name": "heatwave_response",
+    "domain": "public health",
+    "description": "One week-long heatwave in a city, from temperatures, tree cover and the heat-health "
+    "warning through cooling-centre use and wellness checks to heat illness, ambulance calls and excess deaths.",
+    "variables": [
+        root("max_temp_c", "degC", "mean daily maximum temperature of the week", [28, 48], uniform(30, 45)),
+        root("night_temp_c", "degC", "mean overnight minimum temperature", [15, 32], uniform(17, 30)),
+        root("elderly_alone_k", "thousand", "people over 75 living alone", [1, 100], uniform(2, 80)),
+        root("tree_canopy_pct", "%", "street tree canopy cover", [2, 50], uniform(5, 40),
+             "plant street trees"),
+        root("ac_homes_pct", "%", "homes with air conditioning", [0, 95], uniform(5, 90)),
+        root("warning_lead_days", "days", "days of notice given by the heat-health warning", [0, 5], uniform(0, 4),
+             "issue the warning earlier"),
+        root("cooling_centres", "centres", "public cooling centres open", [0, 200], uniform(0, 150),
+             "open more cooling centres"),
+        root("outreach_staff", "FTE", "staff phoning and visiting vulnerable residents", [0, 500], uniform(0, 400),
+             "deploy outreach teams"),
+        formula("street_temp_c", "degC", "felt street temperature in residential areas", [25, 55],
+                "max_temp_c + 4 - 0.12 * tree_canopy_pct", "urban heat island: air + 4 K - 0.12 K per % canopy"),
+        process("indoor_temp_c", "degC", "mean bedroom temperature at night in homes without cooling", [18, 40],
+                "0.6 * night_temp_c + 0.25 * street_temp_c + 2", add(0.8, "uniform")),
+        process("centre_visits_k", "thousand", "visits to cooling centres", [0, 300],
+                "0.5 * cooling_centres * (1 + 0.3 * warning_lead_days) * sigmoid((street_temp_c - 36) / 3)",
+                mul(0.3)),
+        process("checks_done_k", "thousand", "vulnerable residents phoned or visited", [0, 100],
+                "min(elderly_alone_k, outreach_staff * 0.05 * (1 + 0.5 * warning_lead_days))", mul(0.1)),
+        process("exposed_k", "thousand", "residents spending nights above 28 degC indoors", [0, 3000],
+                "2000 * (1 - ac_homes_pct / 100) * sigmoid((indoor_temp_c - 28) / 1.5) / (1 + centre_visits_k / 50)",
+                mul(0.2)),
+        process("heat_illness", "cases", "heat exhaustion and heatstroke cases seen", [0, 50000],
+                "4 * exposed_k + 300 * sigmoid((street_temp_c - 40) / 2)", mul(0.25)),
+        process("ambulance_calls", "calls", "heat-related ambulance calls", [0, 20000],
+                "0.3 * heat_illness + 20 * elderly_alone_k * sigmoid((indoor_temp_c - 30) / 1.5)", mul(0.2)),
+        readout("excess_deaths", "deaths", "deaths above the seasonal baseline", [0, 5000],
+                "0.01 * heat_illness + 3 * max(elderly_alone_k - checks_done_k, 0) * "
+                "sigmoid((indoor_temp_c - 29) / 1.5)", mul(0.3)),
+        readout("er_wait_hr", "h", "median emergency-room wait", [0, 24], "2 + 0.0015 * ambulance_calls",
+                mul(0.2)),
+    ],
+    "edges": [
+        *edges_into("street_temp_c", {"max_temp_c": "the weather sets the baseline",
+                                      "tree_canopy_pct": "shade and transpiration cool the street"}),
+        *edges_into("indoor_temp_c", {"night_temp_c": "warm nights stop homes cooling down",
+                                      "street_temp_c": "hot streets heat the building fabric"}),
+        *edges_into("centre_visits_k", {
+            "cooling_centres": "more centres nearer to people",
+            "warning_lead_days": "early warning spreads the word",
+            "street_temp_c": "people seek refuge when it is very hot"}),
+        *edges_into("checks_done_k", {
+            "elderly_alone_k": "only so many people to check",
+            "outreach_staff": "each worker makes a number of calls",
+            "warning_lead_days": "notice lets teams start sooner"}),
+        *edges_into("exposed_k", {
+            "ac_homes_pct": "air conditioning keeps bedrooms cool",
+            "indoor_temp_c": "hot bedrooms are the exposure",
+            "centre_visits_k": "a night in a centre avoids the heat"}),
+        *edges_into("heat_illness", {"exposed_k": "sleepless hot nights cause illness",
+                                     "street_temp_c": "outdoor workers collapse in the heat"}),
+        *edges_into("ambulance_calls", {
+            "heat_illness": "severe cases need an ambulance",
+            "elderly_alone_k": "isolated elderly people are found collapsed",
+            "indoor_temp_c": "overheated homes are where they collapse"}),
+        *edges_into("excess_deaths", {
+            "heat_illness": "some cases are fatal",
+            "elderly_alone_k": "isolation is the main risk factor",
+            "checks_done_k": "a check-in catches people before it is too late",
+            "indoor_temp_c": "deaths happen in hot homes"}),
+        *edges_into("er_wait_hr", {"ambulance_calls": "arrivals crowd the emergency room"}),
+    ],
+}
+"""A city heatwave week (17 variables)."""
+
+
+FOODBORNE_OUTBREAK: ScenarioSpec = {
+    "name": "foodborne_outbreak",
+    "domain": "public health",
+    "description": "One salmonella outbreak traced to a food distributor, from contamination and cold-chain "
+    "lapses through lab confirmation and the recall to cases, hospitalisations and the outbreak's length.",
+    "variables": [
+        root("contaminated_lots", "lots", "lots shipped from the contaminated line", [1, 80], uniform(2, 60)),
+        root("outlets", "outlets", "restaurants and shops supplied", [10, 2000], uniform(20, 1500)),
+        root("cold_chain_breaks_pct", "%", "deliveries with a temperature excursion", [0, 30], uniform(0, 25),
+             "audit the refrigerated fleet"),
+        root("kitchen_inspections", "per year", "routine inspections per outlet per year", [0, 6], uniform(0, 4),
+             "inspect kitchens more often"),
+        root("lab_capacity", "samples/day", "stool samples the public-health lab can sequence per day",
+             [5, 500], uniform(10, 400), "fund more sequencing"),
+        root("reporting_delay_days", "days", "days from illness to a doctor's report", [1, 14], uniform(2, 12),
+             "promote electronic reporting"),
+        root("traceback_staff", "FTE", "investigators tracing suppliers", [1, 40], uniform(2, 30),
+             "assign more investigators"),
+        process("servings_contaminated_k", "thousand", "contaminated servings eaten", [0, 5000],
+                "contaminated_lots * outlets / 100 * (1 + cold_chain_breaks_pct / 10) / (1 + 0.3 * kitchen_inspections)",
+                mul(0.3)),
+        process("cases_early", "cases", "illnesses before the recall", [0, 200000],
+                "30 * servings_contaminated_k * (0.5 + cold_chain_breaks_pct / 30)", mul(0.25)),
+        process("samples_sent", "samples", "stool samples reaching the lab", [0, 40000],
+                "cases_early * 0.12 * exp(-reporting_delay_days / 20)", mul(0.2)),
+        formula("days_to_cluster", "days", "days until sequencing links the cases", [1, 500],
+                "reporting_delay_days + 3 + samples_sent / lab_capacity / 5",
+                "detection time = reporting delay + 3 days of culture + queue at the lab"),
+        process("days_to_source", "days", "days from cluster detection to the identified source", [0, 200],
+                "2 + 60 / traceback_staff + 0.002 * outlets", mul(0.25)),
+        formula("recall_day", "days", "day of the product recall after the first illness", [2, 700],
+                "days_to_cluster + days_to_source", "recall timing = detection + traceback"),
+        process("cases_total", "cases", "illnesses over the whole outbreak", [0, 400000],
+                "cases_early * (1 + recall_day / 30)", mul(0.15)),
+        readout("hospitalised", "patients", "outbreak patients admitted to hospital", [0, 80000],
+                "0.15 * cases_total * (1 + cold_chain_breaks_pct / 50)", mul(0.2)),
+        readout("recall_cost_m", "M$", "cost of the recall to the distributor", [0, 5000],
+                "0.02 * outlets + 0.5 * contaminated_lots + 0.0001 * cases_total", mul(0.2)),
+        readout("media_reports", "articles", "news articles about the outbreak", [0, 20000],
+                "5 + 0.05 * cases_total + 3 * recall_day", mul(0.3)),
+    ],
+    "edges": [
+        *edges_into("servings_contaminated_k", {
+            "contaminated_lots": "each lot carries the pathogen",
+            "outlets": "more outlets serve the food to more people",
+            "cold_chain_breaks_pct": "warm trucks let bacteria multiply",
+            "kitchen_inspections": "inspected kitchens cook and store food safely"}),
+        *edges_into("cases_early", {"servings_contaminated_k": "every serving is a chance of infection",
+                                    "cold_chain_breaks_pct": "warm food carries higher doses"}),
+        *edges_into("samples_sent", {"cases_early": "ill people see doctors who send samples",
+                                     "reporting_delay_days": "slow reporting loses samples"}),
+        *edges_into("days_to_cluster", {
+            "reporting_delay_days": "the lab hears of cases late",
+            "samples_sent": "a flood of samples queues at the sequencer",
+            "lab_capacity": "capacity clears the queue"}),
+        *edges_into("days_to_source", {"traceback_staff": "investigators interview cases in parallel",
+                                       "outlets": "a wide distribution takes longer to trace"}),
+        *edges_into("recall_day", {"days_to_cluster": "the outbreak must be seen first",
+                                   "days_to_source": "then its source found"}),
+        *edges_into("cases_total", {"cases_early": "the cases already infected",
+                                    "recall_day": "people keep eating the food until the recall"}),
+        *edges_into("hospitalised", {"cases_total": "a share of cases are severe",
+                                     "cold_chain_breaks_pct": "high doses cause severe illness"}),
+        *edges_into("recall_cost_m", {
+            "outlets": "every outlet's stock is pulled",
+            "contaminated_lots": "the lots are destroyed",
+            "cases_total": "claims from ill customers"}),
+        *edges_into("media_reports", {"cases_total": "large outbreaks make the news",
+                                      "recall_day": "a late recall becomes a scandal"}),
+    ],
+}
+"""A foodborne outbreak and its recall (17 variables)."""
