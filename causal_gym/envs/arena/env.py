@@ -225,7 +225,7 @@ def make_arena_env(mode: str = "submit", seal: Seal | str | None = None, **kwarg
     >>> env = make_arena_env(source="formula", n_obs=200)
     >>> obs, info = env.reset(seed=0, options={"instance": 0})
     >>> obs["data"].shape, info["instance"]["unit"]
-    ((200, 17), 'formula/gas_cylinder')
+    ((200, 25), 'formula/gas_cylinder')
     """
     mode = check_choice(mode, MODES, "mode")
     if mode == "submit":
