@@ -545,6 +545,8 @@ def test_method_agent_under_the_runner_matches_direct_discovery_on_z_scored_colu
         assert terminated and line["reward"] == pytest.approx(reward)
         assert line["usage"]["method"] == method and line["usage"]["standardized"] is True
         assert 0 <= line["usage"]["method_cpu_seconds"] and 0 <= line["usage"]["method_seconds"] <= line["wall_time"]
+        # the numerical warnings are the direct run's, recorded per unit instead of printed
+        assert line["usage"]["numerical_warnings"] == discovery.run(method, table).warnings
 
 
 def _texts_of(value) -> str:

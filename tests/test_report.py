@@ -439,6 +439,7 @@ def test_arena_tables_match_the_raw_lines(tmp_path):
     # the printed d is the integer it is, and the report draws F1 against d
     built = report.report_tables(load_runs(out))
     agents = next(t for t in built if t.name == "arena_agents")
+    assert all(not _unexplained(t) for t in built if t.name.startswith("arena_"))
     printed = tables.format_table(agents.frame).splitlines()
     assert printed[1].split()[2] == "10"
     written = report.write_tables(built, tmp_path / "report", load_runs(out))
@@ -497,17 +498,23 @@ def test_outcome_table_counts_failures_and_silent_models_even_when_every_episode
     assert "Episodes by status" in text and "CausaLab-4node-v0" in text  # the all-failed run is in the report
 
 
-def test_every_heuresis_column_has_a_legend_line_in_the_report(frame, tmp_path):
-    """Paper jargon (H^s, BCA_phi, merge*) is explained under each table: no unexplained column."""
-    from causal_gym.envs.heuresis.report import GLOSSARY
+SHARED_COLUMNS = {"agent", "condition", "family", "run", "repeat", "d", "n", "expected_degree", "setting", "seal", "menu"}
 
-    tables = [t for t in report.report_tables(frame, dev=1, labels=LABELS) if t.name.startswith("heuresis_")]
-    assert len(tables) >= 5
-    shared = {"agent", "condition", "family", "run", "repeat", "d", "n", "expected_degree", "setting", "seal", "menu"}
-    for table in tables:
-        columns = {c for c in table.frame.columns if not c.endswith(("_low", "_high"))} - shared
-        assert columns <= set(GLOSSARY), (table.name, sorted(columns - set(GLOSSARY)))
-        assert len(table.legend_lines()) == len(columns)
+
+def _unexplained(table) -> set[str]:
+    columns = {c for c in table.frame.columns if not c.endswith(("_low", "_high"))}
+    return columns - SHARED_COLUMNS - set(table.legend)
+
+
+def test_every_column_has_a_legend_line_in_the_report(frame, tmp_path):
+    """Paper jargon (H^s, BCA_phi, merge*, IMEC) is explained under each table: no unexplained column."""
+    built = [t for t in report.report_tables(frame, dev=1, labels=LABELS)
+             if t.name.startswith(("heuresis_", "causalab_"))]
+    assert len(built) >= 7 and any(t.name.startswith("causalab_") for t in built)
+    for table in built:
+        assert not _unexplained(table), (table.name, sorted(_unexplained(table)))
+        explained = {c for c in table.frame.columns if c in table.legend}
+        assert len(table.legend_lines()) == len(explained) > 0
     markdown = (tmp_path / "report.md")
-    report.write_tables(tables, tmp_path, frame)
+    report.write_tables(built, tmp_path, frame)
     assert "- h_r: repair headroom H^r = F1(oracle) - F1(BCA_phi)" in markdown.read_text()

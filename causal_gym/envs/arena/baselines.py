@@ -65,7 +65,9 @@ class MethodAgent:
     **options
         The method's options, over :data:`WRAPPER_OPTIONS`.
 
-    ``usage()`` reports the method's wall and CPU seconds of the episode (the run store keeps it).
+    ``usage()`` reports the method's wall and CPU seconds of the episode and the numerical
+    RuntimeWarnings it raised (counted by :func:`causal_gym.discovery.run` instead of printed over the
+    progress bars); the run store keeps it per unit.
     """
 
     def __init__(self, method: str = "pc", standardize: bool = True, **options: Any) -> None:
@@ -94,14 +96,16 @@ class MethodAgent:
         mask = np.asarray(observation["mask"], dtype=bool)[:, real]
         extra = {"mask": mask} if supports_interventions(self.method) and mask.any() else {}
         wall, cpu = time.perf_counter(), time.process_time()
-        graph = run(self.method, data, **extra, **self.options).graph
+        result = run(self.method, data, **extra, **self.options)
+        graph = result.graph
         self._usage = {"method": self.method, "method_seconds": time.perf_counter() - wall,
-                       "method_cpu_seconds": time.process_time() - cpu, "standardized": self.standardize}
+                       "method_cpu_seconds": time.process_time() - cpu, "standardized": self.standardize,
+                       "numerical_warnings": dict(result.warnings)}
         width = len(observation["variables"])
         answer = np.zeros((width, width), dtype=np.int8)
         answer[np.ix_(real, real)] = graph
         return answer
 
     def usage(self) -> dict[str, Any]:
-        """The method's wall and CPU seconds in this episode (empty before it ran)."""
+        """The method's wall and CPU seconds and numerical warnings in this episode (empty before it ran)."""
         return dict(self._usage)

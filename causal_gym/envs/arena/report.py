@@ -41,6 +41,23 @@ __all__ = ["POSITION", "episode_columns", "arena_agent_table", "arena_slice_tabl
 POSITION = 3
 """CausalArena tables come after Heuresis's and CausaLab's in a report of several benchmarks."""
 
+GLOSSARY = {
+    "source": "synthetic factor grid, formula-grounded, semantic or real SCMs",
+    "split": "obs: observational rows only; obs+int: with single-target hard interventions",
+    "d": "variables (synthetic SCMs; the other sources fix their own)",
+    "episodes": "episodes played",
+    "f1": "directed-edge F1 of the answer (undirected edges oriented with the dataset's seed) [95% interval]",
+    "precision": "directed-edge precision",
+    "recall": "directed-edge recall",
+    "shd": "structural Hamming distance to the true DAG",
+    "nshd": "SHD / (d (d - 1))",
+    "sid": "structural intervention distance",
+    "cpdag_shd": "SHD between the answer's and the truth's CPDAGs",
+    "adjacency_f1": "F1 of the skeleton",
+    "graph_family": "the synthetic configuration's graph family",
+}
+"""What the CausalArena report's columns mean (the legend under each table)."""
+
 _METRICS = ("precision", "recall", "shd", "nshd", "sid", "cpdag_shd", "adjacency_f1")
 
 
@@ -98,9 +115,9 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
         return []
     return [
         ReportTable("arena_agents", "CausalArena -- directed F1 (95% bootstrap over instances), precision, recall, "
-                    "SHD, nSHD, SID by source, split, d and agent", arena_agent_table(frame)),
+                    "SHD, nSHD, SID by source, split, d and agent", arena_agent_table(frame), GLOSSARY),
         ReportTable("arena_graph_families", "CausalArena -- mean directed F1 by graph family (synthetic)",
-                    arena_slice_table(frame, "graph_family")),
+                    arena_slice_table(frame, "graph_family"), GLOSSARY),
     ]
 
 

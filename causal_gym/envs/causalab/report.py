@@ -49,6 +49,27 @@ _SCORES = (
     "success", "prediction", "target", "abs_error", "imec_size", "budget_used_at_commit",
     "n_hypotheses", "n_invalid_hypotheses",
 )
+GLOSSARY = {
+    "episodes": "episodes played",
+    "accuracy": "share of episodes solved (reactor frequency within 5 Hz) [95% interval]",
+    "root_f1": "F1 of the final hypothesis's root nodes",
+    "edge_precision": "precision of the final hypothesis's edges (all edges)",
+    "edge_recall": "recall of the final hypothesis's edges (all edges)",
+    "edge_f1": "F1 of the final hypothesis's edges (all edges)",
+    "shd": "directed structural Hamming distance of the final hypothesis",
+    "freq_edge_f1": "F1 of the edges into the resonance frequency",
+    "freq_weight_f1": "F1 of the frequency equation's coefficients (right within 0.01)",
+    "imec_size": "interventional MEC size of the targets the agent intervened on (1: identified)",
+    "budget_used_at_commit": "interventions used when the agent entered the reactor",
+    "commit_share": "budget_used_at_commit over the intervention budget",
+    "consistent": "share whose final hypothesis reproduces every record the agent collected",
+    "truncation_rate": "share of episodes ended by the step limit",
+    "step": "step of the episode (1-based)",
+    "running": "share of episodes not over at that step",
+    "stated": "share stating a valid hypothesis at that step, among the running ones",
+}
+"""What the CausaLab report's columns mean (the legend under each table)."""
+
 _TABLE7 = ("root_f1", "edge_precision", "edge_recall", "edge_f1", "shd", "freq_edge_f1", "freq_weight_f1", "imec_size",
            "budget_used_at_commit")
 
@@ -191,9 +212,9 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
         return []
     return [
         ReportTable("causalab_agents", "CausaLab (Table 7) -- task accuracy, recovery metrics of the final hypothesis, "
-                    "IMEC size and early-commitment diagnostics", causalab_agent_table(frame)),
+                    "IMEC size and early-commitment diagnostics", causalab_agent_table(frame), GLOSSARY),
         ReportTable("causalab_trajectories", "CausaLab (Figure 10) -- mean metric of the hypothesis in force after "
-                    "each step", causalab_trajectories(frame)),
+                    "each step", causalab_trajectories(frame), GLOSSARY),
     ]
 
 
