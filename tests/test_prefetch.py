@@ -26,6 +26,15 @@ pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for th
 SMALL = {"d": 6, "n": 200, "split": "train"}
 
 
+def _alive(pid: int) -> bool:
+    """Through /proc, not multiprocessing (whose is_alive can race the pool's own reaping thread)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def _indices(env: gym.Env, resets: int) -> list[int]:
     out = []
     for k in range(resets):
@@ -64,10 +73,12 @@ def test_the_prefetcher_computes_the_next_draws_and_leaves_the_stream_unchanged(
     assert info["instance"]["index"] == expected[1]
     assert not [r for r in caplog.records if "running PC-KCI" in r.getMessage()]  # it was ready
     assert _indices(gym.make("Heuresis-anm-v0", prefetch=2, **SMALL), 4) == expected
-    worker = next(iter(env.unwrapped._prefetcher._pool()._processes.values()))
+    worker = next(iter(env.unwrapped._prefetcher._pool()._processes))  # its pid
     env.close()
-    worker.join(timeout=10)
-    assert not worker.is_alive()
+    deadline = time.monotonic() + 20
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(worker)
 
 
 def test_dev_and_test_splits_and_options_are_not_prefetched():

@@ -49,6 +49,11 @@ phase, so its row is compared with the paper's GIES ``obs`` cells. The grounded 
 library's 60 formula and semantic scenarios (the first release had 20), so ``--quick`` runs three
 times the grounded units it used to.
 
+Runtime of ``--quick``: 52 min on a cold cache (2 s cached) when measured on the shared 2-core
+machine with the first release's 20 grounded cards, raw column scales and the ``gies`` package;
+NOTEARS was 80% of it (up to 572 s per run on raw formula scales). Since then the grounded part
+has tripled while methods get z-scored columns and our GES/GIES; not re-measured.
+
 Cost
 ----
 Methods' CPU seconds per unit, measured on the d <= 30 observational slice (1 replicate, one BLAS
