@@ -17,7 +17,7 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 from causal_gym._workers import in_daemonic_process, stop_pool, worker_pool
 from causal_gym.envs.heuresis.instances import make_instance
-from causal_gym.envs.heuresis.references import menu_entry_is_cached, pc_kci_reference
+from causal_gym.envs.heuresis.references import pc_kci_reference
 
 __all__ = ["InstanceKey", "ReferencePrefetcher"]
 
@@ -29,15 +29,10 @@ InstanceKey = tuple[str, str, int, int, int, float, Any]
 
 
 def compute_reference(key: InstanceKey) -> None:
-    """Fill the disk cache with the instance's PC-KCI reference (what the worker runs)."""
+    """Fill the disk cache with the instance's PC-KCI reference (what the worker runs; a cached one is
+    only read, so the env's process never builds an instance to ask first)."""
     family, split, index, d, n, expected_degree, seal = key
     pc_kci_reference(make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal))
-
-
-def reference_is_cached(key: InstanceKey) -> bool:
-    family, split, index, d, n, expected_degree, seal = key
-    instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
-    return menu_entry_is_cached(instance, "pc_kci")
 
 
 class ReferencePrefetcher:
@@ -55,13 +50,13 @@ class ReferencePrefetcher:
         self._futures: dict[InstanceKey, Future[None]] = {}
 
     def schedule(self, upcoming: Iterable[InstanceKey]) -> None:
-        """Compute these instances (the next first) unless cached or in flight; forget the others."""
+        """Compute these instances (the next first) unless in flight; forget the others."""
         wanted = list(upcoming)[: self.depth]
         for key in list(self._futures):
             if key not in wanted and (self._futures[key].done() or self._futures[key].cancel()):
                 del self._futures[key]
         for key in wanted:
-            if key not in self._futures and not reference_is_cached(key):
+            if key not in self._futures:
                 self._futures[key] = self._pool().submit(compute_reference, key)
 
     def wait(self, key: InstanceKey) -> None:

@@ -84,14 +84,16 @@ LEGENDS = {
 """What each printed column means (printed under its table and in ``--help``)."""
 
 
+def _legend(table: str) -> str:
+    return "\n".join(f"  {column}: {meaning}" for column, meaning in LEGENDS[table].items())
+
+
 def _print_legend(table: str) -> None:
-    for column, meaning in LEGENDS[table].items():
-        print(f"  {column}: {meaning}")
+    print(_legend(table))
 
 
 def _epilog() -> str:
-    return "\n".join(f"{table} columns:\n" + "\n".join(f"  {c}: {m}" for c, m in legend.items())
-                     for table, legend in LEGENDS.items())
+    return "\n".join(f"{table} columns:\n{_legend(table)}" for table in LEGENDS)
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
