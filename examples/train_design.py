@@ -1,22 +1,20 @@
 """Train a PPO intervention designer on the batched design env, with a learning curve and held-out and OOD evaluation.
 
-The policy plays ``InterventionDesign-lg10-v0`` through the batched
-:class:`~causal_gym.envs.design.vector.InterventionDesignVectorEnv` (``--n-envs`` episodes per
-numpy step, dense reward: the exact posterior's gain after every intervention), adapted here to
-SB3's ``VecEnv`` interface (:class:`DesignVecEnv`; SB3 has no adapter for Gymnasium vector envs).
-
-What the policy sees (:func:`features`, computed from the observation only): how often each
-node has been intervened on (``d``), the budget left, and the absolute correlations of the
-rows so far (``d (d - 1) / 2``). It acts in the env's box: target bin and value.
+The policy (:class:`~causal_gym.envs.design.learned.NodeScorerPolicy`: one shared network scores
+every node from its posterior features, :func:`~causal_gym.envs.design.learned.node_features`)
+plays ``InterventionDesign-lg10-v0`` through the batched env adapted to SB3's ``VecEnv``
+(:class:`~causal_gym.envs.design.learned.DesignVecEnv`: ``--n-envs`` episodes per numpy step,
+dense reward = the exact posterior's gain after every intervention, action = a target node set to
+``+value_bound``).
 
 Learning curve: every ``--eval-every`` timesteps the deterministic policy plays the first
 ``--dev`` instances of the ``dev`` suite (one batched episode); ``learning_curve.csv`` and
 ``learning_curve.png`` record timesteps, wall time, the mean training return of the last
 rollouts and the dev return. At the end the policy plays test instances ``0 .. --test - 1`` of
-``InterventionDesign-lg10-v0`` (in distribution) and of the scale-free and Gumbel-noise ids
-(out of distribution); per-episode rows go to ``eval.csv`` in the format of
-``examples/design_baselines.py``, and with ``--baselines CSV`` (that script's output) the
-paired differences against each baseline are printed.
+``InterventionDesign-lg10-v0`` (in distribution) and of the scale-free, Gumbel-noise and d = 12
+ids (out of distribution; the same network scores 12 nodes); per-episode rows go to ``eval.csv``
+in the format of ``examples/design_baselines.py``, and with ``--baselines CSV`` (that script's
+output) the paired differences against each baseline are printed.
 
 Usage::
 
@@ -31,112 +29,41 @@ import csv
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
-from gymnasium import spaces  # noqa: E402
+import torch  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
-from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
+from causal_gym.envs.design.learned import DesignVecEnv, PairScorerPolicy  # noqa: E402
 from causal_gym.metrics import bootstrap_interval, paired_bootstrap  # noqa: E402
 
 TRAIN_ID = "InterventionDesign-lg10-v0"
-EVAL_IDS = ("InterventionDesign-lg10-v0", "InterventionDesign-sf10-v0", "InterventionDesign-gumbel10-v0")
+EVAL_IDS = ("InterventionDesign-lg10-v0", "InterventionDesign-sf10-v0", "InterventionDesign-gumbel10-v0",
+            "InterventionDesign-lg12-v0")
 METRICS = ("gain", "expected_shd", "auprc", "map_f1")
 
 
-def features(obs: dict[str, np.ndarray], budget: int) -> np.ndarray:
-    """``(B, d + 1 + d (d - 1) / 2)`` float32 features of a batch of observations (see the module docstring)."""
-    data = obs["data"].astype(np.float64)
-    filled = obs["filled"].astype(np.float64)
-    mask = obs["intervention_mask"].astype(np.float64)
-    d = data.shape[-1]
-    counts = mask.sum(axis=1) / budget
-    n = filled.sum(axis=1, keepdims=True)
-    mean = (data * filled[..., None]).sum(axis=1) / n
-    centred = (data - mean[:, None, :]) * filled[..., None]
-    cov = np.einsum("bri,brj->bij", centred, centred) / n[..., None]
-    sd = np.sqrt(np.maximum(np.diagonal(cov, axis1=1, axis2=2), 1e-12))
-    corr = np.abs(cov / sd[:, :, None] / sd[:, None, :])
-    i, j = np.triu_indices(d, 1)
-    left = obs["budget_left"].astype(np.float64) / budget
-    return np.concatenate([counts, left, corr[:, i, j]], axis=1).astype(np.float32)
-
-
-class DesignVecEnv(VecEnv):
-    """SB3's ``VecEnv`` over the batched design env, observing :func:`features`.
-
-    The batched env autoresets on the step after an episode's end (Gymnasium's ``NEXT_STEP``);
-    SB3 expects the reset observation with the ``done`` flag, so the adapter takes that extra
-    step at once and puts the final features in ``info["terminal_observation"]``.
-    """
-
-    def __init__(self, env_id: str, num_envs: int, seed: int, **kwargs: Any) -> None:
-        self.env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
-        self.budget = self.env.unwrapped.setting.budget
-        d = self.env.unwrapped.setting.d
-        size = d + 1 + d * (d - 1) // 2
-        super().__init__(num_envs, spaces.Box(-np.inf, np.inf, (size,), np.float32), self.env.single_action_space)
-        self._seed: int | None = seed
-        self._actions: np.ndarray | None = None
-        self.last_scores: dict[str, np.ndarray] = {}
-
-    def reset(self) -> np.ndarray:
-        obs, _ = self.env.reset(seed=self._seed)
-        self._seed = None
-        return features(obs, self.budget)
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.float32)
-
-    def step_wait(self):
-        obs, rewards, terminated, truncated, info = self.env.step(self._actions)
-        done = terminated | truncated
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if done.all():
-            final = features(obs, self.budget)
-            self.last_scores = info.get("scores", {})
-            for k in range(self.num_envs):
-                infos[k]["terminal_observation"] = final[k]
-            obs, *_ = self.env.step(self._actions)  # the autoreset
-        return features(obs, self.budget), rewards.astype(np.float32), done, infos
-
-    def close(self) -> None:
-        self.env.close()
-
-    def get_attr(self, attr_name, indices=None):
-        return [getattr(self, attr_name)] * self.num_envs
-
-    def set_attr(self, attr_name, value, indices=None) -> None:
-        setattr(self, attr_name, value)
-
-    def env_method(self, method_name, *args, indices=None, **kwargs):
-        raise NotImplementedError("DesignVecEnv has no sub-env objects")
-
-    def env_is_wrapped(self, wrapper_class, indices=None):
-        return [False] * self.num_envs
-
-    def seed(self, seed=None):
-        self._seed = seed
-        return [seed] * self.num_envs
-
-
 def evaluate(model: PPO, env_id: str, split: str, count: int) -> dict[str, np.ndarray]:
-    """Per-instance final scores of the deterministic policy on instances ``0 .. count - 1`` of ``split``."""
-    env = gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point")
-    budget = env.unwrapped.setting.budget
-    obs, _ = env.reset(seed=0, options={"split": split, "instance": 0})
-    for _ in range(budget):
-        action, _ = model.predict(features(obs, budget), deterministic=True)
-        obs, _, terminated, _, info = env.step(action)
-    assert terminated.all()
-    return info["scores"]
+    """Per-instance final scores of the deterministic policy on instances ``0 .. count - 1`` of ``split``.
+
+    The policy's network is called directly (not ``model.predict``, which checks the training
+    observation's width), so a model trained at one ``d`` plays any other.
+    """
+    venv = DesignVecEnv(env_id, count)
+    features = venv.reset(options={"split": split, "instance": 0})
+    for _ in range(venv.budget):
+        with torch.no_grad():
+            targets = model.policy.get_distribution(torch.as_tensor(features)).mode().numpy()
+        venv.step_async(targets)
+        features, _, done, _ = venv.step_wait()
+    assert done.all()
+    venv.close()
+    return venv.last_scores
 
 
 class LearningCurve(BaseCallback):
@@ -202,6 +129,8 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=60.0, help="stop training after this wall time")
     parser.add_argument("--n-envs", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--ent-coef", type=float, default=0.01)
     parser.add_argument("--eval-every", type=int, default=20_000)
     parser.add_argument("--dev", type=int, default=100)
     parser.add_argument("--test", type=int, default=200)
@@ -217,8 +146,9 @@ def main() -> None:
             curve_rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
     else:
         venv = DesignVecEnv(TRAIN_ID, args.n_envs, args.seed)
-        model = PPO("MlpPolicy", venv, n_steps=64, batch_size=512, n_epochs=5, learning_rate=3e-4, gamma=1.0,
-                    gae_lambda=0.95, ent_coef=0.0, policy_kwargs={"net_arch": [128, 128]}, seed=args.seed, verbose=0)
+        model = PPO(PairScorerPolicy, venv, n_steps=40, batch_size=320, n_epochs=10, learning_rate=args.lr,
+                    gamma=1.0, gae_lambda=0.95, ent_coef=args.ent_coef, policy_kwargs={"hidden": 64},
+                    seed=args.seed, verbose=0)
         curve = LearningCurve(args.eval_every, args.dev, out / "learning_curve.csv", args.max_minutes * 60)
         start = time.perf_counter()
         model.learn(args.timesteps, callback=curve)

@@ -162,6 +162,29 @@ def test_rewards_are_the_gain_of_the_posterior_of_the_observed_data():
     assert info["scores"]["expected_correct"] == pytest.approx(after, abs=1e-3)
 
 
+@pytest.mark.parametrize("reward", ["dense", "sparse"])
+def test_observed_posterior_is_the_posterior_of_the_rows_shown(reward):
+    from gymnasium.utils.env_checker import check_env
+
+    env = InterventionDesignEnv(**SMALL, reward=reward, observe_posterior=True)
+    check_env(env)
+    obs, _ = env.reset(options={"instance": 3})
+    plain = InterventionDesignEnv(**SMALL, reward=reward)
+    plain_obs, _ = plain.reset(options={"instance": 3})
+    for target in (None, 0, 3, 1, 1):
+        data, mask = _observed(obs)
+        expected = edge_posterior(local_scores(data, mask)).edge_probs  # recomputed from what is shown
+        assert obs["edge_probs"].shape == (4, 4)
+        np.testing.assert_allclose(obs["edge_probs"], expected, atol=1e-4)
+        assert np.array_equal(plain_obs["data"], obs["data"])  # the option changes nothing else
+        action = encode_action(target, 3.0, 4, env.value_bound)
+        obs, reward_seen, *_ = env.step(action)
+        plain_obs, plain_reward, *_ = plain.step(action)
+        assert reward_seen == plain_reward
+    with pytest.raises(ValueError, match="observe_posterior needs a posterior"):
+        InterventionDesignEnv(**SMALL, reward="none", observe_posterior=True)
+
+
 def test_interventions_set_the_target_and_mark_it():
     env = InterventionDesignEnv(**SMALL)
     obs, _ = env.reset(options={"instance": 0})

@@ -58,15 +58,18 @@ REWARDS = ("dense", "sparse", "none")
 """Reward modes (see the module docstring)."""
 
 
-def observation_space(setting: DesignSetting) -> spaces.Dict:
+def observation_space(setting: DesignSetting, observe_posterior: bool = False) -> spaces.Dict:
     """The observation of one episode (table in the env's docstring)."""
     rows, d = setting.max_rows, setting.d
-    return spaces.Dict({
+    keys = {
         "data": spaces.Box(-np.inf, np.inf, (rows, d), np.float32),
         "intervention_mask": spaces.MultiBinary((rows, d)),
         "filled": spaces.MultiBinary(rows),
         "budget_left": spaces.Box(0.0, float(setting.budget), (1,), np.float32),
-    })
+    }
+    if observe_posterior:
+        keys["edge_probs"] = spaces.Box(0.0, 1.0, (d, d), np.float32)
+    return spaces.Dict(keys)
 
 
 def action_space() -> spaces.Box:
@@ -124,12 +127,24 @@ class DesignBatch:
     value_bound : float
         Largest intervention value in absolute terms.
     reward : {"dense", "sparse", "none"}
+    observe_posterior : bool, default False
+        Keep the edge posterior current after every step (whatever the reward mode) and put it in
+        the observation as ``edge_probs``.
+
+    Raises
+    ------
+    ValueError
+        ``observe_posterior`` with ``reward="none"`` (that mode computes no posterior).
     """
 
-    def __init__(self, setting: DesignSetting, value_bound: float, reward: str) -> None:
+    def __init__(self, setting: DesignSetting, value_bound: float, reward: str, observe_posterior: bool = False
+                 ) -> None:
+        if observe_posterior and reward == "none":
+            raise ValueError("observe_posterior needs a posterior: use reward='dense' or 'sparse', not 'none'")
         self.setting = setting
         self.value_bound = value_bound
         self.reward = reward
+        self.observe_posterior = bool(observe_posterior)
         self.instances: Instances | None = None
 
     def start(self, instances: Instances) -> None:
@@ -191,7 +206,7 @@ class DesignBatch:
         self.used += 1
         rewards = np.zeros(b)
         if self.reward != "none" and (self.reward == "dense" or self.done):
-            if self.reward == "sparse":
+            if self.reward == "sparse" and not self.observe_posterior:
                 self.edge_probs = _posterior(self.stats)
             new_correct = np.asarray(expected_correct_entries(self.edge_probs)).reshape(b)
             rewards = new_correct - (self.correct if self.reward == "dense" else self.start_correct)
@@ -210,7 +225,7 @@ class DesignBatch:
             part = part.add_row(new[:, r], intervened)
         count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
         self.stats = BGeStats(count, mean, scatter)
-        if self.reward == "dense":
+        if self.reward == "dense" or self.observe_posterior:
             probs = self.edge_probs.copy()
             probs[played] = _posterior(part)
             self.edge_probs = probs
@@ -220,6 +235,8 @@ class DesignBatch:
         left = np.full((len(self.instances), 1), self.setting.budget - self.used, dtype=np.float32)
         obs = {"data": self.data.astype(np.float32), "intervention_mask": self.mask.copy(),
                "filled": self.filled.copy(), "budget_left": left}
+        if self.observe_posterior:
+            obs["edge_probs"] = self.edge_probs.astype(np.float32)
         return obs if b is None else {key: value[b] for key, value in obs.items()}
 
     def final_scores(self, b: int) -> dict[str, float]:

@@ -95,6 +95,10 @@ class InterventionDesignEnv(gym.Env):
     | ``intervention_mask`` | (R, d) | 1 where the cell was set by an intervention         |
     | ``filled``          | (R,)     | 1 for rows that hold data                            |
     | ``budget_left``     | (1,)     | experiments left                                     |
+    | ``edge_probs``      | (d, d)   | only with ``observe_posterior=True``: posterior ``P(i -> j)`` given the rows |
+
+    ``edge_probs`` is a function of the rows shown (the posterior the reward is computed from), so
+    it tells the agent nothing the data do not; it saves a policy recomputing the posterior.
 
     ## Rewards
     ``reward="dense"`` (default): the gain, after each step, of the posterior's expected number of
@@ -114,7 +118,7 @@ class InterventionDesignEnv(gym.Env):
     ## Arguments
     ``d`` (10), ``graph`` ("er" | "sf"), ``expected_degree`` (6.0), ``noise`` ("gaussian" | "gumbel" |
     "laplace" | "uniform"), ``n_observational`` (50), ``budget`` (10), ``rows_per_step`` (1),
-    ``value_bound`` (5.0), ``reward`` ("dense"), ``seal`` (None: open splits unless
+    ``value_bound`` (5.0), ``reward`` ("dense"), ``observe_posterior`` (False), ``seal`` (None: open splits unless
     ``CAUSAL_GYM_SEAL`` is set), ``render_mode`` (None | "ansi").
 
     ## Vectorized environment
@@ -139,6 +143,7 @@ class InterventionDesignEnv(gym.Env):
         rows_per_step: int = 1,
         value_bound: float = VALUE_BOUND,
         reward: str = "dense",
+        observe_posterior: bool = False,
         seal: Seal | str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -151,9 +156,9 @@ class InterventionDesignEnv(gym.Env):
         if render_mode is not None:
             check_choice(render_mode, self.metadata["render_modes"], "render_mode")
         self.render_mode = render_mode
-        self.observation_space = observation_space(self.setting)
+        self.observation_space = observation_space(self.setting, observe_posterior)
         self.action_space = action_space()
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, observe_posterior)
         self._where: dict[str, Any] = {}
         self._last: dict[str, Any] = {}
 

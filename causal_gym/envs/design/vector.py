@@ -56,7 +56,7 @@ class InterventionDesignVectorEnv(VectorEnv):
     ----------
     num_envs : int
         Episodes per batch.
-    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, value_bound, reward, seal
+    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, value_bound, reward, observe_posterior, seal
         As :class:`~causal_gym.envs.design.env.InterventionDesignEnv`.
     render_mode : None
         Batched rendering is not offered.
@@ -76,6 +76,7 @@ class InterventionDesignVectorEnv(VectorEnv):
         rows_per_step: int = 1,
         value_bound: float = VALUE_BOUND,
         reward: str = "dense",
+        observe_posterior: bool = False,
         seal: Seal | str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -89,11 +90,11 @@ class InterventionDesignVectorEnv(VectorEnv):
             raise ValueError("the batched design env does not render; use InterventionDesignEnv for 'ansi'")
         self.render_mode = None
         self.seal = resolve_seal(seal)
-        self.single_observation_space = observation_space(self.setting)
+        self.single_observation_space = observation_space(self.setting, observe_posterior)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, observe_posterior)
         self._split: str = "train"
         self._next: int | None = None
         self._needs_reset = False

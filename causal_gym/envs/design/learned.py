@@ -1,0 +1,223 @@
+"""A learned intervention designer: pair features of the posterior, a permutation-equivariant policy, SB3's VecEnv.
+
+Needs the ``rl`` extra (torch, Stable-Baselines3); nothing else in causal_gym imports this module.
+
+The policy picks a target node; the value is always ``+value_bound``, the box's edge (the value
+grid of :class:`~causal_gym.envs.design.baselines.GreedyDesigner` at ``--greedy-grid 1.0`` too:
+in a linear SCM a harder intervention only separates the target's effects more clearly from
+noise). What it sees (:func:`design_features`) comes from the edge posterior the env keeps for its
+reward (``observe_posterior=True``) and from the rows so far, for every ordered pair ``(i, j)``:
+``p_ij`` and ``p_ji``, their expected errors ``min(p, 1 - p)``, ``|corr(x_i, x_j)|`` over the rows,
+and how often ``i`` and ``j`` have been intervened on (fractions of the budget); and for the
+episode, the budget left and the expected errors of the whole matrix (fractions). No posterior is
+evaluated to decide: the policy reads the one the env computes after every step anyway, where
+:class:`~causal_gym.envs.design.baselines.GreedyDesigner` evaluates ``samples x (d + 1)``
+posteriors per decision (88 at d = 10 with one value).
+
+:class:`PairScorerPolicy` embeds every pair with one shared network, averages node ``i``'s pairs
+into its embedding and scores it (a logit per node); the critic reads the mean embedding. So
+relabelling the nodes relabels the choice and leaves the value unchanged, what it learns about one
+node applies to all, and a policy trained at d = 10 runs unchanged at d = 12.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium import spaces
+from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.vec_env import VecEnv
+from torch import nn
+
+from causal_gym.envs.design.batch import encode_action
+
+__all__ = ["PAIR_FEATURES", "GLOBAL_FEATURES", "design_features", "DesignVecEnv", "PairScorer", "PairScorerPolicy"]
+
+PAIR_FEATURES = 7
+"""Features per ordered pair of nodes (see the module docstring)."""
+
+GLOBAL_FEATURES = 2
+"""Features of the whole episode: budget left, expected errors."""
+
+
+def design_features(obs: dict[str, np.ndarray], budget: int) -> np.ndarray:
+    """``(B, d * d * PAIR_FEATURES + GLOBAL_FEATURES)`` float32 features of a batch of observations.
+
+    ``obs`` is a batched observation with ``edge_probs`` (an env made with ``observe_posterior=True``).
+    Pair ``(i, j)``'s block is zero on the diagonal.
+
+    Raises
+    ------
+    KeyError
+        If the observation has no ``edge_probs``.
+    """
+    if "edge_probs" not in obs:
+        raise KeyError("design_features needs the observed posterior: make the env with observe_posterior=True")
+    p = obs["edge_probs"].astype(np.float64)
+    b, d, _ = p.shape
+    off = ~np.eye(d, dtype=bool)
+    p = np.where(off, p, 0.0)
+    q = np.swapaxes(p, 1, 2)
+    error = np.where(off, np.minimum(p, 1.0 - p), 0.0)
+    counts = obs["intervention_mask"].sum(axis=1) / budget
+    filled = obs["filled"].astype(np.float64)
+    data = obs["data"].astype(np.float64) * filled[..., None]
+    n = filled.sum(axis=1)[:, None]
+    centred = (data - data.sum(axis=1)[:, None, :] / n[..., None]) * filled[..., None]
+    cov = np.einsum("bri,brj->bij", centred, centred)
+    sd = np.sqrt(np.maximum(np.diagonal(cov, axis1=1, axis2=2), 1e-12))
+    corr = np.where(off, np.abs(cov / sd[:, :, None] / sd[:, None, :]), 0.0)
+    shape = (b, d, d)
+    pairs = np.stack([p, q, error, np.swapaxes(error, 1, 2), corr, np.broadcast_to(counts[:, :, None], shape),
+                      np.broadcast_to(counts[:, None, :], shape)], axis=3) * off[None, :, :, None]
+    left = obs["budget_left"].reshape(b, 1) / budget
+    total = error.sum(axis=(1, 2))[:, None] / (d * (d - 1))
+    return np.concatenate([pairs.reshape(b, -1), left, total], axis=1).astype(np.float32)
+
+
+class DesignVecEnv(VecEnv):
+    """SB3's ``VecEnv`` over the batched design env: :func:`node_features` in, a target node out.
+
+    Action ``k`` plays ``do(x_k = +value_bound)``. The batched env autoresets on the step after an
+    episode's end (Gymnasium's ``NEXT_STEP``); SB3 expects the reset observation together with the
+    ``done`` flag, so the adapter takes that extra step at once and puts the final features in
+    ``info["terminal_observation"]``. Every episode of the batch ends at the same step.
+
+    Parameters
+    ----------
+    env_id : str
+        A design id (``InterventionDesign-*-v0``).
+    num_envs : int
+        Episodes per batch.
+    seed : int, optional
+        Seeds the train stream at the first reset.
+    **kwargs
+        Passed to ``gym.make_vec`` (the env's keywords); ``observe_posterior`` is always on.
+    """
+
+    def __init__(self, env_id: str, num_envs: int, seed: int | None = None, **kwargs: Any) -> None:
+        self.env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",
+                                observe_posterior=True, **kwargs)
+        unwrapped = self.env.unwrapped
+        self.budget, self.d, self.value_bound = unwrapped.setting.budget, unwrapped.setting.d, unwrapped.value_bound
+        size = self.d * self.d * PAIR_FEATURES + GLOBAL_FEATURES
+        self.render_mode = None
+        super().__init__(num_envs, spaces.Box(-np.inf, np.inf, (size,), np.float32), spaces.Discrete(self.d))
+        self._seed = seed
+        self._options: dict[str, Any] | None = None
+        self._actions: np.ndarray | None = None
+        self.last_scores: dict[str, np.ndarray] = {}
+
+    def encode(self, targets: np.ndarray) -> np.ndarray:
+        """The env's ``(B, 2)`` actions for target nodes ``(B,)``."""
+        return np.stack([encode_action(int(k), self.value_bound, self.d, self.value_bound) for k in targets])
+
+    def reset(self, options: dict[str, Any] | None = None) -> np.ndarray:
+        """Reset the batch (``options`` as the env's, e.g. ``{"split": "dev", "instance": 0}``)."""
+        obs, _ = self.env.reset(seed=self._seed, options=options if options is not None else self._options)
+        self._seed = None
+        return design_features(obs, self.budget)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = self.encode(np.asarray(actions).reshape(self.num_envs))
+
+    def step_wait(self):
+        obs, rewards, terminated, truncated, info = self.env.step(self._actions)
+        done = terminated | truncated
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if done.all():
+            final = design_features(obs, self.budget)
+            self.last_scores = info.get("scores", {})
+            for k in range(self.num_envs):
+                infos[k]["terminal_observation"] = final[k]
+            obs, *_ = self.env.step(self._actions)  # the autoreset
+        return design_features(obs, self.budget), rewards.astype(np.float32), done, infos
+
+    def close(self) -> None:
+        self.env.close()
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        return [getattr(self, attr_name)] * self.num_envs
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        raise NotImplementedError("DesignVecEnv has no sub-env objects")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * self.num_envs
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        self._seed = seed
+        return [seed] * self.num_envs
+
+
+class PairScorer(nn.Module):
+    """Node ``i``'s embedding is the mean over ``j`` of a shared network of pair ``(i, j)``; a logit per node.
+
+    Takes SB3's flat features (:func:`design_features` layout); the number of nodes is read from
+    the input's width, so one network serves any ``d``. The critic reads the mean embedding.
+    """
+
+    def __init__(self, hidden: int = 64) -> None:
+        super().__init__()
+        self.pair = nn.Sequential(nn.Linear(PAIR_FEATURES + GLOBAL_FEATURES, hidden), nn.Tanh(),
+                                  nn.Linear(hidden, hidden), nn.Tanh())
+        self.node = nn.Sequential(nn.Linear(hidden + GLOBAL_FEATURES, hidden), nn.Tanh())
+        self.score = nn.Linear(hidden, 1)
+        self.critic = nn.Sequential(nn.Linear(hidden + GLOBAL_FEATURES, hidden), nn.Tanh())
+        self.latent_dim_vf = hidden
+        self.latent_dim_pi = 0  # set by the policy: its d
+
+    def _embedded(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        d = round(math.sqrt((x.shape[1] - GLOBAL_FEATURES) / PAIR_FEATURES))
+        pairs = x[:, : d * d * PAIR_FEATURES].reshape(-1, d, d, PAIR_FEATURES)
+        shared = x[:, d * d * PAIR_FEATURES:]
+        h = self.pair(torch.cat([pairs, shared[:, None, None, :].expand(-1, d, d, -1)], dim=3))
+        off = 1.0 - torch.eye(d, dtype=h.dtype, device=h.device)
+        h = (h * off[None, :, :, None]).sum(dim=2) / (d - 1)
+        return self.node(torch.cat([h, shared[:, None, :].expand(-1, d, -1)], dim=2)), shared
+
+    def forward_actor(self, x: torch.Tensor) -> torch.Tensor:
+        return self.score(self._embedded(x)[0]).squeeze(-1)
+
+    def forward_critic(self, x: torch.Tensor) -> torch.Tensor:
+        h, shared = self._embedded(x)
+        return self.critic(torch.cat([h.mean(dim=1), shared], dim=1))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(x), self.forward_critic(x)
+
+
+class PairScorerPolicy(ActorCriticPolicy):
+    """SB3 actor-critic whose action logits are :class:`PairScorer`'s per-node scores (no output layer on top).
+
+    Use with ``PPO(PairScorerPolicy, DesignVecEnv(...), policy_kwargs={"hidden": 64})``. The action
+    space must be ``Discrete(d)``.
+    """
+
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, lr_schedule: Any,
+                 hidden: int = 64, **kwargs: Any) -> None:
+        if not isinstance(action_space, spaces.Discrete):
+            raise ValueError(f"PairScorerPolicy picks a node: the action space must be Discrete(d), got {action_space}")
+        self.hidden = hidden
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = PairScorer(self.hidden)
+        self.mlp_extractor.latent_dim_pi = int(self.action_space.n)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = nn.Identity()  # the logits are the scores themselves: node order never matters
+        nn.init.orthogonal_(self.mlp_extractor.score.weight, gain=0.01)
+        nn.init.zeros_(self.mlp_extractor.score.bias)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        return {**super()._get_constructor_parameters(), "hidden": self.hidden}
