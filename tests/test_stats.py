@@ -105,6 +105,31 @@ def test_fisherz_small_sample_and_deterministic_relation_follow_causallearn():
     assert CITester(exact, test="fisherz").pvalue(0, 1) == CIT(exact, "fisherz")(0, 1)
 
 
+def test_fisherz_answers_exactly_singular_blocks_where_causallearn_raises():
+    """An exact linear identity (column 2 = 0 + 1, column 4 = 3 + 2) makes blocks singular: causal-learn
+    raises; ours gives the statistic's limit, checked against hand-derived values and a regression."""
+    rng = np.random.default_rng(90)
+    a, b = rng.integers(-5, 6, size=(2, 60)).astype(float)
+    y = rng.normal(size=60)
+    w = y + rng.normal(size=60)
+    data = np.column_stack([a, b, a + b, y, a + b + y, w])
+    cit = CIT(data, "fisherz")
+    tester = CITester(data, test="fisherz")
+    for x, y_, cond in [(3, 4, (0, 1, 2)), (2, 3, (0, 1)), (3, 5, (0, 1, 2))]:
+        with pytest.raises(ValueError, match="singular"):  # the precondition: these blocks are singular
+            cit(x, y_, list(cond))
+    # given a, b and a + b, column 4 is column 3 plus a known number: perfectly dependent
+    assert tester.pvalue(3, 4, (0, 1, 2)) == 0.0
+    # a + b is constant given a and b, hence independent of anything
+    assert tester.pvalue(2, 3, (0, 1)) == 1.0
+    # a redundant member of S changes nothing but the degrees of freedom: residuals of y and w on (1, a, b)
+    design = np.column_stack([np.ones(60), a, b])
+    res = [v - design @ np.linalg.lstsq(design, v, rcond=None)[0] for v in (y, w)]
+    r = np.corrcoef(res)[0, 1]
+    expected = 2 * sps.norm.sf(np.sqrt(60 - 3 - 3) * abs(np.arctanh(r)))
+    assert tester.pvalue(3, 5, (0, 1, 2)) == pytest.approx(expected, rel=1e-9)
+
+
 # ---------------------------------------------------------------- KCI against causal-learn
 
 

@@ -4,7 +4,8 @@ One object per dataset runs any number of tests ``x _||_ y | S`` and remembers e
 ``(min(x, y), max(x, y), sorted(S))``, so the test is symmetric and a repeated query is free. It
 counts both the calls (``n_calls``, the cost unit of PC's "number of tests") and the tests
 actually computed (``n_computed``). The numbers are causal-learn's: ``"fisherz"`` matches
-``CIT(data, "fisherz")`` to the bit, ``"kci"`` matches the default ``CIT(data, "kci")`` within
+``CIT(data, "fisherz")`` to the bit wherever causal-learn answers (on an exactly singular
+correlation block, where it raises, we return the statistic's limit: :mod:`causal_gym.stats.fisherz`), ``"kci"`` matches the default ``CIT(data, "kci")`` within
 1e-8 relative and runs a PC-sized batch of tests about ten times faster (see
 :mod:`causal_gym.stats.kci`).
 """
@@ -67,7 +68,8 @@ class CITester:
     data : array_like of shape (n, d)
         Real-valued samples (validated: finite, at least 3 rows, no constant column).
     test : {"fisherz", "kci"}
-        ``"fisherz"``: Fisher-z test of the partial correlation, identical to causal-learn's.
+        ``"fisherz"``: Fisher-z test of the partial correlation, identical to causal-learn's (which
+        raises on exactly singular blocks, where this returns the limit).
         ``"kci"``: kernel CI test, causal-learn's default KCI (Gaussian kernels with empirical
         widths, gamma approximation of the null).
     **options

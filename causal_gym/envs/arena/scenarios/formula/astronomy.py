@@ -15,6 +15,7 @@ SATELLITE_ORBIT: ScenarioSpec = {
     "description": "Mission designs for small satellites in circular orbits around rocky planets; one row is one "
     "design with its ground-station Doppler and timing measurements.",
     "constants": {
+        "G_link": {"value": 12.0, "unit": "dB", "definition": "combined antenna gains of the satellite and the ground station"},
         "G": {"value": 6.674e-11, "unit": "m^3/(kg s^2)", "definition": "gravitational constant"},
         "M_E": {"value": 5.972e24, "unit": "kg", "definition": "Earth mass"},
         "f0": {"value": 437.0, "unit": "MHz", "definition": "downlink carrier frequency"},
@@ -67,6 +68,13 @@ SATELLITE_ORBIT: ScenarioSpec = {
          "intervention": None,
          "equation": "T_orb / pi * atan((R_planet / a_orbit) / sqrt(1 - (R_planet / a_orbit) ** 2))",
          "noise": {"family": "gaussian", "scale": 0.5}},
+        root("P_tx", "W", "radio transmitter output power on board", [0.2, 8], uniform(0.5, 5),
+             "command another transmitter power level"),
+        formula("P_rx_dBm", "dBm", "signal power received at the ground station when the satellite passes overhead",
+                [-125, -75], "10 * log10(P_tx * 1000) + G_link - 20 * log10(4 * pi * h_orbit * f0 * 1e6 / c_light)",
+                "Friis transmission equation with free-space path loss"),
+        readout("rssi_reading", "dBm", "received signal strength logged by the ground-station receiver",
+                [-135, -65], "P_rx_dBm", add(1.5)),
     ],
     "edges": [
         *edges_into("R_planet", {"M_planet": "more mass, bigger planet", "rho_planet": "denser planets are smaller"}),
@@ -85,6 +93,10 @@ SATELLITE_ORBIT: ScenarioSpec = {
             "T_orb": "the shadow arc is a fixed fraction of a longer orbit",
             "R_planet": "a larger planet casts a wider shadow",
             "a_orbit": "a higher orbit crosses a narrower part of the shadow"}),
+        *edges_into("P_rx_dBm", {
+            "P_tx": "a stronger transmitter raises the received power decibel for decibel",
+            "h_orbit": "a higher orbit spreads the beam over a larger sphere before it reaches the antenna"}),
+        *edges_into("rssi_reading", {"P_rx_dBm": "the receiver's power detector reports the arriving signal"}),
     ],
 }
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
-from causal_gym.envs.arena.scenarios.authoring import add, formula, mul, readout, root, uniform
+from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
 
 __all__ = ['IV_BOLUS_PK', 'ENZYME_ASSAY', 'FISHERY_SCHAEFER', 'CHEMOSTAT_CULTURE']
 
@@ -133,6 +133,14 @@ ENZYME_ASSAY: ScenarioSpec = {
         {"name": "slope_fit", "unit": "uM/min", "definition": "initial rate reported by the reader software",
          "range": [0, 25], "role": "readout", "intervention": None, "equation": "v0 * V_well / 200",
          "noise": {"family": "gaussian", "scale": 0.1, "mode": "multiplicative"}},
+        formula("frac_bound", "1", "fraction of the enzyme carrying substrate at the start", [0, 1],
+                "S0 / (Km * (1 + I_conc / Ki) + S0)", "Michaelis-Menten occupancy with competitive inhibition"),
+        formula("conversion", "1", "fraction of the substrate turned over by the read time", [0, 1],
+                "P_t / S0", "conversion = product formed / substrate supplied"),
+        root("probe_offset", "K", "calibration offset of the plate's well thermistor", [-6, 6], around(0.0, 1.5),
+             role="instrument"),
+        readout("T_well_reading", "degC", "well temperature reported by the plate reader", [15, 50],
+                "T_C + probe_offset", add(0.2)),
     ],
     "edges": [
         *edges_into("kcat", {"T_C": "warmer wells turn over faster (Arrhenius)",
@@ -151,6 +159,15 @@ ENZYME_ASSAY: ScenarioSpec = {
             "blank": "plate and buffer add a baseline"}),
         *edges_into("slope_fit", {"v0": "the software fits the initial slope",
                                   "V_well": "it converts absorbance to concentration assuming a 200 uL path length"}),
+        *edges_into("frac_bound", {
+            "S0": "more substrate occupies more active sites",
+            "I_conc": "the competitive inhibitor takes sites the substrate would use"}),
+        *edges_into("conversion", {
+            "P_t": "more chromophore released means more substrate used up",
+            "S0": "the same product is a smaller share of a larger substrate pool"}),
+        *edges_into("T_well_reading", {
+            "T_C": "the thermistor senses the incubated well",
+            "probe_offset": "an uncalibrated thermistor shifts every reading"}),
     ],
 }
 

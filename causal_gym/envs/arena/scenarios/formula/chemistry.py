@@ -61,6 +61,12 @@ ARRHENIUS_CSTR: ScenarioSpec = {
         {"name": "coolant_dT", "unit": "K", "definition": "coolant temperature rise", "range": [-30, 30],
          "role": "readout", "intervention": None, "equation": "Q_duty / (m_cool * cp_w)",
          "noise": {"family": "gaussian", "scale": 0.2}},
+        formula("r_A", "mol/(L min)", "volumetric rate of consumption of A in the tank", [0, 3],
+                "k_rate * C_A_out", "first-order rate law r = k C_A"),
+        root("tw_offset", "K", "calibration offset of the thermowell sensor", [-12, 12], around(0.0, 3.0),
+             role="instrument"),
+        readout("T_thermowell", "K", "reactor temperature from the thermowell", [300, 370],
+                "T_set + tw_offset", add(0.3)),
     ],
     "edges": [
         *edges_into("k_rate", {"T_set": "hotter, more molecules over the barrier",
@@ -76,6 +82,12 @@ ARRHENIUS_CSTR: ScenarioSpec = {
             "T_feed": "a warmer feed needs less"}),
         *edges_into("CA_analyser", {"C_A_out": "the analyser samples the outlet"}),
         *edges_into("coolant_dT", {"Q_duty": "the coolant carries the duty", "m_cool": "more coolant, smaller rise"}),
+        *edges_into("r_A", {
+            "k_rate": "a faster rate constant consumes A faster at the same concentration",
+            "C_A_out": "in a well-mixed tank the reaction runs at the outlet concentration"}),
+        *edges_into("T_thermowell", {
+            "T_set": "the controller holds the tank at its set temperature, which the sensor sees",
+            "tw_offset": "a miscalibrated sensor reads the tank hot or cold"}),
     ],
 }
 

@@ -61,6 +61,13 @@ BAROMETRIC_STATION: ScenarioSpec = {
          "range": [-40, 40], "role": "readout", "intervention": None,
          "equation": "243.12 * log(e_vap / 6.112) / (17.62 - log(e_vap / 6.112)) + mirror_bias",
          "noise": {"family": "gaussian", "scale": 0.5}},
+        formula("vpd", "hPa", "vapour-pressure deficit of the station air", [0, 80],
+                "6.112 * exp(17.62 * T_air / (243.12 + T_air)) - e_vap", "deficit = saturation vapour pressure (Magnus) - e"),
+        formula("theta_pot", "K", "potential temperature of the station air referred to 1000 hPa", [250, 340],
+                "(T_air + 273.15) * (1000 / p_stn) ** 0.2857", "Poisson's equation theta = T (p0 / p)^(R/cp)"),
+        root("wind_speed", "m/s", "mean wind speed at 2 m above the station lawn", [0, 20], uniform(0.5, 12)),
+        formula("E_open_water", "mm/day", "drying power of the station air over open water (aerodynamic term of Penman)", [0, 100],
+                "0.26 * (1 + 0.54 * wind_speed) * vpd", "Penman's aerodynamic evaporation term E = f(u) (e_s - e)"),
     ],
     "edges": [
         *edges_into("p_stn", {"z_stn": "less air above a higher station",
@@ -80,6 +87,13 @@ BAROMETRIC_STATION: ScenarioSpec = {
         *edges_into("RH_sensor", {"RH": "the sensor's capacitance follows humidity"}),
         *edges_into("dewpoint_reading", {"e_vap": "the mirror fogs at the vapour pressure's dew point",
                                          "mirror_bias": "deposits on the mirror shift the temperature it fogs at"}),
+        *edges_into("vpd", {"T_air": "warmer air could hold much more vapour than it has",
+                            "e_vap": "vapour already present fills part of the capacity"}),
+        *edges_into("theta_pot", {
+            "T_air": "the parcel's own temperature is the starting point of the adiabatic descent",
+            "p_stn": "air at a lower station pressure warms more when brought down to 1000 hPa"}),
+        *edges_into("E_open_water", {"wind_speed": "wind replaces the moist air layer over the pan",
+                                     "vpd": "drier air pulls more vapour off the water"}),
     ],
 }
 

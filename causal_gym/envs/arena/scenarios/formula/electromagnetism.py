@@ -58,6 +58,14 @@ HEATER_CIRCUIT: ScenarioSpec = {
         {"name": "T_pyro_reading", "unit": "degC", "definition": "infrared pyrometer reading of the coil",
          "range": [0, 1200], "role": "readout", "intervention": None, "equation": "T_coil",
          "noise": {"family": "gaussian", "scale": 0.08, "mode": "multiplicative"}},
+        formula("J_wire", "A/mm^2", "current density in the nichrome wire", [0, 40],
+                "I_loop / (pi / 4 * d_wire ** 2)", "current density J = I / A"),
+        formula("eta_delivery", "1", "share of the supply power dissipated in the coil rather than the leads",
+                [0.8, 1], "R_heater / (R_heater + R_lead)", "series divider: P_coil / P_total = R_coil / (R_coil + R_lead)"),
+        root("t_on", "s", "how long the coil is energised in this cycle", [10, 400], uniform(30, 300),
+             "set the timer of the supply relay"),
+        formula("E_heat", "kJ", "heat released by the coil during the on-time", [0, 25], "P_heater * t_on / 1000",
+                "Joule heat E = P t"),
     ],
     "edges": [
         *edges_into("R_heater", {
@@ -78,6 +86,14 @@ HEATER_CIRCUIT: ScenarioSpec = {
             "L_wire": "a longer wire has more surface"}),
         *edges_into("I_reading", {"I_loop": "the clamp senses the loop current"}),
         *edges_into("T_pyro_reading", {"T_coil": "the pyrometer sees the coil's radiance"}),
+        *edges_into("J_wire", {
+            "I_loop": "all loop current passes through the coil wire",
+            "d_wire": "a thicker wire spreads the current over a larger section"}),
+        *edges_into("eta_delivery", {
+            "R_heater": "a more resistive coil takes a larger share of the series voltage",
+            "R_lead": "lossy leads divert part of the supply power"}),
+        *edges_into("E_heat", {"P_heater": "heat accumulates at the coil's dissipation rate",
+                               "t_on": "a longer on-time accumulates more heat"}),
     ],
 }
 

@@ -14,6 +14,7 @@ SOLAR_PV: ScenarioSpec = {
     "description": "A rooftop photovoltaic array feeding a house and the grid; one row is one hour of operation "
     "with its monitoring-system readings.",
     "constants": {
+        "beta_V": {"value": -0.0033, "unit": "1/K", "definition": "relative temperature coefficient of the module maximum-power voltage"},
         "a_sandia": {"value": -3.56, "unit": "1", "definition": "Sandia module temperature coefficient a"},
         "b_sandia": {"value": -0.075, "unit": "s/m", "definition": "Sandia wind coefficient b"},
         "dT_cell": {"value": 3.0, "unit": "K", "definition": "cell-to-module temperature difference at 1000 W/m^2"},
@@ -59,6 +60,14 @@ SOLAR_PV: ScenarioSpec = {
          "range": [0, 1.2], "role": "readout", "intervention": None,
          "equation": "P_ac * 1000 / (eta_ref * A_array * G_poa)",
          "noise": {"family": "gaussian", "scale": 0.02, "mode": "multiplicative"}},
+        root("V_string_ref", "V", "maximum-power voltage of the module string at 25 degC (modules in series)",
+             [250, 500], uniform(300, 450), "rewire the array with more or fewer modules per string"),
+        formula("V_mpp", "V", "operating string voltage at the maximum power point", [200, 550],
+                "V_string_ref * (1 + beta_V * (T_cell - 25))", "linear temperature derating of the maximum-power voltage"),
+        formula("I_dc", "A", "direct current drawn from the string", [0, 40], "P_dc * 1000 / V_mpp",
+                "DC power P = V I"),
+        formula("clip_loss", "kW", "power the inverter curtails because the array exceeds its rating", [0, 5],
+                "eta_inv * P_dc - P_ac", "clipping loss = converted DC power - delivered AC power"),
     ],
     "edges": [
         *edges_into("T_cell", {
@@ -79,6 +88,14 @@ SOLAR_PV: ScenarioSpec = {
             "P_ac": "delivered energy",
             "A_array": "normalised by the array size",
             "G_poa": "and by the available sunlight"}),
+        *edges_into("V_mpp", {
+            "V_string_ref": "each module in series adds its voltage",
+            "T_cell": "hot cells lose open-circuit and maximum-power voltage"}),
+        *edges_into("I_dc", {"P_dc": "more DC power at the same voltage means more current",
+                             "V_mpp": "a higher string voltage carries the power with less current"}),
+        *edges_into("clip_loss", {
+            "P_dc": "array power beyond what the inverter can pass is clipped",
+            "P_ac": "what the inverter delivers is not lost"}),
     ],
 }
 

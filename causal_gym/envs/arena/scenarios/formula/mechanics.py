@@ -55,6 +55,15 @@ SPRING_PROJECTILE: ScenarioSpec = {
         {"name": "landing_video_m", "unit": "m", "definition": "landing distance read from video",
          "range": [0, 15], "role": "readout", "intervention": None, "equation": "range_x",
          "noise": {"family": "gaussian", "scale": 0.1, "mode": "multiplicative"}},
+        formula("E_spring", "J", "elastic energy stored in the compressed spring", [0.1, 4],
+                "0.5 * k_spring * x_comp ** 2", "Hooke spring energy E = k x^2 / 2"),
+        root("M_catcher", "kg", "sand-filled catcher cart that the ball lands in", [0.3, 2.5], uniform(0.5, 2.0),
+             "load more sand into the catcher"),
+        formula("v_cart", "m/s", "speed of the catcher cart just after it captures the ball", [0, 3],
+                "m_ball * vx / (m_ball + M_catcher)", "perfectly inelastic capture: horizontal momentum is conserved"),
+        formula("f_dissipated", "1", "share of the ball's impact kinetic energy turned into heat in the sand", [0.7, 1],
+                "1 - m_ball * cos(theta_deg * deg) ** 2 / (m_ball + M_catcher)",
+                "energy balance of an inelastic capture: 1 - m cos^2(theta) / (m + M)"),
     ],
     "edges": [
         *edges_into("v0", {
@@ -69,6 +78,16 @@ SPRING_PROJECTILE: ScenarioSpec = {
         *edges_into("gate_ms", {"gate_gap": "wider gates take longer to cross", "v0": "faster balls cross sooner"}),
         *edges_into("stopwatch_s", {"t_flight": "the timer brackets the flight"}),
         *edges_into("landing_video_m", {"range_x": "the video shows where the ball lands"}),
+        *edges_into("E_spring", {"k_spring": "a stiffer spring stores more energy per compression",
+                                 "x_comp": "stored energy grows with the square of the compression"}),
+        *edges_into("f_dissipated", {
+            "m_ball": "a heavier ball keeps more of its horizontal energy in the moving cart",
+            "M_catcher": "a heavier catcher moves off slower, so more of the energy ends as heat",
+            "theta_deg": "a steeper fall brings more vertical energy, all of which the sand absorbs"}),
+        *edges_into("v_cart", {
+            "m_ball": "a heavier ball brings more momentum into the catcher",
+            "vx": "only the horizontal momentum drives the cart along the floor",
+            "M_catcher": "a heavier catcher shares the momentum over more mass"}),
     ],
 }
 
@@ -79,6 +98,8 @@ POISEUILLE_PIPE: ScenarioSpec = {
     "description": "Laminar flow of a particle-laden oil through a glass capillary under an applied pressure drop; "
     "one row is one run with a flowmeter and a timed collection.",
     "constants": {
+        "rho_part": {"value": 2500.0, "unit": "kg/m^3", "definition": "density of the suspended glass beads"},
+        "g_acc": {"value": 9.80665, "unit": "m/s^2", "definition": "gravitational acceleration"},
         "mu_ref": {"value": 0.05, "unit": "Pa s", "definition": "oil viscosity at 40 degC"},
         "B_visc": {"value": 3000.0, "unit": "K", "definition": "Andrade temperature coefficient"},
         "rho_oil": {"value": 870.0, "unit": "kg/m^3", "definition": "oil density"},
@@ -123,6 +144,14 @@ POISEUILLE_PIPE: ScenarioSpec = {
         {"name": "V_collected", "unit": "mL", "definition": "volume collected in the timed sample",
          "range": [0, 1500], "role": "readout", "intervention": None, "equation": "Q_flow * t_coll",
          "noise": {"family": "gaussian", "scale": 0.03, "mode": "multiplicative"}},
+        formula("shear_rate_wall", "1/s", "shear rate of the oil at the capillary wall", [0, 20000],
+                "4 * Q_flow * 1e-6 / (pi * (r_mm / 1000) ** 3)", "Newtonian wall shear rate 4 Q / (pi r^3)"),
+        formula("t_transit", "s", "mean time an oil parcel takes to pass through the capillary", [0, 2000],
+                "L_m / v_mean", "residence time = length / mean velocity"),
+        root("a_bead", "um", "radius of the suspended glass beads in this batch", [2, 30], uniform(5, 20),
+             "sieve the beads to another size"),
+        formula("v_settle", "mm/s", "terminal settling speed of a bead in the oil", [0, 0.5],
+                "2 / 9 * (rho_part - rho_oil) * g_acc * (a_bead * 1e-6) ** 2 / mu * 1000", "Stokes settling velocity"),
     ],
     "edges": [
         *edges_into("mu", {"T_oil": "warm oil flows more easily", "phi": "particles thicken the suspension"}),
@@ -141,6 +170,15 @@ POISEUILLE_PIPE: ScenarioSpec = {
                                 "T_oil": "a thermal meter's response depends on the fluid temperature",
                                 "phi": "particles change the suspension's heat capacity the meter assumes"}),
         *edges_into("V_collected", {"Q_flow": "volume is flow", "t_coll": "times collection time"}),
+        *edges_into("shear_rate_wall", {
+            "Q_flow": "more flow through the same bore shears the wall layer faster",
+            "r_mm": "the same flow through a wider bore shears the wall far less"}),
+        *edges_into("t_transit", {
+            "L_m": "a longer capillary takes longer to traverse",
+            "v_mean": "faster oil crosses the capillary sooner"}),
+        *edges_into("v_settle", {
+            "a_bead": "drag grows with radius but weight with its cube, so bigger beads sink faster",
+            "mu": "more viscous oil slows the sinking beads"}),
     ],
 }
 

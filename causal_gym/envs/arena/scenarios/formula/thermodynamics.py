@@ -15,6 +15,8 @@ GAS_CYLINDER: ScenarioSpec = {
     "description": "A steel cylinder with a locked piston holds nitrogen in a temperature bath; one row is one "
     "charge-and-measure cycle with its gauge, thermocouple and weighing readings.",
     "constants": {
+        "E_steel": {"value": 200000.0, "unit": "MPa", "definition": "Young's modulus of the cylinder steel"},
+        "alpha_app": {"value": 0.8, "unit": "ue/K", "definition": "apparent strain per kelvin of a gauge not matched to the steel"},
         "R": R_GAS,
         "M_N2": {"value": 28.0134, "unit": "g/mol", "definition": "molar mass of nitrogen"},
         "cv_N2": {"value": 20.8, "unit": "J/(mol K)", "definition": "molar isochoric heat capacity of N2 (5R/2)"},
@@ -63,6 +65,14 @@ GAS_CYLINDER: ScenarioSpec = {
         {"name": "mass_reading", "unit": "g", "definition": "net gas mass from weighing the cylinder",
          "range": [15, 45], "role": "readout", "intervention": None, "equation": "n_gas * M_N2",
          "noise": {"family": "gaussian", "scale": 0.6}},
+        root("S_allow", "MPa", "allowable membrane stress of this cylinder's steel grade from the pressure-vessel code",
+             [80, 160], uniform(90, 140), "build the cylinder from another steel grade"),
+        formula("util_ratio", "1", "hoop stress as a fraction of the code allowable stress", [0, 0.2],
+                "sigma_hoop / S_allow", "utilisation ratio = acting stress / allowable stress"),
+        formula("E_stored", "kJ", "work the gas would do expanding isothermally to the outside pressure (burst energy)",
+                [0.2, 8], "n_gas * R * T_bath * log(P_abs / P_amb) / 1000", "isothermal expansion work W = n R T ln(p1/p2)"),
+        readout("strain_reading", "ue", "circumferential strain from a foil gauge bonded on the cylinder wall",
+                [-30, 100], "sigma_hoop / E_steel * 1e6 + alpha_app * (T_bath - 296)", add(2.0)),
     ],
     "edges": [
         *edges_into("P_abs", {
@@ -84,6 +94,17 @@ GAS_CYLINDER: ScenarioSpec = {
             "T_bath": "the thermocouple junction sits in the equilibrated gas",
             "tc_offset": "a cold-junction error shifts every reading"}),
         *edges_into("mass_reading", {"n_gas": "the scale weighs the charged gas"}),
+        *edges_into("util_ratio", {
+            "sigma_hoop": "the stress the charge puts into the wall",
+            "S_allow": "a stronger grade tolerates the same stress with a smaller fraction"}),
+        *edges_into("E_stored", {
+            "n_gas": "each extra mole of compressed gas adds expansion work",
+            "T_bath": "isothermal work scales with the absolute temperature",
+            "P_abs": "a higher charge pressure expands through a larger pressure ratio",
+            "P_amb": "the gas can only expand down to the surrounding pressure"}),
+        *edges_into("strain_reading", {
+            "sigma_hoop": "Hooke's law: the wall stretches in proportion to its hoop stress",
+            "T_bath": "the bath heats the gauge, whose mismatch with the steel shows as apparent strain"}),
     ],
 }
 
@@ -94,6 +115,7 @@ WALL_HEAT_LOSS: ScenarioSpec = {
     "description": "A wall panel in a guarded hot box between a heated room side and a climate chamber; one row "
     "is one steady-state test of a panel build.",
     "constants": {
+        "C_box": {"value": 4.0, "unit": "W/K", "definition": "heat flow through the metering-box walls per kelvin of imbalance"},
         "R_si": {"value": 0.13, "unit": "m^2 K/W", "definition": "interior surface film resistance (ISO 6946)"},
     },
     "variables": [
@@ -131,6 +153,19 @@ WALL_HEAT_LOSS: ScenarioSpec = {
          "noise": {"family": "gaussian", "scale": 0.06, "mode": "multiplicative"}},
         {"name": "T_si_reading", "unit": "degC", "definition": "surface thermocouple reading", "range": [8, 29],
          "role": "readout", "intervention": None, "equation": "T_si", "noise": {"family": "gaussian", "scale": 0.5}},
+        root("RH_in", "%", "relative humidity held on the room side of the hot box", [20, 70], uniform(30, 60),
+             "set the room-side humidifier"),
+        formula("T_dew_in", "degC", "dew point of the room-side air", [-10, 20],
+                "243.12 * (log(RH_in / 100) + 17.62 * T_in / (243.12 + T_in)) / (17.62 - log(RH_in / 100) - 17.62 * T_in / (243.12 + T_in))",
+                "Magnus dew-point formula"),
+        formula("cond_margin", "K", "how far the inner surface stays above the room dew point (negative: condensation)",
+                [-10, 30], "T_si - T_dew_in", "surface condensation criterion: margin = T_surface - T_dew"),
+        formula("dT_film_out", "K", "temperature drop across the air film on the outer face of the panel", [0, 15],
+                "Q_loss / (h_out * A_wall)", "outer surface film: q = h_out (T_se - T_out)"),
+        root("dT_guard", "K", "temperature imbalance between the metering box and its guard ring", [-3, 3],
+             around(0.0, 0.6), role="instrument"),
+        readout("P_heater_reading", "W", "electric power metered into the metering-box heater", [-10, 220],
+                "Q_loss + C_box * dT_guard", add(1.5)),
     ],
     "edges": [
         *edges_into("R_total", {
@@ -149,6 +184,19 @@ WALL_HEAT_LOSS: ScenarioSpec = {
         *edges_into("U_value", {"R_total": "transmittance is the inverse resistance", "A_wall": "per unit area"}),
         *edges_into("q_reading", {"Q_loss": "the plate senses the local flux", "A_wall": "flux is flow per area"}),
         *edges_into("T_si_reading", {"T_si": "the thermocouple is taped to the interior surface"}),
+        *edges_into("T_dew_in", {
+            "T_in": "warmer room air at the same relative humidity holds more vapour",
+            "RH_in": "more humid room air condenses at a higher temperature"}),
+        *edges_into("cond_margin", {
+            "T_si": "a warmer inner face stays further from condensation",
+            "T_dew_in": "a higher dew point eats into the surface margin"}),
+        *edges_into("dT_film_out", {
+            "Q_loss": "the heat crossing the wall must leave through the outer film",
+            "h_out": "a stronger chamber fan pulls the outer face closer to the chamber air",
+            "A_wall": "spread over more area, the same heat needs a smaller film drop"}),
+        *edges_into("P_heater_reading", {
+            "Q_loss": "in steady state the heater replaces the heat lost through the panel",
+            "dT_guard": "an unbalanced guard adds or removes heat through the box walls"}),
     ],
 }
 
