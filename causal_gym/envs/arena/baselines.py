@@ -35,9 +35,10 @@ WRAPPER_OPTIONS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
 })
 """The arena's wrapper defaults beyond the methods' own (the paper's Appendix B.4 "wrapper
 defaults"), used by :class:`MethodAgent` and the tool env's menu. GES and GIES score with a
-relative variance floor of 1e-8 (:mod:`causal_gym.discovery.bic_score`): 8 of the 20 grounded
-scenarios have formula nodes computed exactly from their parents, whose data are collinear and
-would otherwise be refused; on the other 12 the graphs equal those without the floor."""
+relative variance floor of 1e-8 (:mod:`causal_gym.discovery.bic_score`): grounded scenarios with
+formula nodes computed exactly from their parents (8 of the first release's 20 cards) have
+collinear data that would otherwise be refused; on the other 12 of those 20 the graphs equal those
+without the floor."""
 
 
 def standardize_columns(data: np.ndarray) -> np.ndarray:
