@@ -53,6 +53,7 @@ __all__ = [
     "is_cpdag",
     "directed_cycle",
     "topological_order",
+    "kahn_order",
     "parents",
     "children",
     "neighbors",
@@ -205,13 +206,35 @@ def topological_order(A: np.ndarray) -> list[int]:
         If ``A`` has undirected edges or a directed cycle.
     """
     b = _require_dag(check_adjacency(A, "A"), "A")
-    indegree = b.sum(axis=0).tolist()
-    heap = [v for v, k in enumerate(indegree) if k == 0]
+    return kahn_order(b.shape[0], zip(*np.nonzero(b)))
+
+
+def kahn_order(n_nodes: int, edges: Iterable[tuple[int, int]]) -> list[int]:
+    """:func:`topological_order` of the directed edges ``(i, j)`` over nodes ``0 .. n_nodes - 1``,
+    in plain Python and without validation: the lexicographically smallest causal order.
+
+    Callers that hold an edge list (a few nodes, built once per episode) skip the matrix and its
+    checks this way. On a cycle the order is shorter than ``n_nodes``: it holds only the nodes
+    that no cycle reaches.
+
+    Examples
+    --------
+    >>> kahn_order(3, [(2, 0)])
+    [1, 2, 0]
+    >>> kahn_order(2, [(0, 1), (1, 0)])
+    []
+    """
+    children: list[list[int]] = [[] for _ in range(n_nodes)]
+    indegree = [0] * n_nodes
+    for i, j in edges:
+        children[i].append(int(j))
+        indegree[j] += 1
+    heap = [v for v in range(n_nodes) if indegree[v] == 0]  # ascending, so already a heap
     order: list[int] = []
     while heap:
         v = heapq.heappop(heap)
         order.append(v)
-        for c in np.flatnonzero(b[v]).tolist():
+        for c in children[v]:
             indegree[c] -= 1
             if indegree[c] == 0:
                 heapq.heappush(heap, c)
