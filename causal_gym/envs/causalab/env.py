@@ -495,6 +495,9 @@ class CausaLabEnv(ToolEnv):
         self._episode = episode
         self._where = {"setting": self.setting_name, "split": split, "index": index}
         self._scm = episode.scm
+        # the episode's fixed masks (observations and infos get copies)
+        self._in_graph = np.array([name in self._scm.properties for name in COLUMNS], dtype=np.int8)
+        self._property_mask = np.array([p in self._scm.controllable for p in PROPERTIES], dtype=np.int8)
         self._manipulator: Manipulator = episode.manipulator(self.oracle_chains)
         self._rows: list[tuple[dict[str, float], int, str | None]] = []
         self._arrays = None
@@ -925,7 +928,7 @@ class CausaLabEnv(ToolEnv):
             "record_mask": mask,
             "record_source": source,
             "record_target": target,
-            "in_graph": np.array([name in self._scm.properties for name in COLUMNS], dtype=np.int8),
+            "in_graph": self._in_graph.copy(),
             "manipulator": self._vector(self._manipulator.values),
             "reactor": self._vector(self._reactor_readings()) if visible else np.zeros(c, dtype=np.float64),
             "reactor_visible": np.int64(visible),
@@ -953,5 +956,4 @@ class CausaLabEnv(ToolEnv):
             allowed = []
         for name in allowed:
             tools[TOOLS.index(name)] = 1
-        properties = np.array([p in self._scm.controllable for p in PROPERTIES], dtype=np.int8)
-        return {"tool": tools, "property": properties}
+        return {"tool": tools, "property": self._property_mask.copy()}

@@ -294,11 +294,13 @@ class LabSCM:
 
     def roots(self) -> tuple[str, ...]:
         """Controllable nodes without parents (their value is their exogenous term)."""
-        return tuple(p for p in self.controllable if not self.parents(p))
+        fed = {b for _, b in self.edges}
+        return tuple(p for p in self.controllable if p not in fed)
 
     def hybrids(self) -> tuple[str, ...]:
         """Controllable nodes with parents (exogenous term plus parent contributions)."""
-        return tuple(p for p in self.controllable if self.parents(p))
+        fed = {b for _, b in self.edges}
+        return tuple(p for p in self.controllable if p in fed)
 
     def true_roots(self) -> tuple[str, ...]:
         """Ancestors of the frequency without parents; off-path nodes are excluded."""
