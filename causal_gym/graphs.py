@@ -53,6 +53,7 @@ __all__ = [
     "is_cpdag",
     "directed_cycle",
     "topological_order",
+    "kahn_order",
     "parents",
     "children",
     "neighbors",
@@ -205,13 +206,35 @@ def topological_order(A: np.ndarray) -> list[int]:
         If ``A`` has undirected edges or a directed cycle.
     """
     b = _require_dag(check_adjacency(A, "A"), "A")
-    indegree = b.sum(axis=0).tolist()
-    heap = [v for v, k in enumerate(indegree) if k == 0]
+    return kahn_order(b.shape[0], zip(*np.nonzero(b)))
+
+
+def kahn_order(n_nodes: int, edges: Iterable[tuple[int, int]]) -> list[int]:
+    """:func:`topological_order` of the directed edges ``(i, j)`` over nodes ``0 .. n_nodes - 1``,
+    in plain Python and without validation: the lexicographically smallest causal order.
+
+    Callers that hold an edge list (a few nodes, built once per episode) skip the matrix and its
+    checks this way. On a cycle the order is shorter than ``n_nodes``: it holds only the nodes
+    that no cycle reaches.
+
+    Examples
+    --------
+    >>> kahn_order(3, [(2, 0)])
+    [1, 2, 0]
+    >>> kahn_order(2, [(0, 1), (1, 0)])
+    []
+    """
+    children: list[list[int]] = [[] for _ in range(n_nodes)]
+    indegree = [0] * n_nodes
+    for i, j in edges:
+        children[i].append(int(j))
+        indegree[j] += 1
+    heap = [v for v in range(n_nodes) if indegree[v] == 0]  # ascending, so already a heap
     order: list[int] = []
     while heap:
         v = heapq.heappop(heap)
         order.append(v)
-        for c in np.flatnonzero(b[v]).tolist():
+        for c in children[v]:
             indegree[c] -= 1
             if indegree[c] == 0:
                 heapq.heappush(heap, c)
@@ -323,7 +346,77 @@ def _meek_rule(b: np.ndarray, rule: int) -> np.ndarray:
     return und & hits
 
 
+_BITWISE_MEEK_NODES = 16
+"""Up to this many nodes :func:`_meek` closes the graph on bitmask rows in plain Python: on the
+small graphs of the lab benchmarks numpy's per-call overhead dominates the matrix version, which
+takes over on larger graphs (both give the same graph; ``tests/test_graphs.py`` compares them)."""
+
+
 def _meek(b: np.ndarray, rules: tuple[int, ...]) -> np.ndarray:
+    """Meek closure of the boolean PDAG ``b`` (see :func:`meek` for the rules and their order)."""
+    d = b.shape[0]
+    if d > _BITWISE_MEEK_NODES:
+        return _meek_matrix(b, rules)
+    rows = _meek_rows([sum(1 << j for j, v in enumerate(r) if v) for r in b.tolist()], rules)
+    return np.array([[bool(r >> j & 1) for j in range(d)] for r in rows], dtype=bool).reshape(d, d)
+
+
+def _bits(mask: int) -> Iterator[int]:
+    """Indices of the set bits of ``mask``, ascending."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def _meek_rows(rows: list[int], rules: tuple[int, ...]) -> list[int]:
+    """:func:`_meek_matrix` on bitmask rows (bit ``y`` of ``rows[x]`` is ``b[x, y]``), rule by rule
+    with the same simultaneous updates, so both reach the same graph."""
+    d = len(rows)
+    full = (1 << d) - 1
+    changed = True
+    while changed:
+        changed = False
+        for rule in rules:
+            cols = [sum(1 << x for x in range(d) if rows[x] >> y & 1) for y in range(d)]  # bit x: b[x, y]
+            und = [rows[x] & cols[x] for x in range(d)]
+            if not any(und):
+                return rows
+            out = [rows[x] & ~cols[x] for x in range(d)]  # x -> y
+            into = [cols[x] & ~rows[x] for x in range(d)]  # y -> x
+            adj = [rows[x] | cols[x] for x in range(d)]
+            nonadj = [full & ~adj[x] & ~(1 << x) for x in range(d)]
+            orient = [0] * d
+            for x in range(d):
+                hits = 0
+                if not und[x]:
+                    continue
+                if rule == 1:  # a -> x -- y with a, y non-adjacent
+                    for a in _bits(into[x]):
+                        hits |= nonadj[a]
+                elif rule == 2:  # x -> a -> y with x -- y
+                    for a in _bits(out[x]):
+                        hits |= out[a]
+                elif rule == 3:  # x -- c -> y and x -- e -> y with c, e non-adjacent
+                    for y in _bits(und[x]):
+                        c = und[x] & into[y]
+                        if any(nonadj[k] & c for k in _bits(c)):
+                            hits |= 1 << y
+                else:  # x -- c -> e -> y with c, y non-adjacent and x adjacent to e
+                    for y in _bits(und[x]):
+                        e = into[y] & adj[x]
+                        if any(out[k] & e for k in _bits(und[x] & nonadj[y])):
+                            hits |= 1 << y
+                orient[x] = und[x] & hits
+            for x in range(d):  # an edge asked for both ways stays undirected; the others are oriented x -> y
+                for y in _bits(orient[x]):
+                    if not orient[y] >> x & 1:
+                        rows[y] &= ~(1 << x)
+                        changed = True
+    return rows
+
+
+def _meek_matrix(b: np.ndarray, rules: tuple[int, ...]) -> np.ndarray:
     b = b.copy()
     changed = True
     while changed:

@@ -30,7 +30,11 @@ from causal_gym.envs.causalab.baselines import (
     fit_frequency,
     hypothesis_json,
 )
-from causal_gym.envs.causalab.env import COLUMNS, TOOLS, CausaLabEnv
+from causal_gym import graphs
+from causal_gym.envs.causalab import env as lab_env
+from causal_gym.envs.causalab import scoring, world
+from causal_gym.envs.causalab.env import COLUMNS, TOOLS, CausaLabEnv, _parse_text
+from causal_gym.envs.causalab.hypothesis import HypothesisError, parse_hypothesis
 from causal_gym.envs.causalab.suites import episode_seed
 from causal_gym.envs.causalab.world import Crystal
 from causal_gym.envs.causalab.spec import SETTINGS_BY_ID as CAUSALAB_SETTINGS
@@ -493,6 +497,54 @@ def test_same_seed_gives_identical_traces(env_id):
     assert len(first) == len(second) and log1 == log2
     for a, b in zip(first, second):  # as JSON: exact, and NaN (nothing submitted) equals NaN
         assert json.dumps(to_jsonable(a), sort_keys=True) == json.dumps(to_jsonable(b), sort_keys=True)
+
+
+def _traces(env_ids: list[str], n_episodes: int) -> list[str]:
+    """Seeded episodes with fixed actions, as exact JSON: the systematic baseline's lab episodes (every
+    call states a hypothesis, restated call after call) and the planner actions 0, 1, 2, ..."""
+    out = []
+    for env_id in env_ids:
+        env = gym.make(env_id)
+        for k in range(n_episodes):
+            obs, info = env.reset(seed=k)
+            steps = [(obs, info)]
+            agent = None if "planner" in env_id else SystematicExperimenter()
+            if agent is not None:
+                agent.reset(task_spec(env))
+            done, t = False, 0
+            while not done:
+                action = t % env.action_space.n if agent is None else agent.act(obs, info)
+                obs, reward, terminated, truncated, info = env.step(action)
+                steps.append((obs, reward, terminated, truncated, info))
+                done, t = terminated or truncated, t + 1
+            out.append(json.dumps(to_jsonable(steps), sort_keys=True))
+    return out
+
+
+def test_fast_paths_give_the_traces_of_the_reference_computations(monkeypatch):
+    # the speed-ups keep reference paths: Meek on matrices, vectorised SCM rows, unmemoised parsing and
+    # I-MEC sizes; with all of them forced, every observation, reward and info is the same, bit for bit
+    env_ids = ["CausaLab-4node-v0", "CausaLab-4node-quad-v0", "CausaLab-4node-hidden-v0", "CausaLab-5node-v0",
+               "CausaLab-planner-3node-v0", "CausaLab-planner-5node-v0"]
+    fast = _traces(env_ids, 4)
+    monkeypatch.setattr(graphs, "_BITWISE_MEEK_NODES", 0)
+    monkeypatch.setattr(world, "_SCALAR_ROWS", 0)
+    monkeypatch.setattr(lab_env, "_parse_text", parse_hypothesis)
+    monkeypatch.setattr(scoring, "_imec_size", scoring._imec_size.__wrapped__)
+    reference = _traces(env_ids, 4)
+    assert len(fast) == len(reference) == 4 * len(env_ids)
+    for a, b in zip(fast, reference, strict=True):
+        assert a == b
+
+
+def test_memoised_parsing_answers_for_the_episodes_properties_and_family():
+    # the memo is keyed on the text, the properties and the family: one text, three answers
+    text = json.dumps({"edges": [{"from": "ph", "to": FREQ}], "freq_equation": "base + c_ph*ph",
+                       "coefficients": {"base": 20, "c_ph": 2}})
+    for properties, kind in [(("ph", "density", FREQ), "linear"), (("density", "moisture", FREQ), "linear"),
+                             (("ph", "density", FREQ), "quadratic")] * 2:
+        assert _parse_text(text, properties, kind) == parse_hypothesis(text, properties, kind)
+    assert isinstance(_parse_text(text, ("density", "moisture", FREQ), "linear"), HypothesisError)
 
 
 def garbage(rng: np.random.Generator, env) -> object:

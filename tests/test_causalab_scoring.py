@@ -500,6 +500,23 @@ def test_trajectory_carries_last_valid_nonempty_hypothesis():
     assert final_hypothesis([None, bad, empty]) is None
 
 
+def test_trajectory_matches_scoring_every_prefix_from_scratch():
+    # trajectory rescores only when the claim in force changes (equal restatements are not rescored);
+    # reference: the claim in force after step k is final_hypothesis(steps[:k + 1]), scored anew
+    rng = np.random.default_rng(21)
+    texts = [json.dumps(_with(PREDICTED, coefficients={"base": 20, "c_density": c, "c_moisture": 1}))
+             for c in (2, 2.005, 3)] + [json.dumps({"edges": [], "freq_equation": "base", "coefficients": {"base": 1}}),
+                                         json.dumps({"edges": 3})]
+    for _ in range(60):
+        steps = [None if k == len(texts) else parse_hypothesis(texts[k], ALL_PROPS)  # fresh, equal objects
+                 for k in rng.integers(0, len(texts) + 1, size=int(rng.integers(1, 9)))]
+        curve = trajectory(steps, TRUE_EDGES, TRUE_COEFS, ALL_PROPS)
+        for k, row in enumerate(curve):
+            in_force = final_hypothesis(steps[: k + 1])
+            stated = float(isinstance(steps[k], Hypothesis) and bool(steps[k].edges))
+            assert row == {**hypothesis_metrics(TRUE_EDGES, TRUE_COEFS, ALL_PROPS, in_force), "stated": stated}
+
+
 # ---------------------------------------------------------------------------------------------
 # IMEC against a brute force over all DAGs
 # ---------------------------------------------------------------------------------------------

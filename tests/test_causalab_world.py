@@ -30,7 +30,16 @@ from causal_gym.envs.causalab import (
     suite,
     train_seeds,
 )
-from causal_gym.envs.causalab.world import draw_exogenous, golden_records, hidden_config, prior_records
+from causal_gym.envs.causalab.world import (
+    _STREAMS,
+    _Streams,
+    draw_exogenous,
+    golden_records,
+    hidden_config,
+    prior_records,
+    sample_lab_graph,
+)
+from causal_gym.graphs import topological_order
 
 FIXTURE = Path(__file__).parent / "data" / "causalab_fixture.jsonl"
 RELEASED = Path("/work/shared/reference-data/causalab/causalab_dataset/data")
@@ -291,6 +300,40 @@ def test_episode_is_a_function_of_the_seed():
     first = [again.intervene(p, 3.0).values for p in a.scm.controllable]
     replay = a.manipulator()
     assert first == [replay.intervene(p, 3.0).values for p in a.scm.controllable]
+
+
+def test_episode_streams_are_the_spawned_children_of_the_seed():
+    # make_episode builds the children of SeedSequence(seed).spawn(8) one at a time from the entropy's words
+    rng = np.random.default_rng(3)
+    for k in range(40):
+        fixed = (k, 0, 2**32 - 1, 2**32, 2**64 + 5, 2**100)
+        entropy = fixed[k % 3: k % 3 + 1 + k % 4] if k % 2 else tuple(rng.integers(0, 2**63, size=1 + k % 4).tolist())
+        streams = _Streams(entropy)
+        for name, child in zip(_STREAMS, np.random.SeedSequence(entropy).spawn(len(_STREAMS)), strict=True):
+            assert np.array_equal(streams[name].generate_state(8), child.generate_state(8)), (entropy, name)
+    # the episode draws from them: its graph from the first child, its hidden draws from the seventh
+    children = np.random.SeedSequence((7, 2**40)).spawn(len(_STREAMS))
+    episode = make_episode((7, 2**40), Setting(4))
+    properties, edges = sample_lab_graph(np.random.default_rng(children[0]), 4)
+    assert episode.redraws == 0 and episode.scm.properties == properties and set(episode.scm.edges) == set(edges)
+    assert np.array_equal(episode.hidden_stream.generate_state(4), children[6].generate_state(4))
+
+
+def test_graph_properties_are_numpys_choice_from_the_pool():
+    # the names are drawn by index (no string array); numpy draws the same from the list of names
+    for seed in range(200):
+        n = 2 + seed % 8
+        properties, _ = sample_lab_graph(np.random.default_rng(seed), n)
+        chosen = np.random.default_rng(seed).choice(list(PROPERTIES), size=n - 1, replace=False)
+        assert properties == (*sorted(str(p) for p in chosen), FREQ)
+
+
+def test_causal_order_is_the_graph_topological_order():
+    for seed in range(200):
+        scm = sample_lab_scm(seed, 2 + seed % 8, freq_parent=seed % 2 == 0)
+        expected = tuple(scm.properties[i] for i in topological_order(scm.adjacency()))
+        assert scm.topological_order() == expected
+        assert all(expected.index(a) < expected.index(b) for a, b in scm.edges)
 
 
 def test_episode_contents_follow_the_setting():

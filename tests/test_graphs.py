@@ -484,6 +484,57 @@ def test_topological_order_and_is_dag():
             g.dag_to_cpdag(bad)
 
 
+def test_kahn_order_is_the_smallest_causal_order_and_stops_at_cycles():
+    # reference: the lexicographically smallest permutation with every edge forward (brute force)
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        d = int(rng.integers(1, 7))
+        edges = [(i, j) for i in range(d) for j in range(d) if i != j and rng.random() < 0.3]
+        expected = next((list(p) for p in itertools.permutations(range(d))
+                         if all(p.index(i) < p.index(j) for i, j in edges)), None)
+        order = g.kahn_order(d, edges)
+        if expected is None:  # a cycle: its nodes and everything below them are left out
+            assert len(order) < d
+        else:
+            assert order == expected
+        if expected is not None and not any((j, i) in edges for i, j in edges):
+            a = np.zeros((d, d), dtype=np.int8)
+            for i, j in edges:
+                a[i, j] = 1
+            assert g.topological_order(a) == order
+
+
+def mixed_pdag(rng: np.random.Generator, d: int) -> np.ndarray:
+    """Any mix of directed and undirected edges, cycles and conflicting marks included."""
+    b = np.zeros((d, d), dtype=bool)
+    p = rng.uniform(0.1, 0.9)
+    for i, j in itertools.combinations(range(d), 2):
+        u = rng.random()
+        if u < p / 2:
+            b[i, j] = b[j, i] = True
+        elif u < 3 * p / 4:
+            b[i, j] = True
+        elif u < p:
+            b[j, i] = True
+    return b
+
+
+def test_bitmask_meek_equals_the_matrix_meek():
+    # small graphs close on bitmask rows (fast path), large ones with the matrix rules: same graph
+    rng = np.random.default_rng(11)
+    subsets = [r for k in range(1, 5) for r in itertools.combinations((1, 2, 3, 4), k)]
+    oriented = 0
+    for trial in range(3000):
+        b = mixed_pdag(rng, int(rng.integers(2, g._BITWISE_MEEK_NODES + 1)))
+        rules = subsets[trial % len(subsets)]
+        fast, general = g._meek(b, rules), g._meek_matrix(b, rules)
+        assert fast.dtype == general.dtype and np.array_equal(fast, general), (b.astype(int).tolist(), rules)
+        oriented += int((fast != b).any())
+    assert oriented > 1000  # the rules actually fired on most cases
+    big = mixed_pdag(rng, g._BITWISE_MEEK_NODES + 3)
+    assert np.array_equal(g._meek(big, (1, 2, 3, 4)), g._meek_matrix(big, (1, 2, 3, 4)))
+
+
 def test_is_dag_exhaustive_d3():
     dags = {a.tobytes() for a in ALL_DAGS[3]}
     for bits in itertools.product((0, 1), repeat=6):

@@ -32,6 +32,7 @@ from causal_gym.envs.causalab.planner import (  # noqa: E402
     CausaLabPlannerEnv,
     RandomPlanner,
     RoundRobinPlanner,
+    _acyclic_support,
     estimate_shift_mechanism,
 )
 from causal_gym.envs.causalab.env import DEFAULT_NUMBER_GRIDS  # noqa: E402
@@ -314,6 +315,23 @@ def test_estimator_output_is_always_a_dag_and_rejects_bad_input():
         estimate_shift_mechanism(np.zeros((3, 3)), [0, 2])
     with pytest.raises(ValueError):
         estimate_shift_mechanism(np.full((2, 3), np.nan), [0])
+
+
+def test_acyclic_support_keeps_the_strongest_edges_that_close_no_cycle():
+    # reference: strongest first (ties in row-major order), an edge kept when the kept graph stays a DAG
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        k = int(rng.integers(2, 7))
+        weights = np.round(rng.normal(size=(k, k)) * 2, int(rng.integers(0, 2)))  # rounding makes ties
+        np.fill_diagonal(weights, 0.0)
+        threshold = float(rng.choice([0.0, 0.5, 1.5]))
+        expected = np.zeros_like(weights)
+        for i, j in sorted(zip(*np.nonzero(np.abs(weights) > threshold)), key=lambda e: -abs(weights[e])):
+            trial = (expected != 0).astype(np.int8)
+            trial[i, j] = 1
+            if is_dag(trial):
+                expected[i, j] = weights[i, j]
+        assert np.array_equal(_acyclic_support(weights, threshold), expected)
 
 
 @pytest.mark.parametrize("env_id", PLANNER_IDS)

@@ -531,13 +531,13 @@ class Toolbox:
     def _text_problem(self, value: str) -> str | None:
         if len(value) > self.text_max_length:
             return f"the text is {len(value)} characters long; the limit is {self.text_max_length}"
-        bad = next((c for c in value if c not in _CHARSET), None)
-        if bad is not None:
-            return (
-                f"the text contains the character {bad!r} at position {value.index(bad)}; use printable "
-                "ASCII (plus newline, tab and the arrows/dashes → ← ↔ — –)"
-            )
-        return None
+        if _CHARSET.issuperset(value):  # the common case, without a Python loop over the text
+            return None
+        bad = next(c for c in value if c not in _CHARSET)
+        return (
+            f"the text contains the character {bad!r} at position {value.index(bad)}; use printable "
+            "ASCII (plus newline, tab and the arrows/dashes → ← ↔ — –)"
+        )
 
     def _from_json(self, f: ActionField, value: Any) -> tuple[Any, str | None]:
         if f.kind == "node":

@@ -8,6 +8,7 @@ hypothesis every step carries, and the final info scored against the hidden SCM.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Mapping
@@ -31,7 +32,6 @@ from causal_gym.envs.causalab.hypothesis import (
 from causal_gym.envs.causalab.scoring import (
     WEIGHT_TOLERANCE,
     final_hypothesis,
-    hypothesis_metrics,
     imec_size_for_targets,
     task_success,
     trajectory,
@@ -179,6 +179,13 @@ def _hidden_spec(hidden: HiddenSpec | Mapping[str, Any]) -> HiddenSpec:
         values["values"] = tuple(values["values"])
     return HiddenSpec(**values)
 
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_text(text: str, properties: tuple[str, ...], kind: str) -> Hypothesis | HypothesisError:
+    """:func:`parse_hypothesis` memoised: its results are immutable, and agents restate the same
+    hypothesis call after call (the planner twice per episode)."""
+    return parse_hypothesis(text, properties, kind)
 
 class CausaLabEnv(ToolEnv):
     """CausaLab: find the hidden mechanism of a crystal by intervening on it, then predict a reactor crystal.
@@ -488,6 +495,9 @@ class CausaLabEnv(ToolEnv):
         self._episode = episode
         self._where = {"setting": self.setting_name, "split": split, "index": index}
         self._scm = episode.scm
+        # the episode's fixed masks (observations and infos get copies)
+        self._in_graph = np.array([name in self._scm.properties for name in COLUMNS], dtype=np.int8)
+        self._property_mask = np.array([p in self._scm.controllable for p in PROPERTIES], dtype=np.int8)
         self._manipulator: Manipulator = episode.manipulator(self.oracle_chains)
         self._rows: list[tuple[dict[str, float], int, str | None]] = []
         self._arrays = None
@@ -785,7 +795,7 @@ class CausaLabEnv(ToolEnv):
     def _read_hypothesis(self, text: str) -> Hypothesis | HypothesisError | None:
         if not text.strip():
             return None
-        return parse_hypothesis(text, self._scm.properties, self._scm.kind)
+        return _parse_text(text, self._scm.properties, self._scm.kind)
 
     def _annotate(self, call: ToolCall, stated: Hypothesis | HypothesisError | None, outcome: Outcome) -> None:
         """Add the hypothesis's status to the result: the agent learns what to fix, the record its validity."""
@@ -810,8 +820,8 @@ class CausaLabEnv(ToolEnv):
         true_edges = set(scm.edges)
         true_coefficients = {p: self._linear_coefficient(p) for p in scm.freq_parents()}
         final = final_hypothesis(self._steps)
-        metrics = hypothesis_metrics(true_edges, true_coefficients, scm.properties, final, weight_tol=self.weight_tol)
         curve = trajectory(self._steps, true_edges, true_coefficients, scm.properties, weight_tol=self.weight_tol)
+        metrics = {k: v for k, v in curve[-1].items() if k != "stated"}  # the final hypothesis's (see trajectory)
         index = {p: k for k, p in enumerate(scm.properties)}
         prediction = self._submissions[-1] if self._submissions else None
         records = [values for values, _, _ in self._rows]
@@ -918,7 +928,7 @@ class CausaLabEnv(ToolEnv):
             "record_mask": mask,
             "record_source": source,
             "record_target": target,
-            "in_graph": np.array([name in self._scm.properties for name in COLUMNS], dtype=np.int8),
+            "in_graph": self._in_graph.copy(),
             "manipulator": self._vector(self._manipulator.values),
             "reactor": self._vector(self._reactor_readings()) if visible else np.zeros(c, dtype=np.float64),
             "reactor_visible": np.int64(visible),
@@ -946,5 +956,4 @@ class CausaLabEnv(ToolEnv):
             allowed = []
         for name in allowed:
             tools[TOOLS.index(name)] = 1
-        properties = np.array([p in self._scm.controllable for p in PROPERTIES], dtype=np.int8)
-        return {"tool": tools, "property": properties}
+        return {"tool": tools, "property": self._property_mask.copy()}

@@ -96,13 +96,15 @@ def _acyclic_support(weights: np.ndarray, threshold: float) -> np.ndarray:
     k = weights.shape[0]
     candidates = np.argwhere(np.abs(weights) > threshold)
     order = np.argsort(-np.abs(weights[candidates[:, 0], candidates[:, 1]]), kind="stable")
-    reach = np.eye(k, dtype=bool)  # reach[a, b]: a directed path a -> ... -> b among the kept edges
+    reach = [1 << a for a in range(k)]  # bit b of reach[a]: a directed path a -> ... -> b among the kept edges
     kept = np.zeros_like(weights)
-    for i, j in candidates[order]:
-        if reach[j, i]:
+    for i, j in candidates[order].tolist():
+        if reach[j] >> i & 1:
             continue
         kept[i, j] = weights[i, j]
-        reach |= np.outer(reach[:, i], reach[j, :])
+        for a in range(k):  # whatever reaches i now reaches whatever j reaches
+            if reach[a] >> i & 1:
+                reach[a] |= reach[j]
     return kept
 
 
@@ -164,7 +166,7 @@ def estimate_shift_mechanism(
         parents = np.array([i for i in range(m) if i != j], dtype=np.intp)
         if not rows.any() or parents.size == 0:
             continue
-        design = change[np.ix_(rows, parents)]
+        design = change[rows][:, parents]
         weights[parents, j] = np.linalg.lstsq(design, change[rows, j], rcond=None)[0]
     weights = _acyclic_support(weights, threshold)
     rows = np.vstack([extra, x])

@@ -234,7 +234,9 @@ def trajectory(
     """Metrics after every step, carrying the last valid non-empty hypothesis forward.
 
     Each dict is :func:`hypothesis_metrics` of the hypothesis in force after that step plus
-    ``stated`` (1.0 when the step itself gave a valid non-empty hypothesis).
+    ``stated`` (1.0 when the step itself gave a valid non-empty hypothesis). The hypothesis in
+    force after the last step is :func:`final_hypothesis`, so the last dict without ``stated`` is
+    that hypothesis's metrics.
     """
     truth = set(true_edges)
     current: Hypothesis | None = None
@@ -242,7 +244,7 @@ def trajectory(
     curve = []
     for step in steps:
         fresh = _usable(step)
-        if scored is None or fresh is not None:
+        if scored is None or (fresh is not None and fresh != current):  # metrics are a function of the claim
             current = fresh or current
             scored = hypothesis_metrics(truth, true_coefficients, properties, current, freq=freq, weight_tol=weight_tol)
         curve.append({**scored, "stated": float(fresh is not None)})

@@ -35,7 +35,7 @@ import numpy as np
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import as_generator, check_choice, check_count, check_real
-from causal_gym.graphs import ancestors, imec_size, topological_order
+from causal_gym.graphs import ancestors, imec_size, kahn_order
 
 __all__ = [
     "PROPERTIES",
@@ -83,6 +83,8 @@ PROPERTIES: Mapping[str, str] = MappingProxyType(
     }
 )
 """The pool of crystal properties (name -> display label); a graph uses ``n - 1`` of them."""
+
+_POOL = tuple(PROPERTIES)
 
 FREQ = "resonanceFreq"
 """The target node: observable in records and on the manipulator, hidden on the reactor."""
@@ -247,10 +249,8 @@ class LabSCM:
         object.__setattr__(self, "coefficients", coefficients)
         object.__setattr__(self, "base_freq", check_real(self.base_freq, "base_freq"))
         object.__setattr__(self, "freq_parent", bool(self.freq_parent))
-        try:  # the causal order, which also proves the graph acyclic (cached: evaluation walks it)
-            object.__setattr__(self, "_topo", tuple(topological_order(self.adjacency())))
-        except ValueError:
-            raise ValueError(f"edges form a directed cycle: {edges}") from None
+        if len(self._topo) < len(props):  # the causal order (cached: evaluation walks it) proves acyclicity
+            raise ValueError(f"edges form a directed cycle: {edges}")
         if not self.freq_parents():
             raise ValueError(f"{FREQ} needs at least one parent")
         if self.children(FREQ) and not self.freq_parent:
@@ -294,11 +294,13 @@ class LabSCM:
 
     def roots(self) -> tuple[str, ...]:
         """Controllable nodes without parents (their value is their exogenous term)."""
-        return tuple(p for p in self.controllable if not self.parents(p))
+        fed = {b for _, b in self.edges}
+        return tuple(p for p in self.controllable if p not in fed)
 
     def hybrids(self) -> tuple[str, ...]:
         """Controllable nodes with parents (exogenous term plus parent contributions)."""
-        return tuple(p for p in self.controllable if self.parents(p))
+        fed = {b for _, b in self.edges}
+        return tuple(p for p in self.controllable if p in fed)
 
     def true_roots(self) -> tuple[str, ...]:
         """Ancestors of the frequency without parents; off-path nodes are excluded."""
@@ -323,8 +325,10 @@ class LabSCM:
 
     @cached_property
     def _topo(self) -> tuple[int, ...]:
-        """Node indices in causal order (filled in by ``__post_init__``, which checks acyclicity with it)."""
-        return tuple(topological_order(self.adjacency()))
+        """Node indices in causal order; shorter than :attr:`properties` when the edges have a cycle
+        (``__post_init__`` rejects that)."""
+        index = {p: i for i, p in enumerate(self.properties)}
+        return tuple(kahn_order(len(self.properties), [(index[a], index[b]) for a, b in self.edges]))
 
     def adjacency(self, order: Sequence[str] | None = None) -> np.ndarray:
         """The DAG as a d x d int8 matrix (``A[i, j] = 1`` for ``i -> j``) over ``order``.
@@ -353,20 +357,23 @@ class LabSCM:
     # -- equations -----------------------------------------------------------------------------
 
     @cached_property
+    def _node_terms(self) -> tuple[tuple[tuple[int, float, float], ...], ...]:
+        """Per node index: its ``(parent index, linear weight, quadratic weight)`` terms, parents in
+        :attr:`properties` order (the quadratic weight is 0.0 in the linear family)."""
+        out: list[list[tuple[int, float, float]]] = [[] for _ in self.properties]
+        linear = self.kind == "linear"
+        for (a, b), c in zip(self.edges, self.coefficients):
+            out[self._index[b]].append((self._index[a], c, 0.0) if linear else (self._index[a], c[1], c[0]))
+        return tuple(tuple(terms) for terms in out)
+
+    @cached_property
     def _terms(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
-        """Per node: parent indices, linear weights and quadratic weights (zeros when linear)."""
-        out = []
-        for j, node in enumerate(self.properties):
-            pa = [(self._index[a], c) for (a, b), c in zip(self.edges, self.coefficients) if b == node]
-            idx = np.array([i for i, _ in pa], dtype=np.intp)
-            if self.kind == "linear":
-                lin = np.array([c for _, c in pa], dtype=float)
-                quad = np.zeros(len(pa))
-            else:
-                quad = np.array([c[0] for _, c in pa], dtype=float)
-                lin = np.array([c[1] for _, c in pa], dtype=float)
-            out.append((idx, lin, quad))
-        return tuple(out)
+        """:attr:`_node_terms` as arrays: parent indices, linear weights, quadratic weights."""
+        return tuple(
+            (np.array([i for i, _, _ in t], dtype=np.intp), np.array([c for _, c, _ in t], dtype=float),
+             np.array([c for _, _, c in t], dtype=float))
+            for t in self._node_terms
+        )
 
     def _contribution(self, j: int, values: np.ndarray) -> np.ndarray:
         idx, lin, quad = self._terms[j]
@@ -378,12 +385,7 @@ class LabSCM:
         """The equations as plain Python numbers, in causal order: per node its index, its exogenous
         column (-1 for the frequency) and ``(parent index, linear weight, quadratic weight)`` terms."""
         column = {p: i for i, p in enumerate(self.controllable)}
-        plan = []
-        for j in self._topo:
-            idx, lin, quad = self._terms[j]
-            terms = tuple(zip(idx.tolist(), lin.tolist(), quad.tolist()))
-            plan.append((j, column.get(self.properties[j], -1), terms))
-        return tuple(plan)
+        return tuple((j, column.get(self.properties[j], -1), self._node_terms[j]) for j in self._topo)
 
     @staticmethod
     def _contribution_scalar(terms: tuple[tuple[int, float, float], ...], values: Sequence[float]) -> float:
@@ -415,14 +417,6 @@ class LabSCM:
             raise ValueError(f"values lack the parents {missing} of {node!r}")
         row = [float(values[p]) if p in values else 0.0 for p in self.properties]
         return self._contribution_scalar(self._node_terms[j], row)
-
-    @cached_property
-    def _node_terms(self) -> tuple[tuple[tuple[int, float, float], ...], ...]:
-        """The ``_plan`` terms by node index."""
-        out: list[tuple[tuple[int, float, float], ...]] = [()] * len(self.properties)
-        for j, _, terms in self._plan:
-            out[j] = terms
-        return tuple(out)
 
     def evaluate_rows(self, exogenous: np.ndarray, offsets: Mapping[str, float] | None = None) -> np.ndarray:
         """Node values for many crystals at once.
@@ -572,7 +566,8 @@ def sample_lab_graph(
     n = check_count(n_nodes, "n_nodes", minimum=2)
     if n > len(PROPERTIES) + 1:
         raise ValueError(f"n_nodes must be <= {len(PROPERTIES) + 1} (pool of {len(PROPERTIES)} properties), got {n}")
-    names = [str(p) for p in rng.choice(list(PROPERTIES), size=n - 1, replace=False)]
+    # choosing indices draws exactly what choosing from the list of names would, without the string array
+    names = [_POOL[k] for k in rng.choice(len(_POOL), size=n - 1, replace=False).tolist()]
     low, high = _edge_bounds(n)
     n_edges = int(rng.integers(low, high + 1))
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
@@ -1165,8 +1160,26 @@ def _entropy(seed: int | Sequence[int] | np.random.SeedSequence) -> tuple[int, .
     return tuple(check_count(s, "seed", minimum=0) for s in seed)  # type: ignore[misc]
 
 
-def _streams(entropy: tuple[int, ...]) -> dict[str, np.random.SeedSequence]:
-    return dict(zip(_STREAMS, np.random.SeedSequence(entropy).spawn(len(_STREAMS))))
+class _Streams:
+    """The children of ``SeedSequence(entropy).spawn(len(_STREAMS))``, by name, each built when asked for.
+
+    A spawned child is ``SeedSequence(entropy, spawn_key=(k,))``; building only the ones an episode
+    uses, from the entropy's 32-bit words (how numpy reads a sequence of ints) converted once,
+    gives the same streams for a fraction of the cost (``tests/test_causalab_world.py`` compares).
+    """
+
+    def __init__(self, entropy: tuple[int, ...]) -> None:
+        words: list[int] = []
+        for s in entropy:  # numpy's little-endian 32-bit words of each int ([0] for a zero)
+            words.append(s & 0xFFFFFFFF)
+            s >>= 32
+            while s:
+                words.append(s & 0xFFFFFFFF)
+                s >>= 32
+        self._words = np.array(words, dtype=np.uint32)
+
+    def __getitem__(self, name: str) -> np.random.SeedSequence:
+        return np.random.SeedSequence(self._words, spawn_key=(_STREAMS.index(name),))
 
 
 def make_episode(seed: int | Sequence[int] | np.random.SeedSequence, setting: Setting) -> Episode:
@@ -1189,7 +1202,7 @@ def make_episode(seed: int | Sequence[int] | np.random.SeedSequence, setting: Se
     if not isinstance(setting, Setting):
         raise ValueError(f"setting must be a Setting, got {setting!r}")
     entropy = _entropy(seed)
-    streams = _streams(entropy)
+    streams = _Streams(entropy)
     graph_rng = np.random.default_rng(streams["graph"])
     equation_rng = np.random.default_rng(streams["equations"])
     reactor_rng = np.random.default_rng(streams["reactor"])
@@ -1238,7 +1251,7 @@ def episode_from_scm(
             f"match the SCM ({scm.n_nodes}, {scm.kind!r}, {scm.freq_parent})"
         )
     entropy = _entropy(seed)
-    streams = _streams(entropy)
+    streams = _Streams(entropy)
     if reactor_exogenous is None:
         reactor_exogenous = _row_dict(scm, draw_exogenous(scm, streams["reactor"])[0])
     reactor = Crystal.from_exogenous(scm, reactor_exogenous)
@@ -1253,7 +1266,7 @@ def episode_from_scm(
 
 def _assemble(
     entropy: tuple[int, ...],
-    streams: dict[str, np.random.SeedSequence],
+    streams: _Streams,
     setting: Setting,
     scm: LabSCM,
     reactor: Crystal,
