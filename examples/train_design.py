@@ -113,8 +113,9 @@ def plot(rows: list[dict[str, float]], path: Path, references: dict[str, float])
     steps = [r["timesteps"] for r in rows]
     ax.plot(steps, [r["dev_return"] for r in rows], marker="o", label="PPO, dev (deterministic)")
     ax.plot(steps, [r["train_return"] for r in rows], alpha=0.6, label="PPO, train episodes")
-    for (name, value), style in zip(references.items(), (":", "--", "-.", (0, (1, 3)))):
-        ax.axhline(value, linestyle=style, color="grey", label=f"{name} (test)")
+    colours = {"greedy": "tab:red", "round-robin": "tab:green", "random": "tab:purple", "observe": "grey"}
+    for name, value in references.items():
+        ax.axhline(value, linestyle="--", color=colours.get(name, "black"), label=f"{name} (test)")
     ax.set_xlabel("env steps")
     ax.set_ylabel("return: gain in expected correct entries")
     ax.set_title(TRAIN_ID)
