@@ -101,7 +101,7 @@ METHODS = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "
 
 EXTRA_METHODS = ("xges", "notears_mlp")
 """Methods offered beyond :data:`METHODS` (``--methods``): XGES (not in the paper; compared with its
-GIES ``obs`` cells, as GES) and NOTEARS-MLP (the paper's, slow: 742 s per run in its Table 5)."""
+GIES ``obs`` cells, as GES) and NOTEARS-MLP (the paper's; 80 s per graph on average in its Table 5)."""
 
 PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
                "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
