@@ -10,8 +10,13 @@ fixed (``--seed``), so reruns see the same data.
 BLAS is capped at one thread (environment variables before numpy loads, threadpoolctl after the
 references' libraries are imported), so the ratio does not depend on the machine's free cores.
 
+The ``xges:d`` cases put XGES beside them on the same data: ``xges`` with our score, ``xges``
+with the package's numba score (its one-off compilation timed apart, on a warm-up fit, before
+the first case) and causal-learn's GES, each as reference / ours (ours = ``ges_fast``); a negative
+score difference (ours - reference) means XGES found a higher-scoring class.
+
 Usage: python benchmarks/ges.py [--n 1000] [--degree 2] [--n-int 200] [--targets 5] [--seed 0]
-       [--cases ges:20,ges:50,gies:20,gies:30,ours:100]
+       [--cases ges:20,ges:50,gies:20,gies:30,ours:100,xges:20,xges:50]
 """
 
 from __future__ import annotations
@@ -45,9 +50,9 @@ def simulate(d: int, args: argparse.Namespace, interventional: bool) -> tuple[np
     return np.vstack(parts), (np.vstack(masks) if interventional else None)
 
 
-def timed(method: str, data: np.ndarray, mask: np.ndarray | None) -> tuple[float, np.ndarray, float]:
+def timed(method: str, data: np.ndarray, mask: np.ndarray | None, **options: object) -> tuple[float, np.ndarray, float]:
     start = time.perf_counter()
-    result = run(method, data, mask=mask)
+    result = run(method, data, mask=mask, **options)
     return time.perf_counter() - start, result.graph, result.extras["score"]
 
 
@@ -58,7 +63,7 @@ def main() -> None:
     parser.add_argument("--n-int", type=int, default=200)
     parser.add_argument("--targets", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cases", default="ges:20,ges:50,gies:20,gies:30,ours:100")
+    parser.add_argument("--cases", default="ges:20,ges:50,gies:20,gies:30,ours:100,xges:20,xges:50")
     args = parser.parse_args()
 
     import causallearn.search.ScoreBased.GES  # noqa: F401  (load every BLAS before capping it)
@@ -70,8 +75,15 @@ def main() -> None:
     print(f"n={args.n} observational rows, expected degree {args.degree}; GIES cases add "
           f"{args.targets} single-node hard interventions x {args.n_int} rows")
     print(f"{'case':<22} {'d':>4} {'edges':>6} {'ours [s]':>9} {'reference [s]':>14} {'ratio':>8}  same graph / score diff")
+    if any(case.startswith("xges:") for case in args.cases.split(",")):
+        warm = np.random.default_rng(0).normal(size=(200, 3))
+        compile_seconds = timed("xges", warm, None, scorer="numba")[0]
+        print(f"xges numba scorer: first fit in this process {compile_seconds:.1f} s (compilation; not in the rows)")
     for case in args.cases.split(","):
         kind, d_text = case.split(":")
+        if kind == "xges":
+            xges_rows(int(d_text), args)
+            continue
         d = int(d_text)
         data, mask = simulate(d, args, interventional=kind == "gies")
         ours_name = "gies_fast" if kind == "gies" else "ges_fast"
@@ -82,6 +94,19 @@ def main() -> None:
             print(f"{label:<22} {d:>4} {edges:>6} {t_ours:>9.3f} {'-':>14} {'-':>8}")
             continue
         t_ref, ref_graph, ref_score = timed("ges" if kind == "ges" else "gies", data, mask)
+        same = bool(np.array_equal(graph, ref_graph))
+        print(f"{label:<22} {d:>4} {edges:>6} {t_ours:>9.3f} {t_ref:>14.2f} {t_ref / t_ours:>7.0f}x  "
+              f"{same} / {score - ref_score:+.1e}", flush=True)
+
+
+def xges_rows(d: int, args: argparse.Namespace) -> None:
+    """ges_fast against XGES (our score, the package's numba score) and causal-learn's GES."""
+    data, _ = simulate(d, args, interventional=False)
+    t_ours, graph, score = timed("ges_fast", data, None)
+    edges = int(np.triu(graph | graph.T).sum())
+    for label, method, options in (("xges vs ges_fast", "xges", {}), ("xges-numba vs ges_fast", "xges", {"scorer": "numba"}),
+                                   ("causal-learn vs ours", "ges", {})):
+        t_ref, ref_graph, ref_score = timed(method, data, None, **options)
         same = bool(np.array_equal(graph, ref_graph))
         print(f"{label:<22} {d:>4} {edges:>6} {t_ours:>9.3f} {t_ref:>14.2f} {t_ref / t_ours:>7.0f}x  "
               f"{same} / {score - ref_score:+.1e}", flush=True)

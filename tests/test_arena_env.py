@@ -524,7 +524,7 @@ def test_reproduce_quick_on_two_families(tmp_path, capsys):
     assert again["rows"] == output["rows"]
 
 
-@pytest.mark.parametrize("method", ["ges_fast", "random_regress"])
+@pytest.mark.parametrize("method", ["ges_fast", "random_regress", "xges"])
 def test_method_agent_under_the_runner_matches_direct_discovery_on_z_scored_columns(tmp_path, method):
     from causal_gym import discovery
     from causal_gym.eval import RunConfig, RunStore, run

@@ -20,13 +20,16 @@ name               method
                    only the operators a move touched (:mod:`~causal_gym.discovery.greedy`)
 ``gies_fast``      our GIES (Hauser & Bühlmann 2012) with the ``gies`` package's score: its
                    interventional essential graph, by the same incremental search
+``xges``           XGES (``xges`` package, installed with ``--no-deps``) searching our Gaussian
+                   BIC; the CPDAG (:mod:`~causal_gym.discovery.xges_search`)
+``notears_mlp``    NOTEARS-MLP (gcastle's ``NotearsNonlinear``, torch) with a time limit; a DAG
 =================  ==============================================================================
 
 Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
 mask (``mask[i, j]`` True when node ``j`` is a target in row ``i``) to the methods in
 :data:`INTERVENTIONAL_METHODS`; giving a mask to any other method is a ``ValueError``, never a
 silently ignored argument. Third-party packages (causal-learn, lingam, gies, dagma,
-scikit-learn) are imported inside the methods, so importing this module stays cheap.
+scikit-learn, xges, gcastle) are imported inside the methods, so importing this module stays cheap.
 
 Every method returns a graph in the causal_gym encoding (``A[i, j] = 1, A[j, i] = 0`` for
 ``i -> j``, both 1 for ``i -- j``). Options are keyword arguments with documented defaults (see
@@ -57,7 +60,8 @@ from collections.abc import Callable
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import anm, dagma, direct_lingam, fci, ges, gies, greedy, notears, pc, random_regress
+from causal_gym.discovery import (anm, dagma, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc, random_regress,
+                                  xges_search)
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
 
 __all__ = [
@@ -82,6 +86,8 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "random_regress": random_regress.random_regress,
     "ges_fast": greedy.ges_fast,
     "gies_fast": greedy.gies_fast,
+    "xges": xges_search.xges,
+    "notears_mlp": notears_mlp.notears_mlp,
 }
 
 INTERVENTIONAL_METHODS = ("gies", "gies_fast")

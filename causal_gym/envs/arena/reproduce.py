@@ -45,7 +45,9 @@ Methods
 the graphs of causal-learn's GES and of the ``gies`` package), DirectLiNGAM (the paper's LiNGAM),
 linear NOTEARS, DAGMA (the linear arm of the paper's wrapper, :mod:`causal_gym.discovery.dagma`) and
 RandomRegress. GES is not among the paper's methods; on ``obs`` splits GIES is GES plus the turning
-phase, so its row is compared with the paper's GIES ``obs`` cells. The grounded part holds the
+phase, so its row is compared with the paper's GIES ``obs`` cells. :data:`EXTRA_METHODS` adds XGES
+(:mod:`causal_gym.discovery.xges_search`, compared with GIES ``obs`` too) and NOTEARS-MLP
+(:mod:`causal_gym.discovery.notears_mlp`, with its own 3000 s budget inside the unit's hour). The grounded part holds the
 library's 60 formula and semantic scenarios (the first release had 20), so ``--quick`` runs three
 times the grounded units it used to.
 
@@ -59,7 +61,8 @@ Cost
 Methods' CPU seconds per unit, measured on the d <= 30 observational slice (1 replicate, one BLAS
 thread, 10-20 configurations per d; NOTEARS on 3 d=10 units only): d=10 / 20 / 30 -- PC 0.02 / 0.3 /
 1.0, GES 0.03 / 0.17 / 0.36, GIES 0.05 / 0.22 / 0.43, DirectLiNGAM 0.7 / 3.2 / 8.6, DAGMA 2.8 / 4.4
-/ 5.2, RandomRegress 0.13 / 0.8 / 1.6, NOTEARS 32 (d=10). NOTEARS is most of the grid: with our GES
+/ 5.2, RandomRegress 0.13 / 0.8 / 1.6, NOTEARS 32 (d=10) / 69 (d=20, 10 units, max 225), XGES 1.5
+(d=20, the same 10 units, where GES took 0.18). NOTEARS is most of the grid: with our GES
 and GIES the whole 42,400-unit grid (40,000 synthetic) projects to roughly 130 CPU hours (the d = 50
 and 100 blocks two thirds of it, from single-run times), i.e. ~65 h on one 2-core machine or ~4 h on
 32 cores (``--backend ray --address ...``), instead of the ~5,000 CPU hours of the ``gies``
@@ -82,6 +85,7 @@ from causal_gym._validation import check_choice
 
 __all__ = [
     "METHODS",
+    "EXTRA_METHODS",
     "PAPER_NAMES",
     "PAPER_TABLE2",
     "PAPER_TABLE8",
@@ -96,11 +100,15 @@ __all__ = [
 METHODS = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress")
 """The methods run by default (the arena's methods available in :mod:`causal_gym.discovery`)."""
 
+EXTRA_METHODS = ("xges", "notears_mlp")
+"""Methods offered beyond :data:`METHODS` (``--methods``): XGES (not in the paper; compared with its
+GIES ``obs`` cells, as GES) and NOTEARS-MLP (the paper's; 80 s per graph on average in its Table 5)."""
+
 PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
                "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
-               "random_regress": "RandomRegress"}
+               "random_regress": "RandomRegress", "xges": "XGES", "notears_mlp": "NOTEARS-MLP"}
 
-_PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies"}
+_PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies", "xges": "gies"}
 """Our method -> the paper's row it is compared with (GES against GIES: see *Methods*)."""
 
 ENV_IDS = {"synthetic": "CausalArena-synthetic-v0", "formula": "CausalArena-formula-v0",
@@ -116,6 +124,7 @@ PAPER_TABLE2: dict[str, dict[str, tuple[float, float]]] = {
     "direct_lingam": {"synthetic/obs": (0.21, 109.6), "semantic/obs": (0.20, 38.9), "formula/obs": (0.24, 34.7)},
     "dagma": {"synthetic/obs": (0.28, 107.2), "semantic/obs": (0.18, 42.0), "formula/obs": (0.18, 39.7)},
     "notears": {"synthetic/obs": (0.28, 104.2), "semantic/obs": (0.20, 38.1), "formula/obs": (0.18, 35.2)},
+    "notears_mlp": {"synthetic/obs": (0.35, 107.0), "semantic/obs": (0.22, 44.9), "formula/obs": (0.19, 44.1)},
 }
 
 # Table 9: synthetic F1 by d, (obs, obs+int); None where the paper has no cell.
@@ -127,6 +136,7 @@ PAPER_TABLE9: dict[str, dict[int, tuple[float, float | None]]] = {
     "direct_lingam": dict(zip(_DIMS, ((0.29, None), (0.23, None), (0.21, None), (0.18, None), (0.13, None)))),
     "dagma": dict(zip(_DIMS, ((0.34, None), (0.30, None), (0.29, None), (0.27, None), (0.22, None)))),
     "notears": dict(zip(_DIMS, ((0.33, None), (0.30, None), (0.28, None), (0.26, None), (0.21, None)))),
+    "notears_mlp": dict(zip(_DIMS, ((0.39, None), (0.38, None), (0.36, None), (0.34, None), (0.29, None)))),
 }
 
 # Table 8: synthetic F1 by graph family, (obs, obs+int).
@@ -142,6 +152,7 @@ PAPER_TABLE8: dict[str, dict[str, tuple[float, float | None]]] = {
         ("direct_lingam", (0.18, 0.21, 0.22, 0.22, 0.21, 0.19, 0.18, 0.23, 0.19, 0.23), (None,) * 10),
         ("dagma", (0.23, 0.34, 0.30, 0.37, 0.26, 0.24, 0.19, 0.32, 0.25, 0.36), (None,) * 10),
         ("notears", (0.24, 0.30, 0.30, 0.33, 0.27, 0.23, 0.20, 0.30, 0.24, 0.34), (None,) * 10),
+        ("notears_mlp", (0.32, 0.39, 0.37, 0.41, 0.32, 0.32, 0.29, 0.39, 0.32, 0.40), (None,) * 10),
     )
 }
 
@@ -486,7 +497,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     scale.add_argument("--full", action="store_true",
                        help="the paper's grid: 20 configs per (family, d) block, d in 10..100, 5 replicates, both "
                        "splits, and the grounded scenarios")
-    parser.add_argument("--methods", help=f"comma-separated methods (default {','.join(METHODS)})")
+    parser.add_argument("--methods", help=f"comma-separated methods (default {','.join(METHODS)}; also "
+                        f"{','.join(EXTRA_METHODS)} or any name of causal_gym.discovery.methods())")
     parser.add_argument("--families", help="comma-separated graph families (default all 10)")
     parser.add_argument("--dims", help="comma-separated d (default: quick 10, full 10,20,30,50,100)")
     parser.add_argument("--per-block", type=int, help="configs per (family, d) block (default: quick 1, full 20)")
