@@ -84,3 +84,18 @@ def test_kill_9_in_the_middle_of_full_resumes_with_nothing_lost_or_duplicated(tm
     clean = reproduce.main([*ARGS, "--workers", "1", "--out", str(tmp_path / "clean")], runner=run_plan)
     reference = {line["key"]: line["scores"] for line in RunStore(tmp_path / "clean" / "synthetic").episodes()}
     assert {line["key"]: line["scores"] for line in lines} == reference and len(clean["rows"]) == UNITS
+
+
+def test_a_method_with_its_own_budget_stops_before_the_units_time_limit():
+    from causal_gym.envs.arena.baselines import MethodAgent
+
+    def agents(timeout: float) -> dict[str, dict]:
+        plan = reproduce.plan_runs(methods=("pc", "notears_mlp"), families=("chain",), dims=(10,), per_block=1,
+                                   splits=("obs",), replicates=1, grounded=(), timeout=timeout)
+        return {v["agent_kwargs"]["method"]: v["agent_kwargs"] for v in plan["synthetic"]["variants"]}
+
+    assert agents(600.0)["notears_mlp"]["max_seconds"] == pytest.approx(500.0)  # --quick's 600 s per unit
+    assert agents(3600.0)["notears_mlp"]["max_seconds"] == pytest.approx(3000.0)  # the paper's hour
+    assert agents(7200.0)["notears_mlp"]["max_seconds"] == pytest.approx(3000.0)  # never above the default
+    assert "max_seconds" not in agents(600.0)["pc"]  # methods without a budget get none
+    assert MethodAgent(**agents(600.0)["notears_mlp"]).options["max_seconds"] == pytest.approx(500.0)
