@@ -111,8 +111,12 @@ print("finished")
 
 def test_ctrl_c_interrupts_a_cold_reset_and_stores_nothing(tmp_path: Path):
     cache = tmp_path / "cache"
+    # A job started in the background of a non-interactive shell inherits SIGINT ignored, and Python
+    # installs no KeyboardInterrupt handler for an ignored SIGINT: give the child the default disposition,
+    # as an interactive terminal would.
     process = subprocess.Popen([sys.executable, "-c", _COLD_RESET], stderr=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, env={**os.environ, "CAUSAL_GYM_CACHE": str(cache)})
+                               text=True, env={**os.environ, "CAUSAL_GYM_CACHE": str(cache)},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert "running PC-KCI" in process.stderr.readline()  # the announcement comes first, on stderr
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)
