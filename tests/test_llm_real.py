@@ -37,7 +37,9 @@ TIMEOUT = 400.0
 EPISODES = {
     "Heuresis-lg-v0": {"d": 4, "n": 60, "budgets": {"turns": 8}},
     "CausaLab-3node-v0": {"step_limit": 10},
-    "CausalArena-formula-tools-v0": {"n_obs": 120, "budgets": {"turns": 8}},
+    # 4 turns: on the library's 19-variable first card the 135M model's fifth request (after tool calls
+    # whose arguments are escaped junk) outgrew the 8k window as llama.cpp counts it
+    "CausalArena-formula-tools-v0": {"n_obs": 120, "budgets": {"turns": 4}},
 }
 
 

@@ -159,6 +159,10 @@ def test_context_window_refuses_what_cannot_fit_and_reads_server_errors():
     with pytest.raises(ContextOverflow, match="cannot hold"):
         window.fit([{"role": "system", "content": "x" * 2000}, {"role": "user", "content": "go"},
                     {"role": "assistant", "content": "ok"}])
+    shrinking = ContextWindow(8192, 200)
+    error = "This model's maximum context length is 8192 tokens. However, you requested 8392 tokens"
+    assert shrinking.learn(error) and shrinking.window == 6144  # the known window overflowed: shrink
+    assert shrinking.learn(error) and shrinking.window == 4608  # the same error must not grow it back
     assert window_from_error("This model's maximum context length is 8192 tokens.") == 8192
     assert window_from_error("Requested tokens exceed context window of 4096") == 4096
     assert window_from_error("bad request") is None

@@ -114,9 +114,14 @@ class ContextWindow:
             self.chars_per_token = min(self.chars_per_token, ratio)
 
     def learn(self, error_message: str) -> bool:
-        """Take the window from an over-length error (or shrink the budget by a quarter); True if it changed."""
+        """Take the window from an over-length error, or shrink the budget by a quarter; True if it changed.
+
+        A named window is taken only when none was known or it is smaller: after a shrink, the same
+        error naming the server's full window must not grow the budget back (the request that
+        overflowed would be sent again unchanged).
+        """
         named = window_from_error(error_message)
-        if named is not None and named != self.window:
+        if named is not None and (self.window is None or named < self.window):
             self.window = named
             return True
         if self.window is not None:
