@@ -37,9 +37,10 @@ TIMEOUT = 400.0
 EPISODES = {
     "Heuresis-lg-v0": {"d": 4, "n": 60, "budgets": {"turns": 8}},
     "CausaLab-3node-v0": {"step_limit": 10},
-    # 4 turns: on the library's 19-variable first card the 135M model's fifth request (after tool calls
-    # whose arguments are escaped junk) outgrew the 8k window as llama.cpp counts it
-    "CausalArena-formula-tools-v0": {"n_obs": 120, "budgets": {"turns": 4}},
+    # 2 turns: on the library's 19-variable first card the 135M model's tool calls are escaped junk that
+    # llama.cpp lets run on (max_tokens ignored inside arguments), and by the eighth request the history
+    # outgrew the 8k window as llama.cpp counts it; a short episode keeps the test about playing to the end
+    "CausalArena-formula-tools-v0": {"n_obs": 120, "budgets": {"turns": 2}},
 }
 
 
