@@ -145,6 +145,7 @@ class DesignBatch:
         self.value_bound = value_bound
         self.reward = reward
         self.observe_posterior = bool(observe_posterior)
+        self._per_step = reward == "dense" or self.observe_posterior  # posterior recomputed after every step
         self.instances: Instances | None = None
 
     def start(self, instances: Instances) -> None:
@@ -206,7 +207,7 @@ class DesignBatch:
         self.used += 1
         rewards = np.zeros(b)
         if self.reward != "none" and (self.reward == "dense" or self.done):
-            if self.reward == "sparse" and not self.observe_posterior:
+            if not self._per_step:
                 self.edge_probs = _posterior(self.stats)
             new_correct = np.asarray(expected_correct_entries(self.edge_probs)).reshape(b)
             rewards = new_correct - (self.correct if self.reward == "dense" else self.start_correct)
@@ -225,7 +226,7 @@ class DesignBatch:
             part = part.add_row(new[:, r], intervened)
         count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
         self.stats = BGeStats(count, mean, scatter)
-        if self.reward == "dense" or self.observe_posterior:
+        if self._per_step:
             probs = self.edge_probs.copy()
             probs[played] = _posterior(part)
             self.edge_probs = probs
