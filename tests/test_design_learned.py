@@ -170,6 +170,10 @@ def test_lookahead_gives_what_each_target_would_earn_and_leaves_the_env_as_it_wa
     np.testing.assert_array_equal(venv.step_wait()[1], untouched.step_wait()[1])
     with pytest.raises(RuntimeError, match="reset"):
         DesignVecEnv("InterventionDesign-lg10-v0", 2, **SMALL).lookahead()
+    held_out = DesignVecEnv("InterventionDesign-lg10-v0", 2, **SMALL)
+    held_out.reset(options={"split": "test", "instance": 0})
+    with pytest.raises(RuntimeError, match="train stream only"):
+        held_out.lookahead()
 
 
 def test_q_targets_add_the_best_next_value_except_after_the_last_step():
