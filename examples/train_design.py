@@ -138,7 +138,7 @@ class LearningCurve(BaseCallback):
 
 
 def collect(venv: DesignVecEnv, scorer: PairScorer | None, batches: int, epsilon: float,
-            rng: np.random.Generator) -> tuple[dict[str, np.ndarray], list[float]]:
+            rng: np.random.Generator, with_after: bool) -> tuple[dict[str, np.ndarray], list[float]]:
     """Play ``batches`` batches of train episodes; every visited state with every target's lookahead.
 
     ``scorer=None`` plays uniformly random targets, otherwise the best-scored node with an
@@ -151,10 +151,11 @@ def collect(venv: DesignVecEnv, scorer: PairScorer | None, batches: int, epsilon
     for _ in range(batches):
         total = np.zeros(venv.num_envs)
         for step in range(venv.budget):
-            rewards, after = venv.lookahead()
+            rewards, after = venv.lookahead(with_features=with_after)
             parts["features"].append(features)
             parts["rewards"].append(rewards.astype(np.float32))
-            parts["after"].append(after.astype(np.float16))  # halves the memory; features are in [0, 1]
+            if with_after:  # the features after each target, for gamma > 0 only
+                parts["after"].append(after.astype(np.float16))  # halves the memory; features are in [0, 1]
             parts["last"].append(np.full(venv.num_envs, step == venv.budget - 1))
             random = rng.integers(venv.d, size=venv.num_envs)
             if scorer is None:
@@ -165,7 +166,7 @@ def collect(venv: DesignVecEnv, scorer: PairScorer | None, batches: int, epsilon
             features, reward, _, _ = venv.step_wait()
             total += reward
         returns.extend(total.tolist())
-    return {name: np.concatenate(arrays) for name, arrays in parts.items()}, returns
+    return {name: np.concatenate(arrays) for name, arrays in parts.items() if arrays}, returns
 
 
 def train_fqi(args: argparse.Namespace, curve: Curve) -> PairScorer:
@@ -176,9 +177,9 @@ def train_fqi(args: argparse.Namespace, curve: Curve) -> PairScorer:
     scorer, previous = PairScorer(args.hidden), None
     data: dict[str, np.ndarray] = {}
     for round_ in range(args.rounds):
-        new, returns = collect(venv, previous, args.episodes_per_round, args.epsilon, rng)
+        new, returns = collect(venv, previous, args.episodes_per_round, args.epsilon, rng, args.gamma != 0.0)
         data = new if not data else {name: np.concatenate([data[name], new[name]]) for name in data}
-        targets = q_targets(previous, data["rewards"], data["after"], data["last"], gamma=args.gamma)
+        targets = q_targets(previous, data["rewards"], data.get("after"), data["last"], gamma=args.gamma)
         loss = fit_scorer(scorer, data["features"], targets, epochs=args.epochs, lr=args.lr, seed=args.seed + round_)
         print(f"round {round_ + 1}/{args.rounds}: {len(targets)} states, loss {loss:.4f}", flush=True)
         curve.record(scorer, len(data["last"]), returns)

@@ -164,6 +164,9 @@ def test_lookahead_gives_what_each_target_would_earn_and_leaves_the_env_as_it_wa
         np.testing.assert_allclose(rewards[:, k], reward, rtol=1e-6)
         np.testing.assert_allclose(after[:, k], features, rtol=1e-6)
     assert np.ptp(rewards, axis=1).max() > 1e-3  # targets differ
+    alone, none = venv.lookahead(with_features=False)
+    np.testing.assert_array_equal(alone, rewards)
+    assert none is None
     venv.step_async(np.array([2, 0, 1]))  # the looked-ahead env steps as if nothing had happened
     untouched = _played(7, prefix)
     untouched.step_async(np.array([2, 0, 1]))

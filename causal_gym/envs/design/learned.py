@@ -167,8 +167,10 @@ class DesignVecEnv(VecEnv):
         self._seed = None
         return design_features(obs, self.budget)
 
-    def lookahead(self) -> tuple[np.ndarray, np.ndarray]:
+    def lookahead(self, with_features: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """What every target would give now: rewards ``(B, d)`` and the features after it ``(B, d, F)``.
+
+        ``with_features=False`` skips the features (None): one-step targets (``gamma=0``) need none.
 
         Entry ``[b, k]`` is what playing target ``k`` (at ``+value_bound``) in episode ``b`` would
         return from :meth:`step_wait` (before an episode's end), computed on copies of the batch:
@@ -194,8 +196,9 @@ class DesignVecEnv(VecEnv):
         for k in range(self.d):
             twin = copy.deepcopy(batch, memo={id(batch.instances): batch.instances})
             rewards[:, k], _ = twin.play(self.encode(np.full(self.num_envs, k)))
-            features.append(design_features(twin.observation(), self.budget))
-        return rewards, np.stack(features, axis=1)
+            if with_features:
+                features.append(design_features(twin.observation(), self.budget))
+        return rewards, np.stack(features, axis=1) if with_features else None
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = self.encode(np.asarray(actions).reshape(self.num_envs))
@@ -298,7 +301,7 @@ class PairScorerPolicy(ActorCriticPolicy):
         return {**super()._get_constructor_parameters(), "hidden": self.hidden}
 
 
-def q_targets(scorer: PairScorer | None, rewards: np.ndarray, next_features: np.ndarray, last: np.ndarray,
+def q_targets(scorer: PairScorer | None, rewards: np.ndarray, next_features: np.ndarray | None, last: np.ndarray,
               gamma: float = 1.0, chunk: int = 512) -> np.ndarray:
     """Fitted-Q targets ``r_k + gamma * max_k' Q(s'_k, k')`` of :meth:`DesignVecEnv.lookahead`'s output.
 
@@ -307,7 +310,7 @@ def q_targets(scorer: PairScorer | None, rewards: np.ndarray, next_features: np.
     scorer : PairScorer or None
         The previous iteration's action values; None (the first iteration) gives the rewards.
     rewards : (N, d)
-    next_features : (N, d, F)
+    next_features : (N, d, F), or None with ``gamma=0``
         The features after each target.
     last : (N,) bool
         States at the episode's last step (no value after them).
