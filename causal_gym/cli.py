@@ -311,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `causal-gym list | head`
         return 0
+    except ConnectionError as exc:  # e.g. a Ray cluster that cannot be reached: the message says what to do
+        parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
     except (ValueError, ModuleNotFoundError) as exc:
         if args.command not in ("run", "report", "seal"):
             raise

@@ -590,7 +590,15 @@ def _ray_results(
         if address is None:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         else:
-            ray.init(address=address, log_to_driver=False)
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except ConnectionError as exc:
+                raise ConnectionError(
+                    f"cannot reach the Ray cluster at {address!r} ({exc}). A cluster started with `ray start` uses "
+                    "token authentication on recent Ray (by default for local clusters since 2.59): run this "
+                    "command with RAY_AUTH_MODE=token and the cluster's token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH "
+                    "or ~/.ray/auth_token)"
+                ) from exc
     pending: dict[Any, EpisodeTask] = {}
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(_play)
