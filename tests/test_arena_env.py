@@ -355,6 +355,49 @@ def test_malformed_actions_end_the_episode_with_reward_zero_and_an_error(action)
         env.step(np.zeros((10, 10), dtype=np.int8))
 
 
+def test_a_cyclic_answer_is_invalid_unless_accept_cycles_and_then_scored_as_it_is():
+    strict, lenient = CausalArenaEnv(**SMALL), CausalArenaEnv(**SMALL, accept_cycles=True)
+    strict.reset(seed=0, options={"instance": 3})
+    lenient.reset(seed=0, options={"instance": 3})
+    truth = strict._view.truth
+    a, b, c = next((a, b, c) for a, b in zip(*np.nonzero(truth)) for c in np.flatnonzero(truth[b]))
+    answer = truth.copy()
+    answer[c, a] = 1  # every true edge plus one closing the cycle a -> b -> c -> a
+    _, reward, _, _, info = strict.step(answer)
+    assert reward == 0.0 and info["status"] == "invalid" and info["cyclic"] is None
+    named = info["error"].split("(")[1].split(")")[0].split(" -> ")
+    assert named[0] == named[-1] and set(named) == {f"X{a}", f"X{b}", f"X{c}"}  # the error names the cycle
+    _, reward, _, _, info = lenient.step(answer)
+    edges = int(truth.sum())
+    assert info["status"] == "ok" and info["cyclic"] is True and info["scores"]["sid"] is None
+    assert info["scores"]["precision"] == pytest.approx(edges / (edges + 1)) and info["scores"]["recall"] == 1.0
+    assert reward == pytest.approx(2 * edges / (2 * edges + 1))  # F1 by hand: every true edge and one extra
+    lenient.reset(seed=0, options={"instance": 3})
+    assert lenient.step(truth)[4]["cyclic"] is False
+    with pytest.raises(ValueError, match="accept_cycles"):
+        CausalArenaEnv(**SMALL, accept_cycles="yes")
+
+
+def test_the_reproduction_scores_a_cyclic_pc_answer_instead_of_rejecting_it():
+    """Configuration 171 at d = 10: PC's graph has the cycle X0 -> X8 -> X1 -> X0 (found on the full slice)."""
+    from causal_gym.agents import task_spec
+    from causal_gym.envs.arena.baselines import MethodAgent
+    from causal_gym.graphs import directed_cycle
+
+    config = reproduce.plan_runs(methods=("pc",), families=("chain",), dims=(10,), per_block=1, splits=("obs",),
+                                 replicates=1, grounded=())["synthetic"]
+    env = gym.make("CausalArena-synthetic-v0", **config["env_kwargs"], **config["variants"][0]["env_kwargs"])
+    obs, info = env.reset(seed=0, options={"instance": 171})
+    agent = MethodAgent("pc")
+    agent.reset(task_spec(env))
+    answer = agent.act(obs, info)
+    assert directed_cycle(answer) is not None
+    _, reward, _, _, final = env.step(answer)
+    assert final["status"] == "ok" and final["cyclic"] is True
+    expected = directed_edge_scores(final["true_adjacency"], oriented_by_rule(answer, final["orient_seed"]))
+    assert reward == pytest.approx(expected.f1) and 0 < reward < 1
+
+
 # ---------------------------------------------------------------------------------------------
 # tools mode and the truth rule
 # ---------------------------------------------------------------------------------------------

@@ -59,7 +59,9 @@ class CausalArenaEnv(gym.Env):
     fixed per-file seed (so the same answer always gets the same score). The diagonal must be 0.
     An action that is not a 0/1 ``(d, d)`` matrix without self-loops, or whose directed edges form
     a cycle, is invalid: the episode ends with reward 0, ``info["status"] == "invalid"`` and
-    ``info["error"]``.
+    ``info["error"]``. With ``accept_cycles=True`` a cyclic answer is scored as it is (SID is then
+    missing), as the paper scores the graphs its methods return: PC's orientation phase, for one,
+    returns cyclic graphs on most configurations at d >= 50.
 
     ## Observation Space
 
@@ -88,7 +90,8 @@ class CausalArenaEnv(gym.Env):
     After the one step (``terminated=True``). The final info holds ``"scores"`` (every metric of
     :data:`causal_gym.envs.arena.scoring.METRICS`; all None for an invalid action),
     ``"status"`` (``"ok"`` or ``"invalid"``), ``"error"``, ``"submitted_graph"``,
-    ``"oriented_graph"``, ``"orient_seed"``, ``"true_adjacency"``, ``"columns"`` (view slot ->
+    ``"oriented_graph"``, ``"cyclic"`` (the scored answer has a directed cycle; None for an invalid
+    one), ``"orient_seed"``, ``"true_adjacency"``, ``"columns"`` (view slot ->
     SCM variable), ``"factors"``, ``"interventional_audit_details"`` and ``"view"``
     (``"semantic"`` with ``describe_variables``, else ``"numeric"``). Nothing derived from
     the truth appears before that.
@@ -119,7 +122,11 @@ class CausalArenaEnv(gym.Env):
         describe_variables: bool = False,
         render_mode: str | None = None,
         seal: Seal | str | None = None,
+        accept_cycles: bool = False,
     ) -> None:
+        if not isinstance(accept_cycles, bool):
+            raise ValueError(f"accept_cycles must be True or False, got {accept_cycles!r}")
+        self.accept_cycles = accept_cycles
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         if not isinstance(describe_variables, bool):
@@ -170,17 +177,18 @@ class CausalArenaEnv(gym.Env):
         try:
             graph = check_adjacency(np.asarray(action), "the action", d=self.d)
             cycle = directed_cycle(graph)
-            if cycle is not None:
+            if cycle is not None and not self.accept_cycles:
                 raise ValueError("the action's directed edges form a cycle (" + " -> ".join(map(variable_name, cycle))
                                  + "); a causal graph answer must be acyclic")
         except (ValueError, TypeError) as err:
             info = {"status": "invalid", "error": str(err), "scores": dict.fromkeys(METRICS),
-                    "submitted_graph": None, **final_extras(self._view, None, self.arena.seal, self.describe_variables)}
+                    "submitted_graph": None, "cyclic": None,
+                    **final_extras(self._view, None, self.arena.seal, self.describe_variables)}
             return self._observation(), 0.0, True, False, info
         self._submitted = graph
         scores = score_submission(self._view, graph)
         info = {"status": "ok", "error": None, "scores": scores, "submitted_graph": graph.copy(),
-                **final_extras(self._view, graph, self.arena.seal, self.describe_variables)}
+                "cyclic": cycle is not None, **final_extras(self._view, graph, self.arena.seal, self.describe_variables)}
         return self._observation(), float(scores["f1"]), True, False, info
 
     def task_description(self) -> str:
@@ -211,7 +219,9 @@ class CausalArenaEnv(gym.Env):
         return {"data": view.data.copy(), "mask": view.mask.copy(), "variables": view.variables.copy()}
 
 
-CausalArenaEnv.__doc__ = CausalArenaEnv.__doc__.replace("{arguments}", ARGUMENTS_DOC)
+CausalArenaEnv.__doc__ = CausalArenaEnv.__doc__.replace("{arguments}", ARGUMENTS_DOC.rstrip("\n") + (
+    "\n    | ``accept_cycles``    | False    | score an answer with a directed cycle as it is instead of "
+    "rejecting it (the method reproduction sets it: the paper scores its methods' graphs as returned) |\n"))
 
 
 def make_arena_env(mode: str = "submit", seal: Seal | str | None = None, **kwargs: Any) -> CausalArenaEnv:
