@@ -21,6 +21,15 @@ def test_import_is_light():
     assert out.strip() == "[]"
 
 
+def test_a_missing_lazy_name_is_named_in_the_error():
+    import importlib
+
+    import pytest
+
+    for package in ("causal_gym.envs.heuresis", "causal_gym.envs.causalab"):  # the two with lazy exports
+        with pytest.raises(AttributeError, match=rf"module '{package}' has no attribute 'no_such_name'"):
+            getattr(importlib.import_module(package), "no_such_name")
+
 
 def test_readme_shows_the_command_ci_runs():
     # .ci/run must execute the README's test command; keep the two from drifting apart.

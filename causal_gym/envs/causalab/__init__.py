@@ -57,7 +57,7 @@ def __getattr__(name: str) -> object:
     """The names above, imported on first use: importing the package (e.g. for its spec) stays light."""
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
 
 
