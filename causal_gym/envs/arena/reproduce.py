@@ -63,16 +63,17 @@ has tripled while methods get z-scored columns and our GES/GIES; not re-measured
 
 Cost
 ----
-Methods' CPU seconds per unit, mean over the full d <= 30 observational slice (200 configurations
-per d, 1 replicate, one BLAS thread; 3,600 units, 1.29 CPU hours in the methods): d=10 / 20 / 30 --
-PC 0.02 / 0.21 / 1.6 (max 151 at d=30), GES 0.02 / 0.10 / 0.29, GIES 0.03 / 0.13 / 0.34,
-DirectLiNGAM 0.27 / 1.9 / 6.5, DAGMA 2.7 / 3.8 / 5.0, RandomRegress 0.04 / 0.12 / 0.21. NOTEARS (not
-in that run) took 32 s at d=10 (3 units) and 69 s at d=20 (10 units, max 225); XGES 1.5 s at d=20
-(the same 10 units, where GES took 0.18). NOTEARS is most of the grid: with our GES
-and GIES the whole 42,400-unit grid (40,000 synthetic) projects to roughly 130 CPU hours (the d = 50
-and 100 blocks two thirds of it, from single-run times), i.e. ~65 h on one 2-core machine or ~4 h on
-32 cores (``--backend ray --address ...``), instead of the ~5,000 CPU hours of the ``gies``
-package's greedy search.
+Methods' CPU seconds per unit (one BLAS thread), d = 10 / 20 / 30 as the mean over the full
+observational slice (200 configurations per d, 1 replicate: 4,200 units, 2.2 CPU hours in the
+methods), d = 50 / 100 from 2 configurations each (Erdos-Renyi and scale-free):
+PC 0.02 / 0.21 / 1.6 / 5.9 / 32 (max 182 at d=30), GES 0.02 / 0.10 / 0.29 / 2.9 / 12, GIES 0.03 /
+0.13 / 0.34 / 3.0 / 14, DirectLiNGAM 0.27 / 1.9 / 6.5 / 32 / 239, NOTEARS 1.4 / 4.6 / 9.8 / 56 / 197,
+DAGMA 2.7 / 3.8 / 5.0 / 8.8 / 32, RandomRegress 0.04 / 0.12 / 0.21 / 0.38 / 1.8; XGES 1.5 at d=20
+(10 units, where GES took 0.18). So the whole 42,400-unit grid projects to about 190 CPU hours in
+the methods (synthetic obs 188, of which d = 100 is 147, mostly DirectLiNGAM and NOTEARS; GIES
+obs+int ~5; the grounded sources ~1), i.e. ~95 h on one 2-core machine, ~6 h on 32 cores
+(``--backend ray --address ...``), 95 / N hours on N such machines, instead of the ~5,000 CPU
+hours of the ``gies`` package's greedy search. The d = 100 figures rest on two configurations.
 """
 
 from __future__ import annotations
