@@ -56,10 +56,11 @@ of the hour, so it returns its current graph rather than being killed). The grou
 the library's 60 formula and semantic scenarios (the first release had 20), so ``--quick`` runs
 three times the grounded units it used to.
 
-Runtime of ``--quick``: 52 min on a cold cache (2 s cached) when measured on the shared 2-core
-machine with the first release's 20 grounded cards, raw column scales and the ``gies`` package;
-NOTEARS was 80% of it (up to 572 s per run on raw formula scales). Since then the grounded part
-has tripled while methods get z-scored columns and our GES/GIES; not re-measured.
+Runtime of ``--quick`` (500 units: 80 synthetic, 420 on the cards): 7.8 min wall with
+``--workers 2`` on a cold cache on the shared 2-core machine, 0.24 CPU hours in the methods;
+NOTEARS (5.7 s per unit) and DAGMA (5.0 s) are most of it. The first release's measurement, 52
+min, came from raw column scales (NOTEARS up to 572 s per run on formula units) and the ``gies``
+package's search.
 
 Cost
 ----
