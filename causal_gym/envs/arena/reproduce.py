@@ -280,7 +280,8 @@ def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[s
     A row has ``method``, ``unit``, ``source``, ``protocol`` (the split), ``replicate``, ``d``,
     ``status`` (``"ok"``, ``"invalid"`` for a rejected answer, ``"timeout"``, ``"failed"``),
     ``cyclic`` (an ok answer with a directed cycle, scored as it is), ``error``, ``runtime`` (the
-    method's seconds; the episode's wall time when it did not finish), ``cpu_seconds``, every metric of :data:`~.scoring.METRICS` (None unless ok) and the unit's factor
+    method's seconds; the episode's wall time when it did not finish), ``cpu_seconds``, every
+    metric of :data:`~.scoring.METRICS` (None unless ok) and the unit's factor
     labels (graph family for synthetic, domain and scenario for grounded). Units without a line,
     or whose last line is ``"interrupted"``, are not rows (a rerun plays them).
     """
