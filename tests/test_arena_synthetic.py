@@ -286,6 +286,51 @@ def test_forms_run_through_scm_random_and_the_node_wrapper():
     assert np.isfinite(scm.sample(300, rng=2)).all()
 
 
+def _parents_that_move(form, params, z):
+    """The columns of ``z`` whose shift (by -2..2 sds) changes the form's output on some row: an
+    independent, numeric reading of which parents a mechanism depends on."""
+    family = get_mechanism(form)
+    base = family.evaluate(params, z, 0.0)
+    moving = set()
+    for j in range(z.shape[1]):
+        for shift in (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0):
+            shifted = z.copy()
+            shifted[:, j] += shift
+            if not np.allclose(family.evaluate(params, shifted, 0.0), base, rtol=0.0, atol=1e-12):
+                moving.add(j)
+                break
+    return moving
+
+
+def test_a_tree_depends_on_every_parent():
+    """A uniform split draw leaves parents out (k = 4 parents, depth 2: at least one unused);
+    an edge its child ignores could never be found."""
+    rng = np.random.default_rng(11)
+    tree = get_mechanism("arena_tree")
+    for k in range(1, 17):
+        for _ in range(15):
+            p = tree.sample_params(rng, k)
+            assert len(p["features"]) == len(p["thresholds"]) == 2 ** p["depth"] - 1 >= k
+            assert len(p["leaves"]) == 2 ** p["depth"] and p["depth"] >= 2
+            assert p["depth"] <= 4 or k > 15
+            assert _parents_that_move("arena_tree", p, rng.normal(size=(1000, k))) == set(range(k))
+
+
+def test_every_edge_of_the_pool_moves_its_child():
+    """Every edge of the d = 10 pool configurations carries an effect: the child's form changes
+    when the parent's standardised value alone is shifted (hidden inputs excluded)."""
+    rng = np.random.default_rng(3)
+    for k in pool.pool_indices(d=10):
+        for node in pool.pool_config(k).scm.nodes:
+            spec = node.to_dict()
+            params = spec["mechanism_params"]
+            if spec["mechanism"] != "arena_node" or not params.get("input_mean"):
+                continue
+            inputs = len(params["input_mean"])
+            moving = _parents_that_move(params["form"], params["form_params"], rng.normal(size=(400, inputs)))
+            assert moving == set(range(inputs)), (k, params["form"])
+
+
 def test_documented_mechanism_ranges():
     rng = np.random.default_rng(5)
     for _ in range(50):

@@ -700,8 +700,16 @@ class Activation(_Form):
 class Tree(_Form):
     """A shallow regression tree: complete binary tree of depth ``D``, leaf values ``N(0, 1)``.
 
-    A.1: depth 2-4, thresholds in [-0.8, 0.8]. Chosen: each internal node splits on a parent
-    drawn uniformly (``z_feature > threshold`` goes right).
+    A.1: depth 2-4, thresholds in [-0.8, 0.8]. Chosen (``z_feature > threshold`` goes right):
+    the tree splits on every parent, since an ignored parent would leave an edge of the graph
+    without any effect (unfindable by any method; a failed ``descendants_regenerated`` audit).
+    The first ``k`` internal nodes in breadth-first order split on a random permutation of the
+    ``k`` parents, the others on parents drawn uniformly. A node's ancestors come before it in
+    that order, so each of the first ``k`` nodes splits on a parent no ancestor split on: it is
+    reached, and both of its sides are, so its parent moves the output (leaves differ almost
+    surely). ``D`` is raised to the smallest depth with ``k`` internal nodes (``k.bit_length()``;
+    above 4 only for more than 15 parents). A parent with few distinct values can still fall on
+    one side of every threshold.
     """
 
     def sample_params(
@@ -715,11 +723,12 @@ class Tree(_Form):
         depth = _integer(rng, depth_range, "depth_range")
         if depth < 1:
             raise ValueError(f"tree depth must be >= 1, got {depth}")
+        depth = max(depth, k.bit_length())
         low, high = check_range(threshold_range, "threshold_range")
         internal = 2**depth - 1
         return {
             "depth": depth,
-            "features": rng.integers(k, size=internal).tolist(),
+            "features": [*rng.permutation(k).tolist(), *rng.integers(k, size=internal - k).tolist()],
             "thresholds": rng.uniform(low, high, internal).tolist(),
             "leaves": rng.normal(0.0, 1.0, 2**depth).tolist(),
         }
