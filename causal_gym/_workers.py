@@ -63,7 +63,7 @@ def _worker_start(parent: int) -> None:
 def worker_pool(workers: int = 1) -> ProcessPoolExecutor:
     """A ``spawn`` process pool whose workers have one BLAS thread and die with this process.
 
-    It is stopped (workers killed) at this process's exit, before a ``multiprocessing.Process``
+    It is closed at this process's exit (:func:`_close_pool`), before a ``multiprocessing.Process``
     would wait for its children; :func:`stop_pool` stops it earlier.
     """
     import multiprocessing
@@ -71,8 +71,21 @@ def worker_pool(workers: int = 1) -> ProcessPoolExecutor:
 
     executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_worker_start, initargs=(os.getpid(),))
-    Finalize(None, stop_pool, args=(executor,), exitpriority=100)
+    Finalize(None, _close_pool, args=(executor,), exitpriority=100)
     return executor
+
+
+def _close_pool(executor: ProcessPoolExecutor) -> None:
+    """Shut an idle pool down in order, and stop one with a call in progress (:func:`stop_pool`).
+
+    A worker that ends in order runs its own exit handlers, which release the semaphores a library
+    made in it (tqdm's lock, which DAGMA's progress bar creates): a killed one leaves them to
+    Python's resource tracker, which then warns of "leaked semaphore objects" at shutdown.
+    """
+    if getattr(executor, "_pending_work_items", None):
+        stop_pool(executor)
+    else:
+        executor.shutdown(wait=True)
 
 
 def stop_pool(executor: ProcessPoolExecutor) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
+import sys
 import time
 
 import gymnasium as gym
@@ -50,6 +52,33 @@ def test_a_process_that_used_the_worker_still_ends():
     while _alive(worker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(worker)
+
+
+_LOCK_IN_THE_WORKER = """
+import functools, multiprocessing, numpy as np
+from causal_gym._workers import call_with_time_limit
+from causal_gym.discovery import run
+
+def child():
+    data = np.random.default_rng(0).normal(size=(200, 3))
+    call_with_time_limit(functools.partial(run, "dagma", data), 120.0)  # DAGMA's tqdm makes a semaphore
+
+if __name__ == "__main__":
+    process = multiprocessing.get_context("spawn").Process(target=child)
+    process.start()
+    process.join(120)
+    assert process.exitcode == 0, process.exitcode
+"""
+
+
+def test_an_idle_worker_ends_in_order_and_leaks_no_semaphore(tmp_path):
+    """The runner's pool workers use the worker too: killing it at their exit left tqdm's lock to
+    the resource tracker, which warned of a leaked semaphore at the end of every run."""
+    script = tmp_path / "lock_in_the_worker.py"
+    script.write_text(_LOCK_IN_THE_WORKER)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "leaked" not in done.stderr, done.stderr
 
 
 def test_a_call_past_its_limit_is_killed_and_the_next_call_gets_a_new_worker():
