@@ -74,6 +74,7 @@ if __name__ == "__main__":
 def test_an_idle_worker_ends_in_order_and_leaks_no_semaphore(tmp_path):
     """The runner's pool workers use the worker too: killing it at their exit left tqdm's lock to
     the resource tracker, which warned of a leaked semaphore at the end of every run."""
+    pytest.importorskip("dagma")
     script = tmp_path / "lock_in_the_worker.py"
     script.write_text(_LOCK_IN_THE_WORKER)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
