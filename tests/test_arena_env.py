@@ -565,6 +565,41 @@ def test_reproduce_quick_on_two_families(tmp_path, capsys):
     assert output["by_d"]["pc/obs"]["10"]["f1"] == pytest.approx(np.mean(scored))
     again = reproduce.main(argv, prog="causal-gym reproduce arena", runner=run_plan)  # resumed: every unit from the stores
     assert again["rows"] == output["rows"]
+    for row in (r for r in rows if r["source"] == "synthetic"):  # the slice labels are the pool's schedule
+        slot = pool_slot(int(row["unit"].rsplit("-", 1)[1]))
+        assert (row["graph_family"], row["root_dependency"], row["stressors"]) == (
+            slot.graph_family, slot.root_dependency, list(slot.stressors))
+
+
+def _row(unit, f1, stressors, root, replicate=0, status="ok", protocol="obs"):
+    from causal_gym.envs.arena.scoring import METRICS
+
+    metrics = {m: (f1 if m == "f1" else 1.0) if status == "ok" else None for m in METRICS}
+    return {"method": "pc", "unit": unit, "source": "synthetic", "protocol": protocol, "replicate": replicate,
+            "d": 10, "status": status, "cyclic": False, "runtime": 0.1, "graph_family": "chain",
+            "root_dependency": root, "stressors": list(stressors), **metrics}
+
+
+def test_root_and_difficulty_slices_average_replicates_and_count_a_paired_case_in_both_columns(capsys):
+    rows = [_row("u1", 0.2, (), "independent"), _row("u1", 0.4, (), "independent", replicate=1),
+            _row("u2", 0.6, ("outliers", "weak_signal"), "common_factor"),
+            _row("u3", None, ("outliers",), "independent", status="failed"),
+            _row("u2", 0.9, ("outliers", "weak_signal"), "common_factor", protocol="obs+int")]
+    summary = reproduce.summarize_rows(rows, ["pc"])
+    def cells(key):
+        return {c["category"]: (round(c["mean"], 12), c["n"], c["n_missing"]) for c in summary[key]}
+
+    assert cells("by_component") == {"baseline": (0.3, 1, 0), "outliers": (0.6, 1, 1), "weak_signal": (0.6, 1, 0)}
+    assert cells("by_root") == {"independent": (0.3, 1, 1), "common_factor": (0.6, 1, 0)}
+    assert cells("by_component_int") == {"outliers": (0.9, 1, 0), "weak_signal": (0.9, 1, 0)}
+    reproduce.print_tables(summary, ["pc"], {})
+    printed = capsys.readouterr().out
+    heading = "Synthetic obs: directed F1 by difficulty component, ours (paper Table 11"
+    table = printed.split(heading, 1)[1].split("\n\n", 1)[0].splitlines()
+    # the paper's column order, only the columns that have units; PC's outlier cell next to the paper's 0.23
+    assert table[1].split() == ["method", "baseline", "outliers", "weak_signal"]
+    assert table[2].split() == ["PC", "0.30", "(0.33)", "0.60", "(0.23)", "0.60", "(0.31)"]
+    assert "by root dependency, ours (paper Table 10" in printed
 
 
 @pytest.mark.parametrize("method", ["ges_fast", "random_regress", "xges"])
@@ -655,3 +690,45 @@ def test_pc_answers_on_every_grounded_card(source):
         obs, info = env.reset(seed=0, options={"split": "test", "instance": k})
         _, _, terminated, _, final = env.step(agent.act(obs, info))
         assert terminated and final["status"] == "ok", (k, final.get("error"))
+
+
+def _paper_slice_table(number: int) -> tuple[list[str], dict[str, list[tuple[float, float | None]]]]:
+    """Header and rows of the paper's Table ``number`` (Tables 8-11: 'Obs./Obs+int' cells), read from the
+    seed text beside the repository (../shared/seeds)."""
+    from pathlib import Path
+
+    seeds = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+    texts = [p.read_text(encoding="utf-8") for p in sorted(seeds.glob("*.txt"))] if seeds.is_dir() else []
+    text = next((t for t in texts if "CausalArena" in t and f"Table {number}: Compact synthetic" in t), None)
+    if text is None:
+        pytest.skip("the CausalArena paper's text (../shared/seeds) is not beside the repository")
+    lines = text.split(f"Table {number}: Compact synthetic", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Method\t"))
+    header = lines[start].split("\t")[1:]
+    rows = {}
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        name, *cells = line.split("\t")
+        parsed = []
+        for cell in cells:
+            obs, interventional = cell.split("/")
+            parsed.append((float(obs.strip("$")), None if interventional == "–" else float(interventional.strip("$"))))
+        rows[name] = parsed
+    return header, rows
+
+
+@pytest.mark.parametrize("number, table, order", [
+    (8, reproduce.PAPER_TABLE8, reproduce._FAMILY_ORDER), (9, reproduce.PAPER_TABLE9, reproduce._DIMS),
+    (10, reproduce.PAPER_TABLE10, reproduce._ROOT_ORDER), (11, reproduce.PAPER_TABLE11, reproduce._COMPONENT_ORDER)])
+def test_the_paper_tables_printed_beside_ours_are_the_papers_cells(number, table, order):
+    header, rows = _paper_slice_table(number)
+    aliases = {"correlated_normal": "common_factor", "independent_roots": "independent",
+               "random_covariance_normal": "random_covariance", "dense_local_modules": "dense_local_module"}
+    columns = [h.lower().replace("–", "_").replace("-", "_").replace(" ", "_") for h in header]
+    assert [aliases.get(c, c) for c in columns] == [str(c) for c in order]  # the same columns, in the same order
+    names = {"random_regress": "RandomRegress", "gies": "GIES", "pc": "PC", "direct_lingam": "LiNGAM",
+             "dagma": "DAGMA", "notears": "NOTEARS", "notears_mlp": "NOTEARS-MLP"}
+    assert set(table) == set(names)
+    for method, cells in table.items():
+        assert [cells[column] for column in order] == rows[names[method]], method

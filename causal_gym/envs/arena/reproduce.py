@@ -1,6 +1,6 @@
-"""Reproduce CausalArena's method tables: synthetic F1 by method and d (Tables 2, 7, 9), the graph-family
-slice (Table 8), pairwise win rates (Figure 19) and the grounded Formula / Semantic cells of Table 2,
-each next to the paper's numbers.
+"""Reproduce CausalArena's method tables: synthetic F1 by method and d (Tables 2, 7, 9), the graph-family,
+root-dependency and difficulty-component slices (Tables 8, 10, 11), pairwise win rates (Figure 19) and
+the grounded Formula / Semantic cells of Table 2, each next to the paper's numbers.
 
 Usage
 -----
@@ -98,6 +98,8 @@ __all__ = [
     "PAPER_TABLE2",
     "PAPER_TABLE8",
     "PAPER_TABLE9",
+    "PAPER_TABLE10",
+    "PAPER_TABLE11",
     "ENV_IDS",
     "plan_runs",
     "store_rows",
@@ -161,6 +163,41 @@ PAPER_TABLE8: dict[str, dict[str, tuple[float, float | None]]] = {
         ("dagma", (0.23, 0.34, 0.30, 0.37, 0.26, 0.24, 0.19, 0.32, 0.25, 0.36), (None,) * 10),
         ("notears", (0.24, 0.30, 0.30, 0.33, 0.27, 0.23, 0.20, 0.30, 0.24, 0.34), (None,) * 10),
         ("notears_mlp", (0.32, 0.39, 0.37, 0.41, 0.32, 0.32, 0.29, 0.39, 0.32, 0.40), (None,) * 10),
+    )
+}
+
+
+# Table 10: synthetic F1 by root dependency, (obs, obs+int); the paper's "correlated normal" is our
+# common-factor block, "random covariance normal" our random-covariance block.
+_ROOT_ORDER = ("common_factor", "independent", "random_covariance", "uniform_ball")
+PAPER_TABLE10: dict[str, dict[str, tuple[float, float | None]]] = {
+    method: dict(zip(_ROOT_ORDER, zip(obs, interventional)))
+    for method, obs, interventional in (
+        ("random_regress", (0.23, 0.29, 0.22, 0.30), (None,) * 4),
+        ("gies", (0.37, 0.49, 0.39, 0.54), (0.40, 0.49, 0.40, 0.51)),
+        ("pc", (0.25, 0.31, 0.26, 0.32), (None,) * 4),
+        ("direct_lingam", (0.21, 0.21, 0.19, 0.20), (None,) * 4),
+        ("dagma", (0.32, 0.28, 0.31, 0.24), (None,) * 4),
+        ("notears", (0.30, 0.28, 0.29, 0.24), (None,) * 4),
+        ("notears_mlp", (0.38, 0.35, 0.37, 0.32), (None,) * 4),
+    )
+}
+
+# Table 11: synthetic F1 by difficulty component, (obs, obs+int); "baseline" is the clean case and a
+# configuration with two stressors counts in both columns.
+_COMPONENT_ORDER = ("baseline", "distribution_shift", "feature_corruption", "feature_warping", "high_noise",
+                    "missingness", "outliers", "soft_interventions", "weak_signal")
+PAPER_TABLE11: dict[str, dict[str, tuple[float, float | None]]] = {
+    method: dict(zip(_COMPONENT_ORDER, zip(obs, interventional)))
+    for method, obs, interventional in (
+        ("random_regress", (0.28, 0.28, 0.27, 0.27, 0.30, 0.27, 0.26, 0.28, 0.30), (None,) * 9),
+        ("gies", (0.51, 0.50, 0.45, 0.46, 0.52, 0.45, 0.36, 0.49, 0.50),
+         (0.52, 0.46, 0.46, 0.48, 0.53, 0.46, 0.37, 0.45, 0.51)),
+        ("pc", (0.33, 0.32, 0.31, 0.30, 0.31, 0.31, 0.23, 0.31, 0.31), (None,) * 9),
+        ("direct_lingam", (0.26, 0.23, 0.18, 0.21, 0.16, 0.20, 0.06, 0.22, 0.22), (None,) * 9),
+        ("dagma", (0.31, 0.30, 0.28, 0.29, 0.30, 0.29, 0.16, 0.29, 0.27), (None,) * 9),
+        ("notears", (0.30, 0.29, 0.27, 0.28, 0.28, 0.29, 0.14, 0.28, 0.26), (None,) * 9),
+        ("notears_mlp", (0.36, 0.36, 0.34, 0.35, 0.39, 0.35, 0.32, 0.36, 0.35), (None,) * 9),
     )
 }
 
@@ -282,11 +319,11 @@ def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[s
     ``cyclic`` (an ok answer with a directed cycle, scored as it is), ``error``, ``runtime`` (the
     method's seconds; the episode's wall time when it did not finish), ``cpu_seconds``, every
     metric of :data:`~.scoring.METRICS` (None unless ok) and the unit's factor
-    labels (graph family for synthetic, domain and scenario for grounded). Units without a line,
+    labels (synthetic: ``graph_family``, ``root_dependency`` and the list of active ``stressors``;
+    grounded: ``domain`` and ``scenario``). Units without a line,
     or whose last line is ``"interrupted"``, are not rows (a rerun plays them).
     """
     from causal_gym.envs.arena.catalogue import instance_list
-    from causal_gym.envs.arena.pool import pool_slot
     from causal_gym.envs.arena.scoring import METRICS
 
     latest = {(line["instance"], line.get("variant")): line for line in lines}
@@ -304,7 +341,7 @@ def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[s
             usage = line.get("usage") or {}
             status = final.get("status", "ok") if line["status"] not in ("timeout", "failed") else line["status"]
             scores = line.get("scores") or {}
-            labels = ({"graph_family": pool_slot(int(unit.key)).graph_family} if source == "synthetic"
+            labels = (_synthetic_labels(int(unit.key), final.get("factors") or {}) if source == "synthetic"
                       else {"domain": final.get("factors", {}).get("domain"), "scenario": unit.key})
             rows.append({
                 "method": method, "unit": unit.unit, "source": source, "protocol": split,
@@ -322,6 +359,18 @@ def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[s
     return rows
 
 
+def _synthetic_labels(k: int, factors: Mapping[str, Any]) -> dict[str, Any]:
+    """Factor labels of pool configuration ``k``: the schedule's, except that the root dependency is
+    the one the episode reports when there is one (a scheduled dependent block on a graph that drew a
+    single root is recorded as ``independent``)."""
+    from causal_gym.envs.arena.pool import pool_slot
+
+    slot = pool_slot(k)
+    return {"graph_family": slot.graph_family,
+            "root_dependency": factors.get("root_dependency", slot.root_dependency),
+            "stressors": list(slot.stressors)}
+
+
 # ---------------------------------------------------------------------------------------------
 # tables
 # ---------------------------------------------------------------------------------------------
@@ -332,6 +381,13 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return float(np.mean(present)) if present else None
 
 
+def _by_component(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One copy of each row per difficulty component (its stressors, or ``"baseline"`` when clean),
+    labelled ``difficulty_component``: the paper's Table 11 counts a paired case in both columns."""
+    return [{**row, "difficulty_component": component}
+            for row in rows for component in (row["stressors"] or ["baseline"])]
+
+
 def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
     """Replicate-averaged rows and the tables printed by :func:`main` (plain JSON).
 
@@ -340,8 +396,10 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
     dict
         ``averaged`` (one row per method, unit and split), ``by_d`` (synthetic mean F1 / SHD and
         counts per method, split and d, plus ``"all"``), ``by_family`` (synthetic obs F1 per
-        method and graph family, :func:`~.analysis.slice_scores`), ``grounded`` (per method,
-        source and split), ``win_rates`` (pairwise, obs synthetic units) and ``overall_win_rates``,
+        method and graph family, :func:`~.analysis.slice_scores`), ``by_root`` (per root
+        dependency, Table 10) and ``by_component`` (per difficulty component, Table 11: a clean
+        configuration is ``baseline``, one with two stressors counts in both), each also as
+        ``*_int`` for the obs+int split, ``grounded`` (per method, source and split), ``win_rates`` (pairwise, obs synthetic units) and ``overall_win_rates``,
         ``statuses`` (per method and split) and ``runtime`` (:func:`~.analysis.runtime_summary` per
         method and split).
     """
@@ -373,6 +431,7 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
                         "f1": _mean(r["f1"] for r in chosen), "shd": _mean(r["shd"] for r in chosen),
                         "n_units": len(chosen), "n_scored": sum(r["f1"] is not None for r in chosen)}
     observational = [r for r in synthetic if r["protocol"] == "obs"]
+    interventional = [r for r in synthetic if r["protocol"] == "obs+int"]
     pairwise = win_rates(observational) if observational else []
     statuses: dict[str, dict[str, int]] = {}
     for row in rows:
@@ -384,7 +443,11 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         "averaged": averaged,
         "by_d": by_d,
         "by_family": slice_scores(observational, "graph_family") if observational else [],
-        "by_family_int": slice_scores([r for r in synthetic if r["protocol"] == "obs+int"], "graph_family"),
+        "by_family_int": slice_scores(interventional, "graph_family"),
+        "by_root": slice_scores(observational, "root_dependency"),
+        "by_root_int": slice_scores(interventional, "root_dependency"),
+        "by_component": slice_scores(_by_component(observational), "difficulty_component"),
+        "by_component_int": slice_scores(_by_component(interventional), "difficulty_component"),
         "grounded": grounded,
         "win_rates": pairwise,
         "overall_win_rates": overall_win_rates(pairwise),
@@ -397,6 +460,25 @@ def _cell(value: float | None, paper: float | None, digits: int = 2) -> str:
     ours = "  -  " if value is None else f"{value:.{digits}f}"
     reference = "-" if paper is None else f"{paper:.{digits}f}"
     return f"{ours} ({reference})"
+
+
+def _print_slice(cells_list: Sequence[Mapping[str, Any]], methods: Sequence[str], heading: str,
+                 order: Sequence[str], table: Mapping[str, Mapping[str, tuple[float, float | None]]],
+                 which: int) -> None:
+    """One slice table (categories in the paper's column order), ours (paper); nothing when no
+    method has a score in it."""
+    cells = {(c["method"], c["category"]): c for c in cells_list}
+    categories = [c for c in order if any(key[1] == c for key in cells)]
+    present = [m for m in methods if any(cells.get((m, c), {}).get("mean") is not None for c in categories)]
+    if not present:
+        return
+    print(f"\n{heading}")
+    print(f"{'method':14} " + " ".join(f"{c[:12]:>12}" for c in categories))
+    for method in present:
+        paper = _paper(table, method)
+        ours = [cells[(method, c)]["mean"] if (method, c) in cells else None for c in categories]
+        print(f"{PAPER_NAMES.get(method, method):14} " + " ".join(
+            f"{_cell(f1, paper.get(c, (None, None))[which]):>12}" for f1, c in zip(ours, categories)))
 
 
 def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Mapping[str, Any]) -> None:
@@ -421,21 +503,13 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
             line += f" {_cell(cells['all']['f1'], paper_all[0]):>12} {_cell(cells['all']['shd'], paper_all[1], 1):>15}"
             line += f" {cells['all']['n_scored']:>3}/{cells['all']['n_units']:<3}"
             print(line)
-    for title, key, which in (("obs", "by_family", 0), ("obs+int", "by_family_int", 1)):
-        cells = {(c["method"], c["category"]): c for c in summary[key]}
-        if not cells:
-            continue
-        families = [f for f in _FAMILY_ORDER if any(c[1] == f for c in cells)]
-        present = [m for m in methods if any((m, f) in cells and cells[(m, f)]["mean"] is not None for f in families)]
-        if not present:
-            continue
-        print(f"\nSynthetic {title}: directed F1 by graph family, ours (paper Table 8)")
-        print(f"{'method':14} " + " ".join(f"{f[:12]:>12}" for f in families))
-        for method in present:
-            paper = _paper(PAPER_TABLE8, method)
-            ours = [cells[(method, f)]["mean"] if (method, f) in cells else None for f in families]
-            print(f"{PAPER_NAMES.get(method, method):14} " + " ".join(
-                f"{_cell(f1, paper.get(f, (None, None))[which]):>12}" for f1, f in zip(ours, families)))
+    slices = (("graph family", "by_family", _FAMILY_ORDER, PAPER_TABLE8, "Table 8"),
+              ("root dependency", "by_root", _ROOT_ORDER, PAPER_TABLE10, "Table 10"),
+              ("difficulty component", "by_component", _COMPONENT_ORDER, PAPER_TABLE11, "Table 11"))
+    for factor, key, order, table, label in slices:
+        for split, suffix, which in (("obs", "", 0), ("obs+int", "_int", 1)):
+            _print_slice(summary.get(key + suffix, []), methods, f"Synthetic {split}: directed F1 by {factor}, ours "
+                         f"(paper {label}, whose cells span d = 10..100)", order, table, which)
     if summary["overall_win_rates"]:
         pairs = {(r["method"], r["opponent"]): r["win_rate"] for r in summary["win_rates"]}
         ranked = [r["method"] for r in summary["overall_win_rates"]]
