@@ -692,17 +692,22 @@ def test_pc_answers_on_every_grounded_card(source):
         assert terminated and final["status"] == "ok", (k, final.get("error"))
 
 
-def _paper_slice_table(number: int) -> tuple[list[str], dict[str, list[tuple[float, float | None]]]]:
-    """Header and rows of the paper's Table ``number`` (Tables 8-11: 'Obs./Obs+int' cells), read from the
-    seed text beside the repository (../shared/seeds)."""
+_PAPER_ROW_NAMES = {"random_regress": "RandomRegress", "gies": "GIES", "pc": "PC", "direct_lingam": "LiNGAM",
+                    "dagma": "DAGMA", "notears": "NOTEARS", "notears_mlp": "NOTEARS-MLP"}
+"""Our method -> its row name in the paper's tables."""
+
+
+def _paper_slice_table(number: int, title: str = "Compact synthetic") -> tuple[list[str], dict[str, list[tuple]]]:
+    """Header and rows of the paper's Table ``number`` ('a/b' cells: Obs./Obs+int F1 in Tables 8-11,
+    F1/SHD in Table 18), read from the seed text beside the repository (../shared/seeds)."""
     from pathlib import Path
 
     seeds = Path(__file__).resolve().parents[2] / "shared" / "seeds"
     texts = [p.read_text(encoding="utf-8") for p in sorted(seeds.glob("*.txt"))] if seeds.is_dir() else []
-    text = next((t for t in texts if "CausalArena" in t and f"Table {number}: Compact synthetic" in t), None)
+    text = next((t for t in texts if "CausalArena" in t and f"Table {number}: {title}" in t), None)
     if text is None:
         pytest.skip("the CausalArena paper's text (../shared/seeds) is not beside the repository")
-    lines = text.split(f"Table {number}: Compact synthetic", 1)[1].splitlines()
+    lines = text.split(f"Table {number}: {title}", 1)[1].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Method\t"))
     header = lines[start].split("\t")[1:]
     rows = {}
@@ -727,8 +732,40 @@ def test_the_paper_tables_printed_beside_ours_are_the_papers_cells(number, table
                "random_covariance_normal": "random_covariance", "dense_local_modules": "dense_local_module"}
     columns = [h.lower().replace("–", "_").replace("-", "_").replace(" ", "_") for h in header]
     assert [aliases.get(c, c) for c in columns] == [str(c) for c in order]  # the same columns, in the same order
-    names = {"random_regress": "RandomRegress", "gies": "GIES", "pc": "PC", "direct_lingam": "LiNGAM",
-             "dagma": "DAGMA", "notears": "NOTEARS", "notears_mlp": "NOTEARS-MLP"}
-    assert set(table) == set(names)
+    assert set(table) == set(_PAPER_ROW_NAMES)
     for method, cells in table.items():
-        assert [cells[column] for column in order] == rows[names[method]], method
+        assert [cells[column] for column in order] == rows[_PAPER_ROW_NAMES[method]], method
+
+
+def test_the_sample_size_suite_plays_each_n_as_its_own_protocol(tmp_path, capsys):
+    from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
+
+    argv = ["--full", "--sample-sizes", "60,120", "--families", "chain", "--per-block", "1", "--dims", "10",
+            "--methods", "pc,random_regress", "--replicates", "1", "--quiet", "--out", str(tmp_path / "stores")]
+    output = reproduce.main(argv, prog="causal-gym reproduce arena", runner=run_plan)
+    rows = output["rows"]
+    assert sorted((r["method"], r["protocol"]) for r in rows) == [
+        ("pc", "obs-n120"), ("pc", "obs-n60"), ("random_regress", "obs-n120"), ("random_regress", "obs-n60")]
+    assert output["by_d"] == {} and "formula" not in output["plan"]  # no main-split cells, no grounded units
+    for n in (60, 120):  # each cell is PC's answer on an n-row obs split of the same configuration
+        env = gym.make("CausalArena-synthetic-v0", d=10, split="obs", replicate=0, n_obs=n)
+        obs, info = env.reset(seed=0, options={"split": "test", "instance": GRAPH_FAMILIES.index("chain") * 20})
+        real = np.flatnonzero(obs["variables"])
+        table = obs["data"][:, real]
+        assert table.shape[0] == n
+        answer = np.zeros((len(obs["variables"]),) * 2, dtype=np.int8)
+        answer[np.ix_(real, real)] = run("pc", (table - table.mean(axis=0)) / table.std(axis=0)).graph
+        _, reward, _, _, _ = env.step(answer)
+        row = next(r for r in rows if r["method"] == "pc" and r["protocol"] == f"obs-n{n}")
+        assert row["f1"] == pytest.approx(reward) == pytest.approx(output["by_n"]["pc/10"][str(n)]["f1"])
+    assert "Sample-size suite" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        reproduce.main([*argv, "--splits", "obs+int"], runner=run_plan)
+
+
+def test_the_paper_sample_size_table_printed_beside_ours_is_table_18():
+    header, rows = _paper_slice_table(18, "Complete sample-size")
+    assert [int(h.strip("$").split("=")[1]) for h in header] == list(reproduce._SIZES)
+    assert set(reproduce.PAPER_TABLE18) == set(_PAPER_ROW_NAMES)
+    for method, cells in reproduce.PAPER_TABLE18.items():
+        assert [cells[n] for n in reproduce._SIZES] == rows[_PAPER_ROW_NAMES[method]], method

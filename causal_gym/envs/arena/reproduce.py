@@ -10,6 +10,8 @@ Usage
                                             # 60 scenarios x 5 replicates x 2 splits; --backend ray --address ...
     causal-gym reproduce arena --full --dims 10,20,30 --splits obs --replicates 1 --no-grounded --workers 2
     causal-gym reproduce arena --quick --families chain,tree --methods pc,gies_fast --n-obs 200 --n-int 50
+    causal-gym reproduce arena --full --sample-sizes 100,200,500,1000,2000,5000,10000 --replicates 1
+                                            # the sample-size suite (Table 18): d = 30, 10 configs per family
 
 How it runs: one unit = one episode of the runner
 -------------------------------------------------
@@ -100,6 +102,7 @@ __all__ = [
     "PAPER_TABLE9",
     "PAPER_TABLE10",
     "PAPER_TABLE11",
+    "PAPER_TABLE18",
     "ENV_IDS",
     "plan_runs",
     "store_rows",
@@ -202,6 +205,26 @@ PAPER_TABLE11: dict[str, dict[str, tuple[float, float | None]]] = {
 }
 
 
+# Table 18: the sample-size suite (d = 30, 10 configurations per graph family, obs), (F1, SHD) by n.
+_SIZES = (100, 200, 500, 1000, 2000, 5000, 10000)
+PAPER_TABLE18: dict[str, dict[int, tuple[float, float]]] = {
+    method: dict(zip(_SIZES, cells))
+    for method, cells in (
+        ("random_regress", ((0.25, 76.6), (0.28, 76.8), (0.28, 84.1), (0.29, 88.8), (0.28, 99.2), (0.27, 113.0),
+                            (0.26, 125.7))),
+        ("gies", ((0.35, 61.8), (0.41, 56.2), (0.46, 54.2), (0.49, 54.6), (0.50, 57.9), (0.49, 65.3), (0.49, 70.6))),
+        ("pc", ((0.25, 50.6), (0.27, 50.2), (0.30, 50.8), (0.31, 52.5), (0.32, 54.3), (0.31, 57.9), (0.31, 60.1))),
+        ("direct_lingam", ((0.20, 51.3), (0.20, 50.5), (0.21, 49.7), (0.22, 49.5), (0.21, 49.4), (0.21, 49.5),
+                           (0.21, 49.5))),
+        ("dagma", ((0.27, 53.0), (0.29, 50.1), (0.29, 49.6), (0.29, 49.1), (0.29, 48.8), (0.29, 49.0), (0.29, 49.0))),
+        ("notears", ((0.26, 49.2), (0.28, 48.2), (0.28, 47.7), (0.28, 47.4), (0.28, 47.5), (0.28, 47.3),
+                     (0.27, 47.5))),
+        ("notears_mlp", ((0.26, 78.2), (0.32, 57.9), (0.35, 51.5), (0.36, 49.9), (0.36, 49.9), (0.37, 49.4),
+                         (0.36, 49.6))),
+    )
+}
+
+
 def _paper(table: Mapping[str, Any], method: str) -> Any:
     return table.get(_PAPER_ROW.get(method, method), {})
 
@@ -224,9 +247,16 @@ def _budget(method: str, timeout: float) -> dict[str, Any]:
 
 
 def _variant(prefix: str, split: str, replicate: int, method: str, env_kwargs: Mapping[str, Any],
-             timeout: float) -> dict[str, Any]:
-    return {"name": f"{prefix}{split}/r{replicate}/{method}", "env_kwargs": {"split": split, "replicate": replicate,
-            **env_kwargs}, "agent_kwargs": {"method": method, **_budget(method, timeout)}}
+             timeout: float, protocol: str | None = None) -> dict[str, Any]:
+    """One (d, split, replicate, method) cell, named ``{prefix}{protocol}/r{replicate}/{method}``: the
+    protocol is the split, or ``obs-n{n}`` for a sample-size cell (:func:`_protocol_of` reads it back)."""
+    return {"name": f"{prefix}{protocol or split}/r{replicate}/{method}", "env_kwargs": {"split": split,
+            "replicate": replicate, **env_kwargs}, "agent_kwargs": {"method": method, **_budget(method, timeout)}}
+
+
+def _protocol_of(variant: Mapping[str, Any]) -> str:
+    """The protocol a variant plays: the part of its name before ``r{replicate}`` (see :func:`_variant`)."""
+    return str(variant["name"]).split("/")[-3]
 
 
 def plan_runs(
@@ -242,6 +272,7 @@ def plan_runs(
     scenarios: Sequence[str] | None = None,
     n_obs: int | None = None,
     n_int: int | None = None,
+    sample_sizes: Sequence[int] | None = None,
     timeout: float = 3600.0,
     backend: str = "local",
     workers: int = 1,
@@ -253,7 +284,10 @@ def plan_runs(
     Synthetic units are the first ``per_block`` configurations of every (graph family, d) block
     (instance ``20 f + p`` of the d-list is position ``p`` of family ``f``); grounded units are the
     formula / semantic scenarios (all, or ``scenarios``). Every variant is a (d, split, replicate,
-    method) cell; a method without intervention support has no ``obs+int`` variants.
+    method) cell; a method without intervention support has no ``obs+int`` variants. With
+    ``sample_sizes`` the synthetic cells are the sample-size suite instead (Table 18): one ``obs``
+    cell of ``n`` rows per size, protocol ``obs-n{n}`` (``splits`` and ``n_obs`` must then be left at
+    their defaults).
 
     Examples
     --------
@@ -274,6 +308,11 @@ def plan_runs(
     replicates = N_REPLICATES if replicates is None else replicates
     if not 1 <= per_block <= PER_BLOCK or replicates < 1:
         raise ValueError(f"per_block must be in 1..{PER_BLOCK} and replicates >= 1, got {per_block}, {replicates}")
+    if sample_sizes is not None and (n_obs is not None or tuple(splits) not in (("obs",), ("obs", "obs+int"))):
+        raise ValueError("the sample-size suite sets the observational rows itself and has obs splits only: "
+                         "leave n_obs and splits unset")
+    if sample_sizes is not None and (not sample_sizes or any(int(n) < 2 for n in sample_sizes)):
+        raise ValueError(f"sample_sizes must be a non-empty list of row counts >= 2, got {sample_sizes!r}")
     sizes = {key: value for key, value in (("n_obs", n_obs), ("n_int", n_int)) if value is not None}
     common = {"agent": "arena-method", "split": "test", "backend": backend, "workers": workers,
               "ray_address": address, "time_limit": timeout, "env_kwargs": {"accept_cycles": True}}
@@ -287,10 +326,15 @@ def plan_runs(
                         for method in methods if split == "obs" or supports_interventions(method)]
         return out
 
+    def suite(d: int) -> list[dict[str, Any]]:
+        return [_variant(f"d{d}/", "obs", replicate, method, {"d": d, "n_obs": int(n)}, timeout, f"obs-n{int(n)}")
+                for n in sample_sizes or () for replicate in range(replicates) for method in methods]
+
     plans: dict[str, Any] = {}
     if dims and splits and families:
         instances = tuple(GRAPH_FAMILIES.index(f) * PER_BLOCK + p for f in families for p in range(per_block))
-        variants = [v for d in dims for v in cells(f"d{d}/", splits, {"d": int(d)})]
+        variants = [v for d in dims for v in (suite(int(d)) if sample_sizes is not None
+                                              else cells(f"d{d}/", splits, {"d": int(d)}))]
         if variants:
             plans["synthetic"] = {"env_ids": (ENV_IDS["synthetic"],), "instances": instances, "variants": variants,
                                   **common}
@@ -314,7 +358,8 @@ def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[s
     """The scored rows of a source's run: one per planned unit of ``config`` (from :func:`plan_runs`)
     that has a result line among ``lines`` (the runner's last line per episode).
 
-    A row has ``method``, ``unit``, ``source``, ``protocol`` (the split), ``replicate``, ``d``,
+    A row has ``method``, ``unit``, ``source``, ``protocol`` (the split, or ``obs-n{n}`` in the
+    sample-size suite), ``replicate``, ``d``,
     ``status`` (``"ok"``, ``"invalid"`` for a rejected answer, ``"timeout"``, ``"failed"``),
     ``cyclic`` (an ok answer with a directed cycle, scored as it is), ``error``, ``runtime`` (the
     method's seconds; the episode's wall time when it did not finish), ``cpu_seconds``, every
@@ -344,7 +389,7 @@ def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[s
             labels = (_synthetic_labels(int(unit.key), final.get("factors") or {}) if source == "synthetic"
                       else {"domain": final.get("factors", {}).get("domain"), "scenario": unit.key})
             rows.append({
-                "method": method, "unit": unit.unit, "source": source, "protocol": split,
+                "method": method, "unit": unit.unit, "source": source, "protocol": _protocol_of(variant),
                 "replicate": env["replicate"], "d": unit.size, "status": status,
                 "cyclic": bool(final.get("cyclic")) and status == "ok",
                 "error": line.get("error") or final.get("error"),
@@ -381,6 +426,12 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return float(np.mean(present)) if present else None
 
 
+def _cell_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Mean F1 and SHD of replicate-averaged rows (None when none scored) and how many were scored."""
+    return {"f1": _mean(r["f1"] for r in rows), "shd": _mean(r["shd"] for r in rows),
+            "n_units": len(rows), "n_scored": sum(r["f1"] is not None for r in rows)}
+
+
 def _by_component(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One copy of each row per difficulty component (its stressors, or ``"baseline"`` when clean),
     labelled ``difficulty_component``: the paper's Table 11 counts a paired case in both columns."""
@@ -395,7 +446,8 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
     -------
     dict
         ``averaged`` (one row per method, unit and split), ``by_d`` (synthetic mean F1 / SHD and
-        counts per method, split and d, plus ``"all"``), ``by_family`` (synthetic obs F1 per
+        counts per method, split and d, plus ``"all"``), ``by_n`` (the sample-size suite's cells per
+        ``"method/d"`` and n, Table 18), ``by_family`` (synthetic obs F1 per
         method and graph family, :func:`~.analysis.slice_scores`), ``by_root`` (per root
         dependency, Table 10) and ``by_component`` (per difficulty component, Table 11: a clean
         configuration is ``baseline``, one with two stressors counts in both), each also as
@@ -414,12 +466,16 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
             cells = [r for r in synthetic if r["method"] == method and r["protocol"] == split]
             if not cells:
                 continue
-            out = {}
-            for d in sorted({r["d"] for r in cells}) + ["all"]:
-                chosen = [r for r in cells if d == "all" or r["d"] == d]
-                out[str(d)] = {"f1": _mean(r["f1"] for r in chosen), "shd": _mean(r["shd"] for r in chosen),
-                               "n_units": len(chosen), "n_scored": sum(r["f1"] is not None for r in chosen)}
+            out = {str(d): _cell_summary([r for r in cells if d == "all" or r["d"] == d])
+                   for d in sorted({r["d"] for r in cells}) + ["all"]}
             by_d[f"{method}/{split}"] = out
+    by_n: dict[str, Any] = {}
+    for row in synthetic:
+        if row["protocol"].startswith("obs-n"):
+            cell = by_n.setdefault(f"{row['method']}/{row['d']}", {}).setdefault(row["protocol"][len("obs-n"):], [])
+            cell.append(row)
+    by_n = {key: {n: _cell_summary(chosen) for n, chosen in sorted(cells.items(), key=lambda item: int(item[0]))}
+            for key, cells in by_n.items()}
     grounded: dict[str, Any] = {}
     for method in methods:
         for source in ("formula", "semantic"):
@@ -427,9 +483,7 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
                 chosen = [r for r in averaged if r["method"] == method and r["source"] == source
                           and r["protocol"] == split]
                 if chosen:
-                    grounded[f"{method}/{source}/{split}"] = {
-                        "f1": _mean(r["f1"] for r in chosen), "shd": _mean(r["shd"] for r in chosen),
-                        "n_units": len(chosen), "n_scored": sum(r["f1"] is not None for r in chosen)}
+                    grounded[f"{method}/{source}/{split}"] = _cell_summary(chosen)
     observational = [r for r in synthetic if r["protocol"] == "obs"]
     interventional = [r for r in synthetic if r["protocol"] == "obs+int"]
     pairwise = win_rates(observational) if observational else []
@@ -442,6 +496,7 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
     return {
         "averaged": averaged,
         "by_d": by_d,
+        "by_n": by_n,
         "by_family": slice_scores(observational, "graph_family") if observational else [],
         "by_family_int": slice_scores(interventional, "graph_family"),
         "by_root": slice_scores(observational, "root_dependency"),
@@ -502,6 +557,19 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
             line += " ".join(f"{_cell(f1, paper_d.get(d, (None, None))[which]):>12}" for f1, d in zip(ours, dims))
             line += f" {_cell(cells['all']['f1'], paper_all[0]):>12} {_cell(cells['all']['shd'], paper_all[1], 1):>15}"
             line += f" {cells['all']['n_scored']:>3}/{cells['all']['n_units']:<3}"
+            print(line)
+    if summary.get("by_n"):
+        sizes = sorted({int(n) for cells in summary["by_n"].values() for n in cells})
+        print("\nSample-size suite: directed F1 / SHD by n, obs, ours (paper Table 18, d = 30)")
+        print(f"{'method':14} {'d':>3} " + " ".join(f"{'n=' + str(n):>24}" for n in sizes))
+        for key, cells in summary["by_n"].items():
+            method, d = key.rsplit("/", 1)
+            paper = _paper(PAPER_TABLE18, method) if d == "30" else {}
+            line = f"{PAPER_NAMES.get(method, method):14} {d:>3} "
+            for n in sizes:
+                cell = cells.get(str(n), {"f1": None, "shd": None})
+                f1, shd = paper.get(n, (None, None))
+                line += f" {_cell(cell['f1'], f1) + ' ' + _cell(cell['shd'], shd, 1):>24}"
             print(line)
     slices = (("graph family", "by_family", _FAMILY_ORDER, PAPER_TABLE8, "Table 8"),
               ("root dependency", "by_root", _ROOT_ORDER, PAPER_TABLE10, "Table 10"),
@@ -605,6 +673,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     parser.add_argument("--replicates", type=int, help="replicates per unit (default: quick 1, full 5)")
     parser.add_argument("--n-obs", type=int, help="observational rows (default 1000 obs, 800 obs+int)")
     parser.add_argument("--n-int", type=int, help="interventional rows of obs+int (default 200)")
+    parser.add_argument("--sample-sizes", help="the sample-size suite instead of the synthetic splits (paper Table "
+                        f"18: {','.join(map(str, _SIZES))}): obs units of each n rows, d = 30 and 10 configs per "
+                        "family unless --dims / --per-block say otherwise, no grounded units")
     parser.add_argument("--timeout", type=float, help="seconds per unit (default: quick 600, full 3600, the paper's)")
     parser.add_argument("--scenarios", help="comma-separated grounded scenario names (default all 60)")
     parser.add_argument("--no-grounded", action="store_true", help="skip the formula and semantic scenarios")
@@ -622,8 +693,16 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
         parser.error("--address needs --backend ray")
 
     methods = _names(args.methods, all_methods(), "method") or METHODS
+    try:
+        sample_sizes = None if args.sample_sizes is None else tuple(int(n) for n in args.sample_sizes.split(","))
+    except ValueError:
+        parser.error(f"--sample-sizes must be comma-separated integers, got {args.sample_sizes!r}")
+    if sample_sizes is not None and (args.n_obs is not None or args.splits not in (None, "obs")):
+        parser.error("--sample-sizes sets the observational rows itself and plays obs units only: drop --n-obs "
+                     "and --splits")
     families = _names(args.families, GRAPH_FAMILIES, "graph family") or GRAPH_FAMILIES
-    dims = tuple(int(d) for d in args.dims.split(",")) if args.dims else ((10,) if args.quick else _DIMS)
+    dims = tuple(int(d) for d in args.dims.split(",")) if args.dims else (
+        (30,) if sample_sizes else (10,) if args.quick else _DIMS)
     splits = _names(args.splits, ("obs", "obs+int"), "split") or ("obs", "obs+int")
     grounded_splits = _names(args.grounded_splits, ("obs", "obs+int"), "split") or (
         ("obs",) if args.quick else ("obs", "obs+int"))
@@ -633,9 +712,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     out = Path(args.out or ("runs/arena-quick" if args.quick else "runs/arena-full"))
     try:
         plans = plan_runs(
-            methods=methods, families=families, dims=dims, per_block=args.per_block or (1 if args.quick else None),
+            methods=methods, families=families, dims=dims,
+            per_block=args.per_block or (10 if sample_sizes else 1 if args.quick else None),
             splits=splits, replicates=args.replicates or (1 if args.quick else None),
-            grounded=() if args.no_grounded else ("formula", "semantic"), grounded_splits=grounded_splits,
+            grounded=() if args.no_grounded or sample_sizes else ("formula", "semantic"),
+            grounded_splits=grounded_splits, sample_sizes=sample_sizes,
             scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
             n_obs=args.n_obs, n_int=args.n_int, timeout=timeout, backend=args.backend, workers=args.workers,
             address=args.address)
@@ -664,7 +745,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     output = {
         "config": {"methods": list(methods), "families": list(families), "dims": list(dims),
                    "splits": list(splits), "per_block": args.per_block, "replicates": args.replicates,
-                   "n_obs": args.n_obs, "n_int": args.n_int, "timeout": timeout, "grounded": not args.no_grounded,
+                   "n_obs": args.n_obs, "n_int": args.n_int, "sample_sizes": sample_sizes, "timeout": timeout,
+                   "grounded": not (args.no_grounded or sample_sizes),
                    "grounded_splits": list(grounded_splits), "out": str(out)},
         "plan": counts,
         "rows": rows,
