@@ -718,7 +718,8 @@ def _paper_slice_table(number: int, title: str = "Compact synthetic") -> tuple[l
         parsed = []
         for cell in cells:
             obs, interventional = cell.split("/")
-            parsed.append((float(obs.strip("$")), None if interventional == "–" else float(interventional.strip("$"))))
+            second = None if interventional == "–" else float(interventional.strip("$"))
+            parsed.append((float(obs.strip("$")), second))
         rows[name] = parsed
     return header, rows
 

@@ -447,13 +447,13 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
     dict
         ``averaged`` (one row per method, unit and split), ``by_d`` (synthetic mean F1 / SHD and
         counts per method, split and d, plus ``"all"``), ``by_n`` (the sample-size suite's cells per
-        ``"method/d"`` and n, Table 18), ``by_family`` (synthetic obs F1 per
-        method and graph family, :func:`~.analysis.slice_scores`), ``by_root`` (per root
-        dependency, Table 10) and ``by_component`` (per difficulty component, Table 11: a clean
-        configuration is ``baseline``, one with two stressors counts in both), each also as
-        ``*_int`` for the obs+int split, ``grounded`` (per method, source and split), ``win_rates`` (pairwise, obs synthetic units) and ``overall_win_rates``,
-        ``statuses`` (per method and split) and ``runtime`` (:func:`~.analysis.runtime_summary` per
-        method and split).
+        ``"method/d"`` and n, Table 18), ``by_family`` (synthetic obs F1 per method and graph
+        family, :func:`~.analysis.slice_scores`), ``by_root`` (per root dependency, Table 10) and
+        ``by_component`` (per difficulty component, Table 11: a clean configuration is
+        ``baseline``, one with two stressors counts in both), each also as ``*_int`` for the
+        obs+int split, ``grounded`` (per method, source and split), ``win_rates`` (pairwise, obs
+        synthetic units) and ``overall_win_rates``, ``statuses`` (per method and split) and
+        ``runtime`` (:func:`~.analysis.runtime_summary` per method and split).
     """
     from causal_gym.envs.arena.analysis import overall_win_rates, runtime_summary, slice_scores, win_rates
     from causal_gym.envs.arena.scoring import average_replicates
