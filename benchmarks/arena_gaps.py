@@ -1,10 +1,11 @@
 """Where CausalArena's synthetic Table 9 gaps come from: the two diagnostics the README cites.
 
 1. PC's orientations (``--store``): every PC answer of a ``causal-gym reproduce arena`` run store
-   is re-scored with its skeleton oriented three ways -- as PC returned it (then the env's random
-   orientation of undirected edges, i.e. the table's score), every edge at random, and only the
-   arrows of unshielded colliders kept (the rest at random). The paper's PC cells sit at the
-   "random" level at d = 20 and 30.
+   is re-scored with its skeleton oriented five ways -- as PC returned it (then the env's random
+   orientation of undirected edges, i.e. the table's score), every edge at random, only the
+   arrows of unshielded colliders kept (the rest at random), and two misreadings of the returned
+   matrix: every arrow reversed (a transposed reading) and every edge in both directions. The
+   paper's PC cells sit at the "random" level at d = 20 and 30.
 2. DirectLiNGAM's pruning (``--lingam d``): lingam's adaptive-lasso weights on the obs splits of
    every pool configuration at ``d``, scored with ``|w| > t`` for several ``t``, overall and
    on the configurations with the outlier stressor (the paper's LiNGAM collapses there, Table 11).
@@ -68,13 +69,18 @@ def pc_orientations(store: Path, seed: int = 0) -> dict[tuple[str, str], list[tu
         d = variant.split("/")[0]
         out[(d, "as returned")].append((directed_edge_scores(truth, scored).f1, shd(truth, scored)))
         skeleton, colliders = graph | graph.T, collider_arrows(graph)
-        for name in ("all at random", "colliders kept"):
+        undirected, arrows = graph & graph.T, graph & ~graph.T
+        both = skeleton.astype(np.int8)
+        out[(d, "both directions")].append((directed_edge_scores(truth, both).f1, shd(truth, both)))
+        for name in ("all at random", "colliders kept", "arrows reversed"):
             draws = []
             for _ in range(DRAWS):
                 if name == "all at random":
                     answer = _orient_at_random(skeleton, rng)
-                else:
+                elif name == "colliders kept":
                     answer = colliders | _orient_at_random(skeleton & ~(colliders | colliders.T), rng)
+                else:
+                    answer = arrows.T | _orient_at_random(undirected, rng)
                 answer = answer.astype(np.int8)
                 draws.append((directed_edge_scores(truth, answer).f1, shd(truth, answer)))
             out[(d, name)].append(tuple(np.mean(draws, axis=0)))
@@ -124,7 +130,7 @@ def main() -> None:
         print("PC's answers re-oriented (mean directed F1 / SHD)")
         for (d, name), rows in sorted(pc_orientations(args.store).items()):
             f1, distance = np.mean(rows, axis=0)
-            print(f"  {d:4} {name:14} {f1:.3f} / {distance:6.1f}  (n = {len(rows)})")
+            print(f"  {d:4} {name:15} {f1:.3f} / {distance:6.1f}  (n = {len(rows)})")
     if args.lingam is not None:
         lingam_thresholds(args.lingam)
 
