@@ -77,6 +77,11 @@ the methods (synthetic obs 188, of which d = 100 is 147, mostly DirectLiNGAM and
 obs+int ~5; the grounded sources ~1), i.e. ~95 h on one 2-core machine, ~6 h on 32 cores
 (``--backend ray --address ...``), 95 / N hours on N such machines, instead of the ~5,000 CPU
 hours of the ``gies`` package's greedy search. The d = 100 figures rest on two configurations.
+NOTEARS was measured on the pool before its tree mechanisms split on every parent; on the current
+pool it takes 35 CPU s per unit at d = 20 (same machine) and 29 at d = 30 (on a machine that runs
+PC and DirectLiNGAM about 3x faster: 0.01 / 0.07 / 0.46 and 0.11 / 0.66 / 1.9), which adds about
+14 CPU hours at d = 20 / 30 over 5 replicates; its d = 50 / 100 costs are not re-measured, so read
+the projection as a lower bound.
 """
 
 from __future__ import annotations
