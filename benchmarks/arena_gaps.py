@@ -72,16 +72,15 @@ def pc_orientations(store: Path, seed: int = 0) -> dict[tuple[str, str], list[tu
         undirected, arrows = graph & graph.T, graph & ~graph.T
         both = skeleton.astype(np.int8)
         out[(d, "both directions")].append((directed_edge_scores(truth, both).f1, shd(truth, both)))
-        for name in ("all at random", "colliders kept", "arrows reversed"):
+        kept_and_random = {  # the arrows kept as they are, and the pairs oriented at random
+            "all at random": (np.zeros_like(graph), skeleton),
+            "colliders kept": (colliders, skeleton & ~(colliders | colliders.T)),
+            "arrows reversed": (arrows.T, undirected),
+        }
+        for name, (kept, at_random) in kept_and_random.items():
             draws = []
             for _ in range(DRAWS):
-                if name == "all at random":
-                    answer = _orient_at_random(skeleton, rng)
-                elif name == "colliders kept":
-                    answer = colliders | _orient_at_random(skeleton & ~(colliders | colliders.T), rng)
-                else:
-                    answer = arrows.T | _orient_at_random(undirected, rng)
-                answer = answer.astype(np.int8)
+                answer = (kept | _orient_at_random(at_random, rng)).astype(np.int8)
                 draws.append((directed_edge_scores(truth, answer).f1, shd(truth, answer)))
             out[(d, name)].append(tuple(np.mean(draws, axis=0)))
     return out
