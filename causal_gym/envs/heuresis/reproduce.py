@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -53,6 +54,13 @@ PAPER_TABLE3 = {
     "gauntlet": {"bca_phi": "pc_kci", "f1_bca_phi": 0.849, "f1_oracle": None, "selection_headroom": 0.0},
 }
 
+
+PAPER_SIZES = {"dev": 100, "test": 32}
+"""Instances per family the paper chose on (dev) and reported on (test). Cells resting on fewer are
+marked: at 4 instances a share moves in steps of 25% and a best chosen algorithm is often a tie
+broken by one instance, so a ``--quick`` table is a smoke test, not a reproduction."""
+
+FEW_MARK = "~"
 
 
 LEGENDS = {
@@ -104,40 +112,64 @@ def _interval(cell: list[float]) -> str:
     return f"{cell[0]:.3f} [{cell[1]:.3f}, {cell[2]:.3f}]"
 
 
+def _few(n: int, split: str) -> str:
+    """:data:`FEW_MARK` when ``n`` instances of ``split`` are fewer than the paper's, else a space."""
+    return FEW_MARK if n < PAPER_SIZES[split] else " "
+
+
+def _print_few_note(sizes: dict[str, int]) -> None:
+    """Say which marked cells rest on too few instances, and why they are no reproduction."""
+    few = {split: n for split, n in sizes.items() if n < PAPER_SIZES[split]}
+    if few:
+        counts = ", ".join(f"{n} {split} (paper {PAPER_SIZES[split]})" for split, n in few.items())
+        print(f"  {FEW_MARK} marks a cell computed on too few instances per family: {counts}. A smoke test, not "
+              f"a reproduction: shares move in steps of 1/n and the choice of algorithm can turn on one instance.")
+
+
 def print_difficulty(rows: list[dict]) -> None:
-    """Table 2: PC-KCI's wrong deletions, share with none, oracle - PC-KCI (ours | paper)."""
+    """Table 2: PC-KCI's wrong deletions, share with none, oracle - PC-KCI (ours | paper); cells on
+    fewer test instances than the paper's are marked (:data:`FEW_MARK`)."""
     print("\nTable 2 -- difficulty on test instances (ours | paper)")
-    print(f"{'family':9} {'n':>3} {'wrong':>13} {'zero':>13} {'oracle-PC':>15} {'F1 PC-KCI':>10} {'F1 oracle':>10} "
+    print(f"{'family':9} {'n':>3} {'wrong':>14} {'zero':>14} {'oracle-PC':>16} {'F1 PC-KCI':>10} {'F1 oracle':>10} "
           f"{'edges':>6} {'tests':>6} {'s/inst':>6}")
-    for family, cell in difficulty_table(rows).items():
-        paper = PAPER_TABLE2[family]
-        print(f"{family:9} {cell['n']:>3} {cell['wrong']:>6.2f} | {paper['wrong']:>3.1f} "
-              f"{cell['zero_share']:>6.0%} | {paper['zero_share']:>3.0%} "
-              f"{cell['headroom']:>6.3f} | {paper['headroom']:>5.3f} "
+    table = difficulty_table(rows)
+    for family, cell in table.items():
+        paper, few = PAPER_TABLE2[family], _few(cell["n"], "test")
+        print(f"{family:9} {cell['n']:>3} {cell['wrong']:>6.2f}{few}| {paper['wrong']:>3.1f} "
+              f"{cell['zero_share']:>6.0%}{few}| {paper['zero_share']:>3.0%} "
+              f"{cell['headroom']:>6.3f}{few}| {paper['headroom']:>5.3f} "
               f"{cell['f1_pc_kci']:>10.3f} {cell['f1_oracle']:>10.3f} {cell['n_edges']:>6.1f} "
               f"{cell['n_tests']:>6.0f} {cell['pc_kci_runtime']:>6.1f}")
     _print_legend("Table 2")
+    _print_few_note({"test": min((cell["n"] for cell in table.values()), default=0)})
 
 
 def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
     """Table 3 and Table 11 from dev-chosen references reported on test instances."""
     table = reference_table(dev_rows, test_rows)
-    print(f"\nTable 3 -- references on test instances; BCA_g = {table['bca_g']} (paper: {PAPER_TABLE3['bca_g']})")
-    print(f"{'family':9} {'BCA_phi':14} {'F1 BCA_phi':>24} {'paper':>6} {'F1 oracle':>24} {'paper':>6} "
-          f"{'H^s':>24} {'H^r':>24} {'router - BCA_phi':>24} {'KCI share':>9}")
+    n_dev = min(Counter(row["family"] for row in dev_rows).values(), default=0)
+    dev_few = _few(n_dev, "dev").strip()
+    print(f"\nTable 3 -- references on test instances; BCA_g = {table['bca_g']}{dev_few} "
+          f"(paper: {PAPER_TABLE3['bca_g']})")
+    print(f"{'family':9} {'BCA_phi':15} {'F1 BCA_phi':>25} {'paper':>6} {'F1 oracle':>25} {'paper':>6} "
+          f"{'H^s':>25} {'H^r':>25} {'router - BCA_phi':>25} {'KCI share':>9}")
     for family, cell in table["families"].items():
-        paper = PAPER_TABLE3[family]
-        print(f"{family:9} {cell['bca_phi']:14} {_interval(cell['f1_bca_phi']):>24} {_fmt(paper['f1_bca_phi']):>6} "
-              f"{_interval(cell['f1_oracle']):>24} {_fmt(paper['f1_oracle']):>6} "
-              f"{_interval(cell['selection_headroom']):>24} {_interval(cell['repair_headroom']):>24} "
-              f"{_interval(cell['router_residual_gain']):>24} {cell['router_kci_share']:>9.0%}")
+        paper, few = PAPER_TABLE3[family], _few(cell["n"], "test")
+        print(f"{family:9} {cell['bca_phi'] + dev_few:15} {_interval(cell['f1_bca_phi']) + few:>25} "
+              f"{_fmt(paper['f1_bca_phi']):>6} {_interval(cell['f1_oracle']) + few:>25} {_fmt(paper['f1_oracle']):>6} "
+              f"{_interval(cell['selection_headroom']) + few:>25} {_interval(cell['repair_headroom']) + few:>25} "
+              f"{_interval(cell['router_residual_gain']) + few:>25} {cell['router_kci_share']:>9.0%}")
     _print_legend("Table 3")
+    n_test = min((cell["n"] for cell in table["families"].values()), default=0)
+    _print_few_note({"dev": n_dev, "test": n_test})
     print("\nTable 11 -- trivial floors, adjacency F1 on test instances (paper cells not in its text: -)")
     floors = list(next(iter(table["families"].values()))["floors"])
-    print(f"{'family':9} " + " ".join(f"{name:>24}" for name in floors))
+    print(f"{'family':9} " + " ".join(f"{name:>25}" for name in floors))
     for family, cell in table["families"].items():
-        print(f"{family:9} " + " ".join(f"{_interval(cell['floors'][name]):>24}" for name in floors))
+        few = _few(cell["n"], "test")
+        print(f"{family:9} " + " ".join(f"{_interval(cell['floors'][name]) + few:>25}" for name in floors))
     _print_legend("Table 11")
+    _print_few_note({"test": n_test})
     return table
 
 
