@@ -44,7 +44,7 @@ import hashlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -277,6 +277,12 @@ def pc_kci_reference(instance: HeuresisInstance) -> PCReference:
     )
 
 
+def _check_labels(labels: Iterable[str]) -> None:
+    unknown = sorted(set(labels) - set(MENU))
+    if unknown:
+        raise ValueError(f"unknown menu algorithm(s) {unknown}; choose from {list(MENU)}")
+
+
 def menu_outputs(instance: HeuresisInstance, labels: Sequence[str] = tuple(MENU)) -> dict[str, dict[str, Any]]:
     """Run each menu algorithm once on the instance (cached) and score it.
 
@@ -285,9 +291,7 @@ def menu_outputs(instance: HeuresisInstance, labels: Sequence[str] = tuple(MENU)
     dict
         ``{label: {"graph", "precision", "recall", "f1", "nshd", "runtime", "n_tests"}}``.
     """
-    unknown = sorted(set(labels) - set(MENU))
-    if unknown:
-        raise ValueError(f"unknown menu algorithm(s) {unknown}; choose from {list(MENU)}")
+    _check_labels(labels)
     out = {}
     for label in labels:
         raw = run_menu_entry(instance, label)
@@ -515,8 +519,17 @@ def instance_row(
     }
 
 
-def _row_task(task: tuple[str, str, int, int, int, float, tuple[str, ...], Seal | None]) -> dict[str, Any]:
+_RowTask = tuple[str, str, int, int, int, float, tuple[str, ...], Seal | None]
+
+
+def _row_task(task: _RowTask) -> dict[str, Any]:
     return instance_row(*task)
+
+
+def _menu_task(task: _RowTask, label: str) -> None:
+    """Compute (and cache) one menu run of a row's instance, so progress moves per algorithm."""
+    family, split, index, d, n, expected_degree, _, seal = task
+    run_menu_entry(make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal), label)
 
 
 def _progress(total: int, description: str) -> Callable[[], None]:
@@ -557,31 +570,43 @@ def collect_rows(
 ) -> list[dict[str, Any]]:
     """:func:`instance_row` for every (family, index), in a process pool of ``workers``.
 
+    Every menu run is computed first, as a task of its own, so the progress display (one step per
+    algorithm run, then one per row) moves within seconds even when one instance takes a minute.
     Rows come back in (family, index) order whatever the completion order. With ``workers=1``
-    everything runs in this process (handy under a debugger). Finished instances are cached, so
-    an interrupted run resumes where it stopped.
+    everything runs in this process (handy under a debugger). Finished runs are cached, so an
+    interrupted run resumes where it stopped.
     """
     size = split_size(split)
     if indices is None:
         if size is None:
             raise ValueError("the train split is unbounded: pass indices explicitly")
         indices = range(size)
-    tasks = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal)
-             for family in families for i in indices]
-    tick = _progress(len(tasks), f"references {split}") if progress else (lambda: None)
+    _check_labels(labels)
+    tasks: list[_RowTask] = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal)
+                             for family in families for i in indices]
+    runs = [(task, label) for task in tasks for label in dict.fromkeys(("pc_fisherz", "pc_kci", *labels))]
+    if progress:
+        print(f"references {split}: {len(tasks)} instances x {len(runs) // max(len(tasks), 1)} algorithms, "
+              f"{max(workers, 1)} worker(s); cached runs count at once", file=sys.stderr, flush=True)
+    tick = _progress(len(runs) + len(tasks), f"references {split}") if progress else (lambda: None)
     if workers <= 1:
+        for task, label in runs:
+            _menu_task(task, label)
+            tick()
         rows = []
         for task in tasks:
             rows.append(_row_task(task))
             tick()
         return rows
     with ProcessPoolExecutor(max_workers=workers, initializer=limit_blas_threads) as pool:
-        futures = [pool.submit(_row_task, task) for task in tasks]
-        rows = []
-        for future in futures:
-            rows.append(future.result())
+        for future in as_completed([pool.submit(_menu_task, task, label) for task, label in runs]):
+            future.result()
             tick()
-    return rows
+        futures = [pool.submit(_row_task, task) for task in tasks]
+        for future in as_completed(futures):
+            future.result()
+            tick()
+    return [future.result() for future in futures]
 
 
 # ---------------------------------------------------------------------------------------------
