@@ -104,3 +104,32 @@ def test_counts_stated_in_words_match_the_code():
         assert NUMBER_WORDS[word] == len(mine), (benchmark, mine)
     stated = re.search(r"`causal_gym\.envs\.causalab\.SETTINGS` \((\d+),", README)
     assert stated and int(stated.group(1)) == len(SETTINGS)
+
+
+def _variable_claims(text: str) -> list[tuple[int, int, int | None]]:
+    """``(low, high, padded)`` for every "L-H ... variables[, padded to P]" in ``text``."""
+    pattern = r"(\d+)-(\d+) (?:[a-z]+ ){0,2}variables(?:, padded to (\d+))?"
+    return [(int(lo), int(hi), int(pad) if pad else None) for lo, hi, pad in re.findall(pattern, text)]
+
+
+def test_list_descriptions_and_readme_state_the_catalogues_variable_ranges():
+    """``causal-gym list`` and the README say what the CausalArena catalogues hold (not a stale copy)."""
+    from causal_gym.envs.arena.catalogue import REAL_NETWORKS, default_width, instance_list
+    from causal_gym.envs.arena.spec import SPEC
+
+    for source in ("formula", "semantic", "real"):
+        instances = instance_list(source, None, "obs")
+        sizes = [instance.size for instance in instances]
+        truth = (min(sizes), max(sizes), default_width(source, "obs"))
+        descriptions = [entry.description for entry in SPEC.envs if entry.kwargs.get("source") == source]
+        assert len(descriptions) == 2
+        for description in descriptions:
+            assert _variable_claims(description) == [truth], (description, truth)
+            count = re.search(r"(\d+) (?:formula|semantic|bnlearn)", description)
+            expected = len(REAL_NETWORKS) if source == "real" else len(instances)
+            assert count and int(count.group(1)) == expected, description
+        if source != "real":
+            stated = re.search(rf"{source}[\w-]* \((\d+)\s+scenarios, (\d+)-(\d+) variables", README,
+                               flags=re.I | re.S)
+            assert stated, source
+            assert tuple(int(x) for x in stated.groups()) == (len(instances), *truth[:2]), source

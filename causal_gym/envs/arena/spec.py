@@ -25,9 +25,10 @@ SOURCES = ("synthetic", "formula", "semantic", "real")
 """As :data:`causal_gym.envs.arena.catalogue.SOURCES` (literal here so listing imports nothing; a test
 checks the two agree)."""
 
+# The counts and variable ranges are the catalogues' (tests/test_readme.py recomputes them).
 _TEXT = {
     "synthetic": "synthetic factor-grid SCMs (1,000-config pool; d=10 by default, kwargs d, factors, split obs/obs+int)",
-    "formula": "30 formula-grounded scientific scenarios (12-25 variables, padded to 25)",
+    "formula": "30 formula-grounded scientific scenarios (16-25 variables, padded to 25)",
     "semantic": "30 semantic operational scenarios (17-20 named process variables, padded to 20)",
     "real": "the Sachs table (obs only) and semi-synthetic SCMs on 5 bnlearn structures (8-37 variables, padded to 37)",
 }
