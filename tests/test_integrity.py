@@ -26,7 +26,7 @@ from causal_gym.envs.causalab.env import CausaLabEnv
 from causal_gym.envs.heuresis.env import HeuresisEnv
 from causal_gym.envs.heuresis.instances import make_instance
 from causal_gym.eval.runner import RunConfig, run
-from causal_gym.graphs import directed_cycle
+from causal_gym.graphs import consistent_extension, directed_cycle
 from causal_gym.harness import ToolError
 from causal_gym.metrics import adjacency_scores
 from causal_gym.scm import erdos_renyi_dag
@@ -358,6 +358,72 @@ def test_arena_tools_mode_rejects_a_cyclic_submission() -> None:
     env.reset(seed=0, options={"instance": 0})
     obs, *_ = env.step(call(env, "submit", edges="X2 -> X3, X3 -> X4, X4 -> X2"))
     assert not obs["last_ok"] and "directed cycle (X2 -> X3 -> X4 -> X2)" in obs["last_result"]
+
+
+MEEK_CYCLE = "X0 -> X1, X1 -- X2, X2 -- X3, X3 -> X0"
+"""Issue 28: its directed part is acyclic, but Meek's R1 orients X1 -> X2 -> X3, closing X0 -> ... -> X0."""
+
+
+def _meek_cycle_env(kind: str):
+    if kind == "heuresis":
+        return HeuresisEnv("lg", **TINY)
+    return CausalArenaToolEnv(n_obs=80, menu=FAST_MENU)
+
+
+@pytest.mark.parametrize("kind", ["heuresis", "arena"])
+def test_an_answer_that_meek_completes_into_a_cycle_is_rejected_with_one_retry(kind: str) -> None:
+    env = _meek_cycle_env(kind)
+    env.reset(seed=0, options={"instance": 0})
+    obs, reward, terminated, truncated, info = env.step(call(env, "submit", edges=MEEK_CYCLE))
+    assert not (terminated or truncated) and not obs["last_ok"] and obs["phase"] == 1 and reward == 0
+    assert "the edge list has no acyclic completion" in obs["last_result"]
+    assert "X0 -> X1 -> X2 -> X3 -> X0" in obs["last_result"]  # the cycle the completion would make
+    obs, reward, terminated, truncated, info = env.step(call(env, "submit", edges=MEEK_CYCLE))
+    assert truncated and info["submission_source"] == "rescued_working_graph"
+    assert info["truncated_reason"] == "edge_list_rejected"
+    assert directed_cycle(np.asarray(info["completed_graph"])) is None
+    # an undirected cycle without a chord needs a collider: no DAG has exactly this pattern
+    env.reset(seed=0, options={"instance": 0})
+    obs, *_ = env.step(call(env, "submit", edges="X0 -- X1, X1 -- X2, X2 -- X3, X3 -- X0"))
+    assert not obs["last_ok"] and "stands for no DAG" in obs["last_result"]
+    # the same pattern with its arrows placed consistently is scored
+    *_, terminated, truncated, info = env.step(call(env, "submit", edges="X0 -> X1, X1 -> X2, X2 -> X3, X0 -> X3"))
+    assert terminated and info["submission_source"] == "agent_edge_list"
+
+
+@pytest.mark.parametrize("kind", ["heuresis", "arena"])
+def test_a_working_graph_that_meek_completes_into_a_cycle_is_rejected_then_rescued_acyclic(kind: str) -> None:
+    env = _meek_cycle_env(kind)
+    env.reset(seed=0, options={"instance": 0})
+    for x, y, relation in (("X0", "X1", "forward"), ("X1", "X2", "undirected"), ("X2", "X3", "undirected"),
+                           ("X3", "X0", "forward"), ("X0", "X2", "none"), ("X1", "X3", "none")):
+        env.step(call(env, "set_edge", x=x, y=y, relation=relation))
+    obs, *_ = env.step(call(env, "submit"))
+    assert not obs["last_ok"] and "the working graph has no acyclic completion" in obs["last_result"]
+    *_, truncated, info = env.step(call(env, "submit"))
+    assert truncated and info["submission_source"] == "rescued_working_graph"
+    submitted, completed = np.asarray(info["submitted_graph"]), np.asarray(info["completed_graph"])
+    assert consistent_extension(submitted) is not None and directed_cycle(completed) is None
+    assert submitted[0, 1] and not submitted[1, 0] and submitted[3, 0] and not submitted[0, 3]  # arrows kept
+
+
+def test_arena_submit_mode_never_scores_a_cycle_its_random_orientation_would_close() -> None:
+    """``X -> Y -- Z -- X`` has no directed cycle, but orienting its undirected edges along the wrong
+    permutation closes one; the attacker picks the nodes from the public orient seed of an open instance."""
+    env = CausalArenaEnv(n_obs=80)
+    env.reset(seed=0, options={"instance": 0})
+    seed = env.step(np.zeros((env.d, env.d), dtype=np.int8))[4]["orient_seed"]
+    rank = np.empty(env.d, dtype=np.int64)
+    rank[np.random.default_rng(seed).permutation(env.d)] = np.arange(env.d)  # the permutation the env orients by
+    y, z, x = np.argsort(rank)[:3]  # rank[y] < rank[z] < rank[x]: y -> z and z -> x, then x -> y closes it
+    answer = np.zeros((env.d, env.d), dtype=np.int8)
+    answer[x, y] = answer[y, z] = answer[z, y] = answer[z, x] = answer[x, z] = 1
+    env.reset(seed=0, options={"instance": 0})
+    *_, info = env.step(answer)
+    assert info["status"] == "ok" and info["orient_seed"] == seed
+    oriented = np.asarray(info["oriented_graph"])
+    assert directed_cycle(oriented) is None and info["cyclic"] is False and info["scores"]["sid"] is not None
+    assert oriented[x, y] and (oriented | oriented.T)[y, z] and (oriented | oriented.T)[z, x]
 
 
 @pytest.mark.parametrize("kind", ["heuresis", "causalab", "arena"])
