@@ -669,14 +669,15 @@ def _play_tools(env: CausalArenaToolEnv, instance: int) -> tuple[str, dict]:
 
 
 def test_numeric_view_shows_no_card_text_and_semantic_view_shows_no_edges():
-    """The default (paper) view names nothing of the card (under a seal, which also hides the instance
-    unit); the semantic view adds names, units and definitions and still no edge, rationale, equation,
-    law or role (the card is the independent reference)."""
+    """The default (paper) view names nothing of the card but the open instance's unit (a public card
+    cannot be sealed); the semantic view adds names, units and definitions and still no edge, rationale,
+    equation, law or role (the card is the independent reference)."""
     index = 1
     card = list(SEMANTIC_SCENARIOS.values())[index]
-    sealed = CausalArenaToolEnv(source="semantic", menu=FAST_MENU, seal="view-test-secret", **SMALL)
-    numeric, final = _play_tools(sealed, index)
+    numeric, final = _play_tools(CausalArenaToolEnv(source="semantic", menu=FAST_MENU, **SMALL), index)
     assert final["view"] == "numeric" and final["unit"] == f"semantic/{card['name']}"
+    assert numeric.count(final["unit"]) == 1  # the reset info's "instance" entry names the open unit, once
+    numeric = numeric.replace(final["unit"], "")
     words = {v["name"] for v in card["variables"]} | {v["definition"] for v in card["variables"]}
     assert not [word for word in words if word in numeric]
     assert card["name"] not in numeric and card["description"] not in numeric

@@ -298,6 +298,71 @@ def test_the_code_tool_cannot_see_the_seal(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 # ---------------------------------------------------------------------------------------------
+# public structures: what a seal cannot hide
+# ---------------------------------------------------------------------------------------------
+
+QUANTILES = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+
+
+def _quantile_signature(data: np.ndarray) -> np.ndarray:
+    return np.quantile(data, QUANTILES, axis=0).T  # one row of quantiles per column
+
+
+def _match_cost(seen: np.ndarray, reference: np.ndarray) -> float:
+    """Mean relative quantile distance under the best column matching (the view permutes columns)."""
+    from scipy.optimize import linear_sum_assignment
+
+    scale = np.abs(reference).max(axis=1) + 1e-9
+    cost = (np.abs(seen[:, None, :] - reference[None, :, :]) / scale[None, :, None]).mean(axis=2)
+    rows, cols = linear_sum_assignment(cost)
+    return float(cost[rows, cols].sum())
+
+
+@pytest.mark.parametrize("source", ["formula", "semantic"])
+def test_the_quantile_matcher_finds_every_public_card_whatever_the_seal_keys(source: str) -> None:
+    """Why a sealed env refuses public cards: the attacker of issue 28 draws data from every card in the
+    package, and per-column quantiles of the data it is shown under a secret seal (sampling and column
+    order keyed by the secret, built below the env) pick the card -- hence its public graph."""
+    from causal_gym.envs.arena.card_pack import public_cards
+    from causal_gym.envs.arena.catalogue import instance_list, load_task
+    from causal_gym.envs.arena.grounded import compile_scenario
+
+    library = {name: _quantile_signature(compile_scenario(card).scm.sample(500, rng=1))
+               for name, card in public_cards(source).items()}
+    seal = Seal(new_secret())  # a secret the attacker never sees
+    instances = instance_list(source, None, "obs")
+    found = 0
+    for instance in instances:
+        view = arena_module.arena_view(load_task(instance, "obs", 0, 300, 0, seal), 30, seal)
+        seen = _quantile_signature(view.data[:, :view.size])
+        guess = min(library, key=lambda name: _match_cost(seen, library[name])
+                    if library[name].shape == seen.shape else np.inf)
+        found += guess == instance.key
+    assert found >= 0.9 * len(instances)  # chance is about 1 / 30
+
+
+@pytest.mark.parametrize("source", ["formula", "semantic", "real"])
+def test_a_seal_on_a_public_source_is_refused_and_names_what_works(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every way an evaluator can seal an arena env -- the argument, a Seal, the environment variable,
+    gym.make of both ids -- refuses the public cards and tables with a message naming what works."""
+    attempts = [lambda: CausalArenaEnv(source=source, seal=SECRET_A),
+                lambda: CausalArenaToolEnv(source=source, seal=Seal(SECRET_A)),
+                lambda: gym.make(f"CausalArena-{source}-v0", seal=SECRET_A),
+                lambda: gym.make(f"CausalArena-{source}-tools-v0", seal=SECRET_A)]
+    for attempt in attempts:
+        with pytest.raises(ValueError, match=f"a seal cannot hide the {source} source") as caught:
+            attempt()
+        assert "source='synthetic'" in str(caught.value) and "cards=PATH" in str(caught.value)
+    monkeypatch.setenv(SEAL_ENV, SECRET_B)
+    with pytest.raises(ValueError, match="a seal cannot hide"):
+        gym.make(f"CausalArena-{source}-v0")
+    assert CausalArenaEnv(source=source, seal=OPEN).arena.seal is None  # open play stays possible
+    assert CausalArenaEnv(source="synthetic", n_obs=80).arena.seal == Seal(SECRET_B)
+
+
+# ---------------------------------------------------------------------------------------------
 # cyclic answers
 # ---------------------------------------------------------------------------------------------
 
