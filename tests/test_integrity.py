@@ -27,7 +27,7 @@ from causal_gym.envs.heuresis.env import HeuresisEnv
 from causal_gym.envs.heuresis.instances import make_instance
 from causal_gym.eval.runner import RunConfig, run
 from causal_gym.graphs import consistent_extension, directed_cycle
-from causal_gym.harness import ToolError
+from causal_gym.harness import ToolError, parse_edge_list
 from causal_gym.metrics import adjacency_scores
 from causal_gym.scm import erdos_renyi_dag
 from causal_gym.seal import OPEN, SEAL_ENV, Seal, new_secret, opaque_id, resolve_seal
@@ -447,13 +447,14 @@ def test_an_answer_that_meek_completes_into_a_cycle_is_rejected_with_one_retry(k
     assert truncated and info["submission_source"] == "rescued_working_graph"
     assert info["truncated_reason"] == "edge_list_rejected"
     assert directed_cycle(np.asarray(info["completed_graph"])) is None
-    # an undirected cycle without a chord needs a collider: no DAG has exactly this pattern
+    # no DAG has an undirected chordless 4-cycle's pattern either, but its completion is acyclic (Meek orients
+    # nothing): a partial answer (FCI's circle marks become such edges), scored as before
     env.reset(seed=0, options={"instance": 0})
-    obs, *_ = env.step(call(env, "submit", edges="X0 -- X1, X1 -- X2, X2 -- X3, X3 -- X0"))
-    assert not obs["last_ok"] and "stands for no DAG" in obs["last_result"]
-    # the same pattern with its arrows placed consistently is scored
-    *_, terminated, truncated, info = env.step(call(env, "submit", edges="X0 -> X1, X1 -> X2, X2 -> X3, X0 -> X3"))
+    square = "X0 -- X1, X1 -- X2, X2 -- X3, X3 -- X0"
+    assert consistent_extension(parse_edge_list(square, env.d)) is None
+    *_, terminated, truncated, info = env.step(call(env, "submit", edges=square))
     assert terminated and info["submission_source"] == "agent_edge_list"
+    assert directed_cycle(np.asarray(info["completed_graph"])) is None
 
 
 @pytest.mark.parametrize("kind", ["heuresis", "arena"])
@@ -470,6 +471,7 @@ def test_a_working_graph_that_meek_completes_into_a_cycle_is_rejected_then_rescu
     submitted, completed = np.asarray(info["submitted_graph"]), np.asarray(info["completed_graph"])
     assert consistent_extension(submitted) is not None and directed_cycle(completed) is None
     assert submitted[0, 1] and not submitted[1, 0] and submitted[3, 0] and not submitted[0, 3]  # arrows kept
+    assert np.array_equal(submitted | submitted.T, env.unwrapped._graph | env.unwrapped._graph.T)  # and every pair
 
 
 def test_arena_submit_mode_never_scores_a_cycle_its_random_orientation_would_close() -> None:

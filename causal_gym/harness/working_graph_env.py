@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_adjacency, check_count
-from causal_gym.graphs import consistent_extension, directed_cycle, meek, topological_order
+from causal_gym.graphs import directed_cycle, meek, topological_order
 from causal_gym.harness.budgets import WALL_TIME, Budgets
 from causal_gym.harness.tool_env import ERROR_PREFIX, LAST_TURN, Outcome, ToolEnv, ToolResult
 from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox, display_text
@@ -109,17 +109,14 @@ def _unsubmittable(graph: np.ndarray) -> str | None:
     if cycle is not None:
         path = " -> ".join(variable_name(v) for v in cycle)
         return f"has a directed cycle ({path}); the answer must be acyclic -- remove or undirect one of these edges"
-    if consistent_extension(graph) is not None:
-        return None
     forced = directed_cycle(meek(graph))
-    if forced is not None:
-        path = " -> ".join(variable_name(v) for v in forced)
-        return (f"has no acyclic completion: Meek's rules orient its undirected edges into the directed cycle {path} "
-                "(an arrow into an undirected edge whose far end is not adjacent forces its direction); "
-                "the answer must be acyclic after completion -- reverse, remove or undirect an arrow of the cycle")
-    return ("stands for no DAG: its undirected edges cannot be oriented without a directed cycle or a new "
-            "collider between non-adjacent variables (e.g. an undirected cycle of 4 or more without a chord needs "
-            "a collider) -- orient such edges yourself or remove one")
+    if forced is None:
+        return None
+    path = " -> ".join(variable_name(v) for v in forced)
+    return (f"has no acyclic completion: Meek's rules orient its undirected edges into the directed cycle {path} "
+            "(an arrow into an undirected edge whose far end is not adjacent forces its direction, so no DAG has "
+            "these arrows without a new collider); the answer must be acyclic after completion -- reverse, remove "
+            "or undirect an arrow that leads into the cycle")
 
 
 class WorkingGraphEnv(ToolEnv):
@@ -194,12 +191,13 @@ class WorkingGraphEnv(ToolEnv):
 
     Edits may create directed cycles (the working graph is a PDAG under construction), but an
     answer may not: a submission is rejected like an unparsable edge list (one retry) when its
-    directed edges form a cycle (the error names it) or when no DAG extends it
-    (:func:`~causal_gym.graphs.consistent_extension`: its undirected edges cannot be oriented without
-    a cycle or a new collider, and Meek's completion could orient a cycle -- the error names the
-    cycle the completion would make, when it makes one). So the completed graph that is scored is
-    always acyclic. When the env submits the working graph for the agent, edges on directed cycles
-    are made undirected first, and a graph that still has no extension has its undirected edges
+    directed edges form a cycle, or when Meek's completion orients its undirected edges into one
+    (possible only when no DAG extends it, :func:`~causal_gym.graphs.consistent_extension`); the
+    error names the cycle. So the completed graph that is scored is always acyclic. A PDAG that no
+    DAG extends but whose completion is acyclic (conflicting colliders left undirected, a chordless
+    undirected cycle, FCI's circle marks as undirected edges) is a partial answer and is scored as
+    before. When the env submits the working graph for the agent, edges on directed cycles are made
+    undirected first, and if the completion would still close a cycle, its undirected edges are
     oriented along a topological order of its directed edges (ties by index).
 
     ## The truth rule
@@ -378,7 +376,7 @@ class WorkingGraphEnv(ToolEnv):
             f"{self.max_consecutive_errors} errors in a row end the episode with the working graph submitted.\n\n"
             "Submit with an edge list such as 'X0 -> X1, X2 -- X3' ('none' for no edges), or without one to submit "
             "the working graph. The submitted graph is completed with Meek's orientation rules before scoring; an answer "
-            "whose directed edges form a cycle, or whose completion would (no DAG extends it), is rejected."
+            "whose directed edges form a cycle, or whose completion would, is rejected."
         )
 
     # -- the working-graph episode ------------------------------------------------------------
@@ -425,8 +423,8 @@ class WorkingGraphEnv(ToolEnv):
 
     def _rescued(self) -> np.ndarray:
         """The working graph as the env submits it for the agent: edges on directed cycles made undirected,
-        and, if no DAG extends the result, its undirected edges oriented along a topological order of
-        its directed edges (ties by index).
+        and, if Meek's completion of the result would close a cycle, its undirected edges oriented along
+        a topological order of its directed edges (ties by index).
 
         A rescued submission cannot be rejected, and the working graph may hold directed cycles (edits
         are free), so the orientations that make it cyclic are dropped rather than scored; the last step
@@ -436,7 +434,7 @@ class WorkingGraphEnv(ToolEnv):
         while (cycle := directed_cycle(graph)) is not None:
             for a, b in zip(cycle, cycle[1:]):
                 graph[b, a] = 1
-        if consistent_extension(graph) is None:
+        if directed_cycle(meek(graph)) is not None:
             directed = (graph == 1) & (graph.T == 0)
             rank = np.argsort(topological_order(directed.astype(np.int8)))
             graph = (directed | ((graph == 1) & (rank[:, None] < rank[None, :]))).astype(graph.dtype)
