@@ -79,8 +79,7 @@ SET_EDGE = Tool(
 SUBMIT = Tool(
     "submit",
     "Submit the final graph and end the episode: the edge list in 'edges' if given, else the working "
-    "graph. The submitted graph is completed with Meek's orientation rules before it is scored; an answer "
-    "whose directed edges form a cycle, or would after completion, is rejected.",
+    "graph. The submitted graph is completed with Meek's orientation rules before it is scored.",
     ("edges",),
 )
 
