@@ -99,7 +99,8 @@ def test_a_private_pack_plays_sealed_in_submit_mode_and_the_seal_keys_it(pack: P
         _, reward, terminated, _, final = env.step(np.zeros((5, 5), dtype=np.int8))
         truth = _in_view(card, final, 5)
         assert np.array_equal(final["true_adjacency"], truth) and final["seal"] == Seal(SECRET).fingerprint
-        assert final["unit"] == f"{source}/{card['name']}" and final["factors"]["card_pack"] == load_card_pack(pack).digest
+        assert final["unit"] == f"{source}/{card['name']}"
+        assert final["factors"]["card_pack"] == load_card_pack(pack).digest
         env.reset(seed=0, options={"instance": index})
         _, reward, *_, final = env.step(truth)
         assert reward == 1.0 and final["status"] == "ok"

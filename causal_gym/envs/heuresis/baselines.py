@@ -7,9 +7,10 @@ like any other agent (one run store, the same scores and traces):
   that graph is PC-KCI's output, so its scores are PC-KCI's (the ``BCA_g`` reference); the episode
   costs one turn.
 - ``AlgorithmAgent(algorithm="C")`` runs one entry of the masked menu and submits its output
-  (two turns; an output the env rejects -- a directed cycle, or one its Meek completion would close --
-  is submitted once more and the env rescues the working graph: a truncated episode). Labels map to algorithms through a permutation drawn from the episode's seed, so
-  over many episodes this is "one menu algorithm chosen blindly"; the final info's
+  (two turns; an output the env rejects -- a directed cycle, or one its Meek completion would
+  close -- is submitted once more and the env rescues the working graph: a truncated episode).
+  Labels map to algorithms through a permutation drawn from the episode's seed, so over many
+  episodes this is "one menu algorithm chosen blindly"; the final info's
   ``scores["algorithm_slots"]`` says which algorithm it was.
 
 Both speak only through the public tools (``run_algorithm``, ``submit``), as an LLM would.

@@ -169,12 +169,13 @@ class HeuresisRepairEnv(gym.Env):
     ## Episode End
 
     ``submit`` terminates. Restored pairs are undirected edges next to PC-KCI's arrows, which Meek's
-    completion can orient into a directed cycle; Heuresis rejects such a submission, so the env submits again in the same step and Heuresis submits the
-    working graph with its undirected edges oriented along its arrows: the same adjacencies, so the
-    same reward (``info["submission_rejected"]``). When a Heuresis budget runs out (turns or tests),
-    the working graph is submitted in the same step and the episode terminates
-    (``info["budget_exhausted"]``): the remaining budgets are part of the observation, so the end is
-    part of the task, not a time limit. ``truncated`` only when Heuresis itself submitted for the policy (five invalid actions
+    completion can orient into a directed cycle; Heuresis rejects such a submission, so the env
+    submits again in the same step and Heuresis submits the working graph with its undirected edges
+    oriented along its arrows: the same adjacencies, so the same reward
+    (``info["submission_rejected"]``). When a Heuresis budget runs out (turns or tests), the working
+    graph is submitted in the same step and the episode terminates (``info["budget_exhausted"]``):
+    the remaining budgets are part of the observation, so the end is part of the task, not a time
+    limit. ``truncated`` only when Heuresis itself submitted for the policy (five invalid actions
     in a row). The final info holds Heuresis's ``"scores"`` (adjacency F1, gain, and the
     drill-down: recovered, harmful, restoration precision/recall).
 
