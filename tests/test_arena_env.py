@@ -9,6 +9,7 @@ import json
 import warnings
 
 import gymnasium as gym
+import networkx as nx
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env, data_equivalence
@@ -53,15 +54,31 @@ def act(env: CausalArenaToolEnv, name: str, **arguments):
 
 
 def oriented_by_rule(graph: np.ndarray, seed: int) -> np.ndarray:
-    """The documented rule, written independently: undirected edges point along a seeded node order."""
+    """The documented rule, written independently: undirected edges point along a seeded node order;
+    where that closes a cycle and the arrows alone have none, along the arrows' topological order that
+    takes the lowest rank first."""
     d = graph.shape[0]
     rank = np.argsort(np.random.default_rng(seed).permutation(d))
-    out = graph.copy()
-    for i in range(d):
-        for j in range(d):
-            if graph[i, j] and graph[j, i] and rank[i] > rank[j]:
-                out[i, j] = 0
-    return out
+
+    def along(position):
+        out = graph.copy()
+        for i in range(d):
+            for j in range(d):
+                if graph[i, j] and graph[j, i] and position[i] > position[j]:
+                    out[i, j] = 0
+        return out
+
+    plain = along(rank)
+    arrows = [(i, j) for i in range(d) for j in range(d) if graph[i, j] and not graph[j, i]]
+    if nx.is_directed_acyclic_graph(nx.DiGraph([(i, j) for i in range(d) for j in range(d) if plain[i, j]])):
+        return plain
+    if not nx.is_directed_acyclic_graph(nx.DiGraph(arrows)):
+        return plain  # a cyclic answer (accept_cycles=True) is scored as it is
+    order: list[int] = []
+    while len(order) < d:
+        free = [v for v in range(d) if v not in order and all(u in order for u, w in arrows if w == v)]
+        order.append(min(free, key=lambda v: rank[v]))
+    return along(np.argsort(order))
 
 
 def leaks(value, truth: np.ndarray) -> bool:
@@ -335,6 +352,7 @@ def test_submit_reward_is_the_directed_f1_of_the_oriented_answer(instance):
         assert reward == pytest.approx(expected.f1) and info["scores"]["f1"] == pytest.approx(expected.f1)
         assert info["scores"]["precision"] == pytest.approx(expected.precision)
         assert np.array_equal(info["oriented_graph"], oriented_by_rule(action, info["orient_seed"]))
+        assert nx.is_directed_acyclic_graph(nx.DiGraph(np.asarray(info["oriented_graph"])))  # never a cycle
         assert set(info["scores"]) >= {"shd", "nshd", "sid", "cpdag_shd", "arrow_f1", "adjacency_f1"}
     env.reset(seed=0, options={"instance": instance})
     truth = env._view.truth
@@ -651,14 +669,15 @@ def _play_tools(env: CausalArenaToolEnv, instance: int) -> tuple[str, dict]:
 
 
 def test_numeric_view_shows_no_card_text_and_semantic_view_shows_no_edges():
-    """The default (paper) view names nothing of the card (under a seal, which also hides the instance
-    unit); the semantic view adds names, units and definitions and still no edge, rationale, equation,
-    law or role (the card is the independent reference)."""
+    """The default (paper) view names nothing of the card but the open instance's unit (a public card
+    cannot be sealed); the semantic view adds names, units and definitions and still no edge, rationale,
+    equation, law or role (the card is the independent reference)."""
     index = 1
     card = list(SEMANTIC_SCENARIOS.values())[index]
-    sealed = CausalArenaToolEnv(source="semantic", menu=FAST_MENU, seal="view-test-secret", **SMALL)
-    numeric, final = _play_tools(sealed, index)
+    numeric, final = _play_tools(CausalArenaToolEnv(source="semantic", menu=FAST_MENU, **SMALL), index)
     assert final["view"] == "numeric" and final["unit"] == f"semantic/{card['name']}"
+    assert numeric.count(final["unit"]) == 1  # the reset info's "instance" entry names the open unit, once
+    numeric = numeric.replace(final["unit"], "")
     words = {v["name"] for v in card["variables"]} | {v["definition"] for v in card["variables"]}
     assert not [word for word in words if word in numeric]
     assert card["name"] not in numeric and card["description"] not in numeric

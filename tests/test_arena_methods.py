@@ -196,6 +196,28 @@ def test_random_orientation_is_acyclic_seeded_and_fair():
     assert np.all(np.abs(forward / 400 - 0.5) < 0.1)
 
 
+def test_random_orientation_of_a_pdag_with_a_partially_directed_cycle_stays_acyclic():
+    """0 -> 1 -- 2 -- 0 (plus 2 -- 3 -- 4): the permutation closes 0 -> 1 -> 2 -> 0 when it ranks 1 < 2 < 0;
+    then the repair orients along the arrows instead, and otherwise the plain permutation rule holds."""
+    pdag = np.zeros((5, 5), dtype=np.int8)
+    pdag[0, 1] = 1
+    for i, j in [(1, 2), (2, 0), (2, 3), (3, 4)]:
+        pdag[i, j] = pdag[j, i] = 1
+    repaired = 0
+    for seed in range(300):
+        oriented = orient_randomly(pdag, seed)
+        assert is_dag(oriented) and oriented[0, 1] == 1 and np.array_equal(oriented | oriented.T, pdag | pdag.T)
+        rank = np.empty(5, dtype=np.int64)
+        rank[np.random.default_rng(seed).permutation(5)] = np.arange(5)
+        plain = pdag & ((pdag != pdag.T) | (rank[:, None] < rank[None, :]))  # the permutation rule, by hand
+        if is_dag(plain):
+            assert np.array_equal(oriented, plain)
+        else:
+            repaired += 1
+            assert rank[1] < rank[2] < rank[0]
+    assert 20 < repaired < 80  # about 1 / 6 of the permutations
+
+
 def test_score_graph_on_a_hand_case():
     truth = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]])  # 0 -> 1 -> 2
     cpdag = dag_to_cpdag(truth)  # 0 -- 1 -- 2

@@ -13,6 +13,8 @@ from collections import Counter, defaultdict
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from causal_gym import graphs as g
 
@@ -702,3 +704,76 @@ def test_directed_cycle_agrees_with_networkx_on_random_pdags():
             assert cycle[0] == cycle[-1] and len(set(cycle)) == len(cycle) - 1
             assert all(directed[u, v] for u, v in zip(cycle, cycle[1:]))
     assert found > 50
+
+
+# ---------------------------------------------------------------------------------------------
+# consistent extensions (Dor & Tarsi) against brute force over orientations
+# ---------------------------------------------------------------------------------------------
+
+
+def brute_extensions(pdag: np.ndarray) -> list[np.ndarray]:
+    """Orientations of pdag's undirected edges that are acyclic and add no v-structure."""
+    wanted = ref_vstructs(pdag)
+    return [a for a in orientations(pdag) if ref_acyclic(a) and ref_vstructs(a) == wanted]
+
+
+def pdag_from_choices(d: int, choices) -> np.ndarray:
+    """Pair (i, j), i < j, gets choice 0 none, 1 i -> j, 2 j -> i, 3 i -- j."""
+    a = np.zeros((d, d), dtype=np.int8)
+    for (i, j), c in zip(itertools.combinations(range(d), 2), choices):
+        a[i, j] = c in (1, 3)
+        a[j, i] = c in (2, 3)
+    return a
+
+
+def check_extension(pdag: np.ndarray) -> bool:
+    brute = brute_extensions(pdag)
+    found = g.consistent_extension(pdag)
+    assert (found is not None) == bool(brute), pdag
+    if found is not None:
+        assert any(np.array_equal(found, b) for b in brute)
+        assert g.directed_cycle(g.meek(pdag)) is None  # Meek's rules are sound on an extendable PDAG
+    return found is not None
+
+
+def test_consistent_extension_against_brute_force_on_every_pdag_of_4_nodes():
+    outcomes = Counter(check_extension(pdag_from_choices(4, c)) for c in itertools.product(range(4), repeat=6))
+    assert outcomes[True] > 500 and outcomes[False] > 500  # both answers are exercised
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(5, 6).flatmap(lambda d: st.tuples(st.just(d), st.lists(
+    st.sampled_from((0, 0, 1, 2, 3)), min_size=d * (d - 1) // 2, max_size=d * (d - 1) // 2))))
+def test_consistent_extension_against_brute_force(case):
+    d, choices = case
+    check_extension(pdag_from_choices(d, choices))
+
+
+def test_consistent_extension_of_cpdags_and_the_meek_cycle():
+    for dag in random_cases(seed=5, n=60, dmax=7):
+        cpdag = g.dag_to_cpdag(dag)
+        ext = g.consistent_extension(cpdag)
+        assert ext is not None and ref_key(ext) == ref_key(dag)  # a member of the class
+    # issue 28: 0 -> 1 -- 2 -- 3 -> 0 passes a check of its directed part, Meek completes it to a 4-cycle
+    pdag = pdag_from_choices(4, (1, 0, 2, 3, 0, 3))  # 0->1, 3->0, 1--2, 2--3
+    assert g.directed_cycle(pdag) is None and g.directed_cycle(g.meek(pdag)) == [0, 1, 2, 3, 0]
+    assert g.consistent_extension(pdag) is None and brute_extensions(pdag) == []
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(3, 5).flatmap(lambda d: st.tuples(st.just(d), st.lists(
+    st.sampled_from((0, 0, 1, 2, 3)), min_size=d * (d - 1) // 2, max_size=d * (d - 1) // 2))))
+def test_the_answer_rule_accepts_every_extendable_pdag_and_scores_only_acyclic_completions(case):
+    """The tool envs' rule (harness.working_graph_env): reject a directed cycle in the answer or in its
+    Meek completion. References: brute force over orientations, networkx for acyclicity."""
+    from causal_gym.harness.working_graph_env import _unsubmittable
+
+    d, choices = case
+    pdag = pdag_from_choices(d, choices)
+    accepted = _unsubmittable(pdag) is None
+    if brute_extensions(pdag):
+        assert accepted
+    completed = g.meek(pdag)
+    arrows = nx.DiGraph([(i, j) for i in range(d) for j in range(d) if completed[i, j] and not completed[j, i]])
+    arrows.add_nodes_from(range(d))
+    assert accepted == nx.is_directed_acyclic_graph(arrows)

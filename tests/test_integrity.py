@@ -26,8 +26,8 @@ from causal_gym.envs.causalab.env import CausaLabEnv
 from causal_gym.envs.heuresis.env import HeuresisEnv
 from causal_gym.envs.heuresis.instances import make_instance
 from causal_gym.eval.runner import RunConfig, run
-from causal_gym.graphs import directed_cycle
-from causal_gym.harness import ToolError
+from causal_gym.graphs import consistent_extension, directed_cycle
+from causal_gym.harness import ToolError, parse_edge_list
 from causal_gym.metrics import adjacency_scores
 from causal_gym.scm import erdos_renyi_dag
 from causal_gym.seal import OPEN, SEAL_ENV, Seal, new_secret, opaque_id, resolve_seal
@@ -298,6 +298,71 @@ def test_the_code_tool_cannot_see_the_seal(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 # ---------------------------------------------------------------------------------------------
+# public structures: what a seal cannot hide
+# ---------------------------------------------------------------------------------------------
+
+QUANTILES = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+
+
+def _quantile_signature(data: np.ndarray) -> np.ndarray:
+    return np.quantile(data, QUANTILES, axis=0).T  # one row of quantiles per column
+
+
+def _match_cost(seen: np.ndarray, reference: np.ndarray) -> float:
+    """Mean relative quantile distance under the best column matching (the view permutes columns)."""
+    from scipy.optimize import linear_sum_assignment
+
+    scale = np.abs(reference).max(axis=1) + 1e-9
+    cost = (np.abs(seen[:, None, :] - reference[None, :, :]) / scale[None, :, None]).mean(axis=2)
+    rows, cols = linear_sum_assignment(cost)
+    return float(cost[rows, cols].sum())
+
+
+@pytest.mark.parametrize("source", ["formula", "semantic"])
+def test_the_quantile_matcher_finds_every_public_card_whatever_the_seal_keys(source: str) -> None:
+    """Why a sealed env refuses public cards: the attacker of issue 28 draws data from every card in the
+    package, and per-column quantiles of the data it is shown under a secret seal (sampling and column
+    order keyed by the secret, built below the env) pick the card -- hence its public graph."""
+    from causal_gym.envs.arena.card_pack import public_cards
+    from causal_gym.envs.arena.catalogue import instance_list, load_task
+    from causal_gym.envs.arena.grounded import compile_scenario
+
+    library = {name: _quantile_signature(compile_scenario(card).scm.sample(500, rng=1))
+               for name, card in public_cards(source).items()}
+    seal = Seal(new_secret())  # a secret the attacker never sees
+    instances = instance_list(source, None, "obs")
+    found = 0
+    for instance in instances:
+        view = arena_module.arena_view(load_task(instance, "obs", 0, 300, 0, seal), 30, seal)
+        seen = _quantile_signature(view.data[:, :view.size])
+        guess = min(library, key=lambda name: _match_cost(seen, library[name])
+                    if library[name].shape == seen.shape else np.inf)
+        found += guess == instance.key
+    assert found >= 0.9 * len(instances)  # chance is about 1 / 30
+
+
+@pytest.mark.parametrize("source", ["formula", "semantic", "real"])
+def test_a_seal_on_a_public_source_is_refused_and_names_what_works(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every way an evaluator can seal an arena env -- the argument, a Seal, the environment variable,
+    gym.make of both ids -- refuses the public cards and tables with a message naming what works."""
+    attempts = [lambda: CausalArenaEnv(source=source, seal=SECRET_A),
+                lambda: CausalArenaToolEnv(source=source, seal=Seal(SECRET_A)),
+                lambda: gym.make(f"CausalArena-{source}-v0", seal=SECRET_A),
+                lambda: gym.make(f"CausalArena-{source}-tools-v0", seal=SECRET_A)]
+    for attempt in attempts:
+        with pytest.raises(ValueError, match=f"a seal cannot hide the {source} source") as caught:
+            attempt()
+        assert "source='synthetic'" in str(caught.value) and "cards=PATH" in str(caught.value)
+    monkeypatch.setenv(SEAL_ENV, SECRET_B)
+    with pytest.raises(ValueError, match="a seal cannot hide"):
+        gym.make(f"CausalArena-{source}-v0")
+    assert CausalArenaEnv(source=source, seal=OPEN).arena.seal is None  # open play stays possible
+    assert CausalArenaEnv(source="synthetic", n_obs=80).arena.seal == Seal(SECRET_B)
+
+
+# ---------------------------------------------------------------------------------------------
 # cyclic answers
 # ---------------------------------------------------------------------------------------------
 
@@ -358,6 +423,74 @@ def test_arena_tools_mode_rejects_a_cyclic_submission() -> None:
     env.reset(seed=0, options={"instance": 0})
     obs, *_ = env.step(call(env, "submit", edges="X2 -> X3, X3 -> X4, X4 -> X2"))
     assert not obs["last_ok"] and "directed cycle (X2 -> X3 -> X4 -> X2)" in obs["last_result"]
+
+
+MEEK_CYCLE = "X0 -> X1, X1 -- X2, X2 -- X3, X3 -> X0"
+"""Issue 28: its directed part is acyclic, but Meek's R1 orients X1 -> X2 -> X3, closing X0 -> ... -> X0."""
+
+
+def _meek_cycle_env(kind: str):
+    if kind == "heuresis":
+        return HeuresisEnv("lg", **TINY)
+    return CausalArenaToolEnv(n_obs=80, menu=FAST_MENU)
+
+
+@pytest.mark.parametrize("kind", ["heuresis", "arena"])
+def test_an_answer_that_meek_completes_into_a_cycle_is_rejected_with_one_retry(kind: str) -> None:
+    env = _meek_cycle_env(kind)
+    env.reset(seed=0, options={"instance": 0})
+    obs, reward, terminated, truncated, info = env.step(call(env, "submit", edges=MEEK_CYCLE))
+    assert not (terminated or truncated) and not obs["last_ok"] and obs["phase"] == 1 and reward == 0
+    assert "the edge list has no acyclic completion" in obs["last_result"]
+    assert "X0 -> X1 -> X2 -> X3 -> X0" in obs["last_result"]  # the cycle the completion would make
+    obs, reward, terminated, truncated, info = env.step(call(env, "submit", edges=MEEK_CYCLE))
+    assert truncated and info["submission_source"] == "rescued_working_graph"
+    assert info["truncated_reason"] == "edge_list_rejected"
+    assert directed_cycle(np.asarray(info["completed_graph"])) is None
+    # no DAG has an undirected chordless 4-cycle's pattern either, but its completion is acyclic (Meek orients
+    # nothing): a partial answer (FCI's circle marks become such edges), scored as before
+    env.reset(seed=0, options={"instance": 0})
+    square = "X0 -- X1, X1 -- X2, X2 -- X3, X3 -- X0"
+    assert consistent_extension(parse_edge_list(square, env.d)) is None
+    *_, terminated, truncated, info = env.step(call(env, "submit", edges=square))
+    assert terminated and info["submission_source"] == "agent_edge_list"
+    assert directed_cycle(np.asarray(info["completed_graph"])) is None
+
+
+@pytest.mark.parametrize("kind", ["heuresis", "arena"])
+def test_a_working_graph_that_meek_completes_into_a_cycle_is_rejected_then_rescued_acyclic(kind: str) -> None:
+    env = _meek_cycle_env(kind)
+    env.reset(seed=0, options={"instance": 0})
+    for x, y, relation in (("X0", "X1", "forward"), ("X1", "X2", "undirected"), ("X2", "X3", "undirected"),
+                           ("X3", "X0", "forward"), ("X0", "X2", "none"), ("X1", "X3", "none")):
+        env.step(call(env, "set_edge", x=x, y=y, relation=relation))
+    obs, *_ = env.step(call(env, "submit"))
+    assert not obs["last_ok"] and "the working graph has no acyclic completion" in obs["last_result"]
+    *_, truncated, info = env.step(call(env, "submit"))
+    assert truncated and info["submission_source"] == "rescued_working_graph"
+    submitted, completed = np.asarray(info["submitted_graph"]), np.asarray(info["completed_graph"])
+    assert consistent_extension(submitted) is not None and directed_cycle(completed) is None
+    assert submitted[0, 1] and not submitted[1, 0] and submitted[3, 0] and not submitted[0, 3]  # arrows kept
+    assert np.array_equal(submitted | submitted.T, env.unwrapped._graph | env.unwrapped._graph.T)  # and every pair
+
+
+def test_arena_submit_mode_never_scores_a_cycle_its_random_orientation_would_close() -> None:
+    """``X -> Y -- Z -- X`` has no directed cycle, but orienting its undirected edges along the wrong
+    permutation closes one; the attacker picks the nodes from the public orient seed of an open instance."""
+    env = CausalArenaEnv(n_obs=80)
+    env.reset(seed=0, options={"instance": 0})
+    seed = env.step(np.zeros((env.d, env.d), dtype=np.int8))[4]["orient_seed"]
+    rank = np.empty(env.d, dtype=np.int64)
+    rank[np.random.default_rng(seed).permutation(env.d)] = np.arange(env.d)  # the permutation the env orients by
+    y, z, x = np.argsort(rank)[:3]  # rank[y] < rank[z] < rank[x]: y -> z and z -> x, then x -> y closes it
+    answer = np.zeros((env.d, env.d), dtype=np.int8)
+    answer[x, y] = answer[y, z] = answer[z, y] = answer[z, x] = answer[x, z] = 1
+    env.reset(seed=0, options={"instance": 0})
+    *_, info = env.step(answer)
+    assert info["status"] == "ok" and info["orient_seed"] == seed
+    oriented = np.asarray(info["oriented_graph"])
+    assert directed_cycle(oriented) is None and info["cyclic"] is False and info["scores"]["sid"] is not None
+    assert oriented[x, y] and (oriented | oriented.T)[y, z] and (oriented | oriented.T)[z, x]
 
 
 @pytest.mark.parametrize("kind", ["heuresis", "causalab", "arena"])

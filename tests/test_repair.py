@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -16,7 +18,7 @@ from causal_gym.envs.heuresis.repair import (
     EmptySetKCIRule,
     HeuresisRepairEnv,
 )
-from causal_gym.graphs import meek
+from causal_gym.graphs import directed_cycle, meek
 from causal_gym.metrics import adjacency_scores
 from causal_gym.stats import CITester, strength_grade
 
@@ -176,3 +178,37 @@ def test_maskable_ppo_smoke() -> None:
     obs, _ = env.reset(seed=0)
     a, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_space.contains(a)
+
+
+def _colliding_restore() -> tuple[int, list[int], np.ndarray, np.ndarray]:
+    """An instance and a few of its deletion-log slots whose restoration (undirected, on PC-KCI's graph)
+    Meek's rules complete into a directed cycle: PC's arrows propagate through the restored edges (so
+    Heuresis rejects the submission)."""
+    for index in INSTANCES:
+        reference = pc_kci_reference(make_instance("wild", "test", index, d=7, n=300))
+        pairs = [(r.x, r.y) for r in reference.deletion_log]
+        for size in (1, 2, 3):
+            for slots in itertools.combinations(range(len(pairs)), size):
+                restored = reference.graph.copy()
+                for slot in slots:
+                    x, y = pairs[slot]
+                    restored[x, y] = restored[y, x] = 1
+                if directed_cycle(meek(restored)) is not None:
+                    return index, list(slots), restored, reference.graph
+    raise AssertionError("no restoration of up to three pairs completes into a cycle")
+
+
+@pytest.mark.parametrize("ending", ["submit", "budget"])
+def test_a_restoration_heuresis_rejects_is_rescued_with_its_adjacencies(ending: str) -> None:
+    index, slots, restored, pc_graph = _colliding_restore()
+    dag = make_instance("wild", "test", index, d=7, n=300).hidden.dag
+    expected = adjacency_scores(dag, restored).f1 - adjacency_scores(dag, meek(pc_graph)).f1
+    restores = [action("restore", s) for s in slots]
+    env = HeuresisRepairEnv(**SMALL, budgets={"turns": len(restores)} if ending == "budget" else None)
+    env.reset(seed=0, options={"instance": index})
+    reward, info = play(env, restores + [action("submit")])
+    assert info["submission_rejected"] == (ending == "submit") and info["budget_exhausted"] == (ending == "budget")
+    assert info["accepted"] and info["submission_source"] == "rescued_working_graph"
+    submitted, completed = np.asarray(info["submitted_graph"]), np.asarray(info["completed_graph"])
+    assert np.array_equal(submitted | submitted.T, restored | restored.T)  # the adjacencies, unchanged
+    assert directed_cycle(completed) is None and reward == pytest.approx(expected, abs=1e-12)

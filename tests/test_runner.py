@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from causal_gym.agents import RandomAgent
+from causal_gym.agents import RandomAgent, task_spec
 from causal_gym.envs.heuresis.baselines import AlgorithmAgent
 from causal_gym.agents.registry import agents, make_agent
 from causal_gym.envs.heuresis.env import HeuresisEnv
@@ -252,6 +252,16 @@ def test_algorithm_agent_submits_pc_kci_or_a_menu_entry(cache):
     algorithm = menu.final_info["scores"]["algorithm_slots"]["C"]
     assert menu.steps == 2 and menu.final_info["submission_source"] == "agent_edge_list"
     np.testing.assert_array_equal(menu.final_info["submitted_graph"], run_menu_entry(instance, algorithm)["graph"])
+
+    # a rejected answer is submitted again unchanged (then rescued by the env), never swapped for the start graph
+    env, agent = gym.make("Heuresis-lg-v0", d=4, n=100), AlgorithmAgent("C")
+    obs, info = env.reset(seed=5, options={"instance": 2})
+    agent.reset(task_spec(env))
+    obs, _, _, _, info = env.step(agent.act(obs, info))
+    first = agent.act(obs, info)
+    retry = agent.act(obs, {"result": {"ok": False}})  # what a rejection's info holds: no edges
+    assert env.unwrapped.toolbox.decode(retry).arguments == env.unwrapped.toolbox.decode(first).arguments
+    assert env.unwrapped.toolbox.decode(first).arguments["edges"].strip()
 
     with pytest.raises(ValueError, match="does not start"):
         rollout(gym.make("Heuresis-lg-v0", d=4, n=100), AlgorithmAgent(), seed=5, options={"instance": 2})

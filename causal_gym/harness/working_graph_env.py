@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_adjacency, check_count
-from causal_gym.graphs import directed_cycle, meek
+from causal_gym.graphs import directed_cycle, meek, topological_order
 from causal_gym.harness.budgets import WALL_TIME, Budgets
 from causal_gym.harness.tool_env import ERROR_PREFIX, LAST_TURN, Outcome, ToolEnv, ToolResult
 from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox, display_text
@@ -102,6 +102,22 @@ def _pair_text(x: int, y: int, relation: str) -> str:
     }[relation]
 
 
+def _unsubmittable(graph: np.ndarray) -> str | None:
+    """Why ``graph`` cannot be an answer (completed by Meek's rules and scored), or None when it can."""
+    cycle = directed_cycle(graph)
+    if cycle is not None:
+        path = " -> ".join(variable_name(v) for v in cycle)
+        return f"has a directed cycle ({path}); the answer must be acyclic -- remove or undirect one of these edges"
+    forced = directed_cycle(meek(graph))
+    if forced is None:
+        return None
+    path = " -> ".join(variable_name(v) for v in forced)
+    return (f"has no acyclic completion: Meek's rules orient its undirected edges into the directed cycle {path} "
+            "(an arrow into an undirected edge whose far end is not adjacent forces its direction, so no DAG has "
+            "these arrows without a new collider); the answer must be acyclic after completion -- reverse, remove "
+            "or undirect an arrow that leads into the cycle")
+
+
 class WorkingGraphEnv(ToolEnv):
     """Base class of working-graph episodes: edit a graph with tools under budgets, then submit it.
 
@@ -173,9 +189,15 @@ class WorkingGraphEnv(ToolEnv):
     the last turn plus one retry.
 
     Edits may create directed cycles (the working graph is a PDAG under construction), but an
-    answer may not: a submission whose directed edges form a cycle is rejected like an unparsable
-    edge list (one retry, the error names the cycle). When the env submits the working graph for
-    the agent, edges on directed cycles are made undirected first.
+    answer may not: a submission is rejected like an unparsable edge list (one retry) when its
+    directed edges form a cycle, or when Meek's completion orients its undirected edges into one
+    (possible only when no DAG extends it, :func:`~causal_gym.graphs.consistent_extension`); the
+    error names the cycle. So the completed graph that is scored is always acyclic. A PDAG that no
+    DAG extends but whose completion is acyclic (conflicting colliders left undirected, a chordless
+    undirected cycle, FCI's circle marks as undirected edges) is a partial answer and is scored as
+    before. When the env submits the working graph for the agent, edges on directed cycles are made
+    undirected first, and if the completion would still close a cycle, its undirected edges are
+    oriented along a topological order of its directed edges (ties by index).
 
     ## The truth rule
 
@@ -352,8 +374,8 @@ class WorkingGraphEnv(ToolEnv):
             "edge list gets exactly one retry, after which the working graph is submitted. "
             f"{self.max_consecutive_errors} errors in a row end the episode with the working graph submitted.\n\n"
             "Submit with an edge list such as 'X0 -> X1, X2 -- X3' ('none' for no edges), or without one to submit "
-            "the working graph. Its directed edges must not form a cycle (a cyclic answer is rejected). The submitted "
-            "graph is completed with Meek's orientation rules before scoring."
+            "the working graph. The submitted graph is completed with Meek's orientation rules before scoring; an answer "
+            "whose directed edges form a cycle, or whose completion would, is rejected."
         )
 
     # -- the working-graph episode ------------------------------------------------------------
@@ -390,28 +412,31 @@ class WorkingGraphEnv(ToolEnv):
                 graph, source = parse_edge_list(edges, self.d), SUBMISSION_SOURCES[1]
             except ValueError as exc:
                 return self._reject_submission(str(exc))
-        cycle = directed_cycle(graph)
-        if cycle is not None:
+        problem = _unsubmittable(graph)
+        if problem is not None:
             what = "the working graph" if source == SUBMISSION_SOURCES[0] else "the edge list"
-            path = " -> ".join(variable_name(v) for v in cycle)
-            return self._reject_submission(
-                f"{what} has a directed cycle ({path}); the answer must be acyclic -- remove or undirect one of "
-                "these edges"
-            )
+            return self._reject_submission(f"{what} {problem}")
         n_edges = int(np.count_nonzero(np.triu(graph | graph.T, 1)))
         listing = format_edge_list(graph) or "none"
         return ToolResult(f"submitted {n_edges} edges ({source}): {listing}", end=Submission(graph, source, None))
 
     def _rescued(self) -> np.ndarray:
-        """The working graph as the env submits it for the agent: edges on directed cycles made undirected.
+        """The working graph as the env submits it for the agent: edges on directed cycles made undirected,
+        and, if Meek's completion of the result would close a cycle, its undirected edges oriented along
+        a topological order of its directed edges (ties by index).
 
         A rescued submission cannot be rejected, and the working graph may hold directed cycles (edits
-        are free), so the orientations that make it cyclic are dropped rather than scored.
+        are free), so the orientations that make it cyclic are dropped rather than scored; the last step
+        keeps every remaining arrow and makes sure Meek's completion cannot orient a cycle.
         """
         graph = self._graph.copy()
         while (cycle := directed_cycle(graph)) is not None:
             for a, b in zip(cycle, cycle[1:]):
                 graph[b, a] = 1
+        if directed_cycle(meek(graph)) is not None:
+            directed = (graph == 1) & (graph.T == 0)
+            rank = np.argsort(topological_order(directed.astype(np.int8)))
+            graph = (directed | ((graph == 1) & (rank[:, None] < rank[None, :]))).astype(graph.dtype)
         return graph
 
     def _rescue(self, reason: str) -> Submission:

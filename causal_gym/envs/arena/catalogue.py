@@ -15,6 +15,8 @@ source           instances, in order
 ``formula``      the formula-grounded cards (:data:`~.scenarios.formula.FORMULA_SCENARIOS`, 30, in
                  that order) with at most ``d`` variables
 ``semantic``     the semantic cards (:data:`~.scenarios.semantic.SEMANTIC_SCENARIOS`, 30, in that order)
+``formula`` or   with a private card pack (``cards=PATH``, :mod:`.card_pack`): the pack's cards, in
+``semantic``     file order, instead of the public library
 ``real``         ``obs`` split: the Sachs et al. (2005) flow-cytometry table (a real table with the
                  17-edge consensus graph, :func:`~.real.load_sachs`), then semi-synthetic SCMs on
                  the bnlearn structures :data:`REAL_NETWORKS` (:func:`~.real.semi_synthetic_scm`);
@@ -52,6 +54,7 @@ import numpy as np
 from causal_gym import _cache
 from causal_gym._validation import check_choice, check_count
 from causal_gym.envs.arena.audits import AuditResult, audit_interventional
+from causal_gym.envs.arena.card_pack import CardPack, public_cards
 from causal_gym.envs.arena.families import MECHANISM_TAGS, NOISE_TAGS, ROOT_FAMILIES
 from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 from causal_gym.envs.arena.protocol import ArenaDataset, ArenaProtocol, counterfactual_rows, sample_split
@@ -143,6 +146,8 @@ class ArenaInstance:
         Train instances: the pool index whose schedule they follow (-1 otherwise).
     requirements : tuple
         Train instances: the generated-tag filters, as ``((factor, (values...)), ...)``.
+    pack : CardPack or None
+        Cards of a private pack: the pack holding the card (None: the public library).
     """
 
     source: str
@@ -152,6 +157,7 @@ class ArenaInstance:
     size: int
     template: int = -1
     requirements: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    pack: CardPack | None = None
 
     @property
     def protocol_seed(self) -> int:
@@ -212,26 +218,22 @@ def _schedule_match(k: int, filters: Mapping[str, frozenset[str]]) -> bool:
     )
 
 
-def _cards(source: str) -> Mapping[str, Mapping[str, Any]]:
-    if source == "formula":
-        from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
-
-        return FORMULA_SCENARIOS
-    from causal_gym.envs.arena.scenarios.semantic import SEMANTIC_SCENARIOS
-
-    return SEMANTIC_SCENARIOS
-
-
-def default_width(source: str, split: str) -> int:
-    """The default number of variable slots ``d`` of a source: its largest instance (10 for synthetic)."""
+def default_width(source: str, split: str, pack: CardPack | None = None) -> int:
+    """The default number of variable slots ``d`` of a source (or of a private ``pack``): its largest
+    instance (10 for synthetic)."""
     source = check_choice(source, SOURCES, "source")
     if source == "synthetic":
         return 10
-    return max(instance.size for instance in instance_list(source, None, split))
+    return max(instance.size for instance in instance_list(source, None, split, pack=pack))
 
 
 def instance_list(
-    source: str, d: int | None, split: str, factors: Mapping[str, Any] | None = None, seal: Seal | None = None
+    source: str,
+    d: int | None,
+    split: str,
+    factors: Mapping[str, Any] | None = None,
+    seal: Seal | None = None,
+    pack: CardPack | None = None,
 ) -> tuple[ArenaInstance, ...]:
     """The test instances of a source (table in the module docstring).
 
@@ -248,6 +250,8 @@ def instance_list(
         Synthetic only: the filter of :data:`FACTOR_VOCABULARIES`.
     seal : Seal, optional
         The seal whose pool the generated-tag filters read.
+    pack : CardPack, optional
+        Formula and semantic only: the private cards listed instead of the public library.
 
     Raises
     ------
@@ -261,6 +265,8 @@ def instance_list(
     filters = check_factors(factors)
     if filters and source != "synthetic":
         raise ValueError("factors filter the synthetic pool only")
+    if pack is not None and source not in ("formula", "semantic"):
+        raise ValueError(f"a card pack holds formula or semantic cards; source {source!r} takes none")
     if source == "synthetic":
         if d is None or isinstance(d, bool) or d not in DIMENSIONS:
             raise ValueError(f"synthetic d must be one of {DIMENSIONS}, got {d!r}")
@@ -269,9 +275,10 @@ def instance_list(
             chosen = [k for k in chosen if _tags_match(pool_tags(k, seal), filters)]
         found = tuple(ArenaInstance(source, "pool", k, f"synthetic/pool-{k:04d}", d) for k in chosen)
     elif source in ("formula", "semantic"):
+        cards = public_cards(source) if pack is None else pack.cards
         found = tuple(
-            ArenaInstance(source, source, name, f"{source}/{name}", len(card["variables"]))
-            for name, card in _cards(source).items()
+            ArenaInstance(source, source, name, f"{source}/{name}", len(card["variables"]), pack=pack)
+            for name, card in cards.items()
         )
     else:
         table = (ArenaInstance(source, "table", "sachs", "real/sachs-table", 11),) if split == "obs" else ()
@@ -379,10 +386,16 @@ def _card_variables(card: Mapping[str, Any]) -> tuple[dict[str, str], ...]:
 
 
 @functools.lru_cache(maxsize=32)
-def _compiled(source: str, name: str) -> Any:
+def _compiled_public(source: str, name: str) -> Any:
     from causal_gym.envs.arena.grounded import compile_scenario
 
-    return compile_scenario(_cards(source)[name])
+    return compile_scenario(public_cards(source)[name])
+
+
+def _compiled(instance: ArenaInstance) -> Any:
+    """The compiled card of a formula or semantic instance (its pack's, or the public library's)."""
+    name = str(instance.key)
+    return _compiled_public(instance.source, name) if instance.pack is None else instance.pack.compiled(name)
 
 
 def _protocol_seed(instance: ArenaInstance, seal: Seal | None) -> int:
@@ -465,10 +478,12 @@ def load_task(
         factors = {"network": instance.key, "kind": "semi_synthetic"}
         variables = _anonymous(scm.d)
     else:
-        compiled = _compiled(instance.source, str(instance.key))
+        compiled = _compiled(instance)
         scm = compiled.scm
         factors = {"domain": compiled.metadata["domain"], "scenario": instance.key}
-        variables = _card_variables(_cards(instance.source)[str(instance.key)])
+        if instance.pack is not None:
+            factors["card_pack"] = instance.pack.digest
+        variables = _card_variables(compiled.metadata)
     labels = {k: v for k, v in factors.items() if isinstance(v, str)}
     dataset = sample_split(scm, ArenaProtocol(split, n_obs=n_obs, n_int=n_int), seed=seed,
                            replicate=replicate, meta={"unit": instance.unit, "factors": labels})

@@ -18,6 +18,7 @@ former way to the tool env, still works and warns (``DeprecationWarning``).
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections import Counter
 from collections.abc import Mapping
@@ -123,6 +124,7 @@ class CausalArenaEnv(gym.Env):
         render_mode: str | None = None,
         seal: Seal | str | None = None,
         accept_cycles: bool = False,
+        cards: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(accept_cycles, bool):
             raise ValueError(f"accept_cycles must be True or False, got {accept_cycles!r}")
@@ -131,7 +133,7 @@ class CausalArenaEnv(gym.Env):
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         if not isinstance(describe_variables, bool):
             raise ValueError(f"describe_variables must be True or False, got {describe_variables!r}")
-        self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int, seal)
+        self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int, seal, cards)
         self.describe_variables = describe_variables
         self.render_mode = render_mode
         width, n = self.arena.width, self.arena.n

@@ -43,7 +43,7 @@ import numpy as np
 
 from causal_gym._validation import check_adjacency, check_count, check_real
 from causal_gym.envs.arena.protocol import ArenaDataset
-from causal_gym.graphs import essential_graph, is_dag
+from causal_gym.graphs import essential_graph, is_dag, kahn_order
 from causal_gym.metrics import (
     adjacency_scores,
     arrowhead_scores,
@@ -90,8 +90,12 @@ METRICS = (*DAG_METRICS, *CPDAG_METRICS, "n_oriented")
 def orient_randomly(graph: np.ndarray, seed: int) -> np.ndarray:
     """Orient every undirected edge along a random node permutation drawn from ``seed``.
 
-    Directed edges are kept. The result is a DAG whenever ``graph`` is a chain graph (a CPDAG,
-    an interventional essential graph, or a DAG).
+    Directed edges are kept. On a chain graph (a CPDAG, an interventional essential graph, or a
+    DAG) every permutation gives a DAG. On another PDAG (one with a partially directed cycle such
+    as ``0 -> 1 -- 2 -- 0``, which Meek's completion can leave) the permutation could close a
+    directed cycle; then the undirected edges follow the topological order of the directed edges
+    that breaks ties by the same permutation, so the result is a DAG whenever the directed edges
+    are acyclic.
 
     Examples
     --------
@@ -106,8 +110,16 @@ def orient_randomly(graph: np.ndarray, seed: int) -> np.ndarray:
     rank = np.empty(a.shape[0], dtype=np.int64)
     rank[np.random.default_rng(seed).permutation(a.shape[0])] = np.arange(a.shape[0])
     undirected = a & a.T
-    keep = ~undirected | (rank[:, None] < rank[None, :])
-    return (a & keep).astype(np.int8)
+    oriented = a & (~undirected | (rank[:, None] < rank[None, :]))
+    if is_dag(oriented):
+        return oriented.astype(np.int8)
+    # Kahn's order on the nodes relabelled by rank: among the nodes free to come next, the lowest rank
+    order = kahn_order(a.shape[0], [(rank[i], rank[j]) for i, j in np.argwhere(a & ~a.T).tolist()])
+    if len(order) < a.shape[0]:  # the directed edges themselves form a cycle: nothing to repair
+        return oriented.astype(np.int8)
+    position = np.empty_like(rank)
+    position[np.argsort(rank)[order]] = np.arange(a.shape[0])
+    return (a & (~undirected | (position[:, None] < position[None, :]))).astype(np.int8)
 
 
 def score_graph(

@@ -37,6 +37,7 @@ intervention targets). The reward is the directed F1.
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections import Counter
 from collections.abc import Mapping
@@ -47,6 +48,7 @@ import numpy as np
 
 from causal_gym._validation import check_adjacency, check_choice, check_count, check_instance_option, check_reset_options
 from causal_gym.envs.arena.audits import AuditResult
+from causal_gym.envs.arena.card_pack import check_sealable, load_card_pack
 from causal_gym.envs.arena.catalogue import (
     DATA_SPLITS,
     DEFAULT_SIZES,
@@ -87,7 +89,8 @@ ARGUMENTS_DOC = """
     | ``n_obs``, ``n_int`` | None     | rows (None: 1000 / 0 for obs, 800 / 200 for obs+int) |
     | ``describe_variables`` | False  | the semantic view: names, units and definitions of the variables in the reset info (tools mode: also in the start message); the final info's ``view`` says ``"semantic"`` or ``"numeric"`` |
     | ``render_mode``      | None     | ``"ansi"`` or ``"rgb_array"`` |
-    | ``seal``             | None     | a :class:`~causal_gym.seal.Seal` (or its secret) keying the SCM seeds, protocol seeds and column orders; None reads ``CAUSAL_GYM_SEAL`` (unset: open); under a seal the reset info has an opaque ``"id"`` instead of the index and unit. Grounded and real structures are public (cards, bnlearn): a seal re-randomises their sampling, not their graphs |
+    | ``seal``             | None     | a :class:`~causal_gym.seal.Seal` (or its secret) keying the SCM seeds, protocol seeds and column orders; None reads ``CAUSAL_GYM_SEAL`` (unset: open); under a seal the reset info has an opaque ``"id"`` instead of the index and unit. A seal cannot hide a public structure, so a sealed ``formula``, ``semantic`` or ``real`` source without ``cards`` is refused (:mod:`.card_pack`) |
+    | ``cards``            | None     | formula and semantic: the path of a private card pack (a JSON file of cards outside the package, :mod:`.card_pack`) played instead of the public library; the only way to seal a grounded source |
 """
 """The Arguments table of both envs' docstrings (the tool env adds its own rows)."""
 
@@ -180,13 +183,16 @@ class ArenaSource:
         n_obs: int | None,
         n_int: int | None,
         seal: Seal | str | None = None,
+        cards: str | os.PathLike[str] | None = None,
     ) -> None:
         self.source = check_choice(source, SOURCES, "source")
         self.split = check_choice(split, DATA_SPLITS, "split")
         self.factors = check_factors(factors)
         self.seal = resolve_seal(seal)
-        self.width = default_width(self.source, self.split) if d is None else check_count(d, "d", 2)
-        self.instances = instance_list(self.source, self.width, self.split, factors, self.seal)
+        self.pack = None if cards is None else load_card_pack(cards)
+        check_sealable(self.source, self.seal is not None, self.pack)
+        self.width = default_width(self.source, self.split, self.pack) if d is None else check_count(d, "d", 2)
+        self.instances = instance_list(self.source, self.width, self.split, factors, self.seal, self.pack)
         self.replicate = check_count(replicate, "replicate", 0)
         default_obs, default_int = DEFAULT_SIZES[self.split]
         self.n_obs = default_obs if n_obs is None else check_count(n_obs, "n_obs", 3)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -208,10 +209,11 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         sandbox_limits: SandboxLimits | None = None,
         sandbox: str = "auto",
         algorithm_time_limit: float | None = 300.0,
+        cards: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(describe_variables, bool):
             raise ValueError(f"describe_variables must be True or False, got {describe_variables!r}")
-        self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int, seal)
+        self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int, seal, cards)
         self.describe_variables = describe_variables
         self.budget_settings = _check_budgets(budgets)
         self.menu = _check_menu(menu)

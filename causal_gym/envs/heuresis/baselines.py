@@ -7,8 +7,10 @@ like any other agent (one run store, the same scores and traces):
   that graph is PC-KCI's output, so its scores are PC-KCI's (the ``BCA_g`` reference); the episode
   costs one turn.
 - ``AlgorithmAgent(algorithm="C")`` runs one entry of the masked menu and submits its output
-  (two turns). Labels map to algorithms through a permutation drawn from the episode's seed, so
-  over many episodes this is "one menu algorithm chosen blindly"; the final info's
+  (two turns; an output the env rejects -- a directed cycle, or one its Meek completion would
+  close -- is submitted once more and the env rescues the working graph: a truncated episode).
+  Labels map to algorithms through a permutation drawn from the episode's seed, so over many
+  episodes this is "one menu algorithm chosen blindly"; the final info's
   ``scores["algorithm_slots"]`` says which algorithm it was.
 
 Both speak only through the public tools (``run_algorithm``, ``submit``), as an LLM would.
@@ -78,6 +80,7 @@ class AlgorithmAgent:
                 )
         self._task = task
         self._ran = False
+        self._edges: str | None = None
 
     def act(self, observation: Any, info: Mapping[str, Any]) -> dict[str, Any]:
         """Run the algorithm (first step), then submit its edge list; or submit the working graph at once."""
@@ -86,6 +89,11 @@ class AlgorithmAgent:
         if self.algorithm is not None and not self._ran:
             self._ran = True
             return typed_action(self._task, "run_algorithm", algorithm=self.algorithm)
-        edges = (info.get("result") or {}).get("edges") if self.algorithm is not None else None
-        # A refused run (no algorithm budget) leaves no edges: the working graph is submitted instead.
-        return typed_action(self._task, "submit", edges="" if edges is None else edges or "none")
+        if self._edges is None:
+            edges = (info.get("result") or {}).get("edges") if self.algorithm is not None else None
+            # A refused run (no algorithm budget) leaves no edges: the working graph is submitted instead.
+            self._edges = "" if edges is None else edges or "none"
+        # An answer the env rejects (a directed cycle, or one its Meek completion would close)
+        # is submitted again unchanged: the env then rescues the working graph and marks the episode
+        # truncated, so the report shows it instead of scoring the start graph as the algorithm's.
+        return typed_action(self._task, "submit", edges=self._edges)

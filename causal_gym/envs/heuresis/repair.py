@@ -168,9 +168,13 @@ class HeuresisRepairEnv(gym.Env):
 
     ## Episode End
 
-    ``submit`` terminates. When a Heuresis budget runs out (turns or tests), the working graph is
-    submitted in the same step and the episode terminates (``info["budget_exhausted"]``): the
-    remaining budgets are part of the observation, so the end is part of the task, not a time
+    ``submit`` terminates. Restored pairs are undirected edges next to PC-KCI's arrows, which Meek's
+    completion can orient into a directed cycle; Heuresis rejects such a submission, so the env
+    submits again in the same step and Heuresis submits the working graph with its undirected edges
+    oriented along its arrows: the same adjacencies, so the same reward
+    (``info["submission_rejected"]``). When a Heuresis budget runs out (turns or tests), the working
+    graph is submitted in the same step and the episode terminates (``info["budget_exhausted"]``):
+    the remaining budgets are part of the observation, so the end is part of the task, not a time
     limit. ``truncated`` only when Heuresis itself submitted for the policy (five invalid actions
     in a row). The final info holds Heuresis's ``"scores"`` (adjacency F1, gain, and the
     drill-down: recovered, harmful, restoration precision/recall).
@@ -296,17 +300,20 @@ class HeuresisRepairEnv(gym.Env):
         call, slot, slot_of_result = self._call(action)
         typed = call if isinstance(call, ToolError) else self.heuresis.toolbox.encode(call)
         obs, reward, terminated, truncated, info = self.heuresis.step(typed)
-        accepted = bool(obs["last_ok"]) or terminated
+        rejected = isinstance(call, ToolCall) and call.tool == "submit" and not (terminated or truncated)
+        accepted = bool(obs["last_ok"]) or terminated or rejected
         if slot_of_result is not None and accepted:
             self._results[slot, slot_of_result] = (1.0, GRADE_SCORES[info["result"]["grade"]])
-        exhausted = not (terminated or truncated) and int(obs["phase"]) == LAST_TURN
-        if exhausted:
-            obs, reward, terminated, truncated, info = self.heuresis.step(
-                self.heuresis.toolbox.encode(ToolCall("submit", {}))
-            )
+        exhausted = not (terminated or truncated or rejected) and int(obs["phase"]) == LAST_TURN
+        if exhausted or rejected:
+            submit = self.heuresis.toolbox.encode(ToolCall("submit", {}))
+            for _ in range(2):  # a rejected submission gets one retry; the second one is rescued
+                obs, reward, terminated, truncated, info = self.heuresis.step(submit)
+                if terminated or truncated:
+                    break
             terminated, truncated = True, False
         self._heuresis_obs = obs
-        info = {**info, "accepted": accepted, "budget_exhausted": exhausted}
+        info = {**info, "accepted": accepted, "budget_exhausted": exhausted, "submission_rejected": rejected}
         return self._observation(), float(reward), bool(terminated), bool(truncated), info
 
     def render(self) -> str | np.ndarray | None:
