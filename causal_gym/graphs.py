@@ -56,6 +56,7 @@ __all__ = [
     "directed_cycle",
     "topological_order",
     "kahn_order",
+    "orient_along_arrows",
     "parents",
     "children",
     "neighbors",
@@ -210,6 +211,33 @@ def topological_order(A: np.ndarray) -> list[int]:
     """
     b = _require_dag(check_adjacency(A, "A"), "A")
     return kahn_order(b.shape[0], zip(*np.nonzero(b)))
+
+
+def orient_along_arrows(pdag: np.ndarray) -> np.ndarray:
+    """A DAG with the adjacencies and arrows of ``pdag``: each undirected edge points along a
+    topological order of the directed edges (ties by the smallest index).
+
+    The way to turn a PDAG that no DAG extends (:func:`consistent_extension`) into an answer that
+    keeps everything it states; new colliders are the price.
+
+    Raises
+    ------
+    ValueError
+        If the directed edges of ``pdag`` form a cycle.
+
+    Examples
+    --------
+    >>> A = np.zeros((4, 4), dtype=np.int8)
+    >>> for i, j in [(0, 1), (1, 2), (2, 3), (3, 0)]:
+    ...     A[i, j] = A[j, i] = 1  # a chordless undirected 4-cycle: no DAG extends it
+    >>> A[3, 0] = 0  # 0 -> 3
+    >>> orient_along_arrows(A).nonzero()
+    (array([0, 0, 1, 2]), array([1, 3, 2, 3]))
+    """
+    b = check_adjacency(pdag, "pdag").astype(bool)
+    directed = b & ~b.T
+    rank = np.argsort(topological_order(directed.astype(np.int8)))
+    return (directed | (b & b.T & (rank[:, None] < rank[None, :]))).astype(np.int8)
 
 
 def kahn_order(n_nodes: int, edges: Iterable[tuple[int, int]]) -> list[int]:

@@ -26,7 +26,7 @@ from causal_gym.envs.causalab.env import CausaLabEnv
 from causal_gym.envs.heuresis.env import HeuresisEnv
 from causal_gym.envs.heuresis.instances import make_instance
 from causal_gym.eval.runner import RunConfig, run
-from causal_gym.graphs import consistent_extension, directed_cycle
+from causal_gym.graphs import consistent_extension, directed_cycle, meek
 from causal_gym.harness import ToolError, parse_edge_list
 from causal_gym.metrics import adjacency_scores
 from causal_gym.scm import erdos_renyi_dag
@@ -447,14 +447,17 @@ def test_an_answer_that_meek_completes_into_a_cycle_is_rejected_with_one_retry(k
     assert truncated and info["submission_source"] == "rescued_working_graph"
     assert info["truncated_reason"] == "edge_list_rejected"
     assert directed_cycle(np.asarray(info["completed_graph"])) is None
-    # no DAG has an undirected chordless 4-cycle's pattern either, but its completion is acyclic (Meek orients
-    # nothing): a partial answer (FCI's circle marks become such edges), scored as before
+    # no DAG has an undirected chordless 4-cycle's pattern either, though Meek's completion orients nothing:
+    # refused too (every orientation adds a collider the answer does not state), then rescued as a DAG
     env.reset(seed=0, options={"instance": 0})
     square = "X0 -- X1, X1 -- X2, X2 -- X3, X3 -- X0"
     assert consistent_extension(parse_edge_list(square, env.d)) is None
+    assert directed_cycle(meek(parse_edge_list(square, env.d))) is None
+    obs, reward, terminated, truncated, info = env.step(call(env, "submit", edges=square))
+    assert not (terminated or truncated) and not obs["last_ok"] and "no consistent DAG extension" in obs["last_result"]
     *_, terminated, truncated, info = env.step(call(env, "submit", edges=square))
-    assert terminated and info["submission_source"] == "agent_edge_list"
-    assert directed_cycle(np.asarray(info["completed_graph"])) is None
+    assert truncated and info["submission_source"] == "rescued_working_graph"
+    assert consistent_extension(np.asarray(info["submitted_graph"])) is not None
 
 
 @pytest.mark.parametrize("kind", ["heuresis", "arena"])

@@ -19,7 +19,8 @@ from causal_gym.envs.heuresis.instances import make_instance
 from causal_gym.eval import rollout
 from causal_gym.eval.runner import RunConfig, run
 from causal_gym.eval.store import RunStore
-from causal_gym.graphs import meek
+from causal_gym.graphs import consistent_extension, meek, orient_along_arrows
+from causal_gym.harness.working_graph import parse_edge_list
 from causal_gym.metrics import adjacency_scores
 
 ENVS = ("Heuresis-lg-v0", "Heuresis-wild-v0")
@@ -250,18 +251,26 @@ def test_algorithm_agent_submits_pc_kci_or_a_menu_entry(cache):
 
     menu = rollout(gym.make("Heuresis-lg-v0", d=4, n=100), AlgorithmAgent("C"), seed=5, options={"instance": 2})
     algorithm = menu.final_info["scores"]["algorithm_slots"]["C"]
-    assert menu.steps == 2 and menu.final_info["submission_source"] == "agent_edge_list"
-    np.testing.assert_array_equal(menu.final_info["submitted_graph"], run_menu_entry(instance, algorithm)["graph"])
+    output = np.asarray(run_menu_entry(instance, algorithm)["graph"])
+    assert menu.final_info["submission_source"] == "agent_edge_list" and menu.terminated
+    if consistent_extension(output) is not None:
+        assert menu.steps == 2
+        np.testing.assert_array_equal(menu.final_info["submitted_graph"], output)
+    else:  # refused (no DAG extends it, e.g. FCI's circle marks), then sent oriented along its arrows
+        assert menu.steps == 3
+        np.testing.assert_array_equal(menu.final_info["submitted_graph"], orient_along_arrows(output))
 
-    # a rejected answer is submitted again unchanged (then rescued by the env), never swapped for the start graph
+    # a rejected answer is sent again with the same adjacencies and arrows, never swapped for the start graph
     env, agent = gym.make("Heuresis-lg-v0", d=4, n=100), AlgorithmAgent("C")
     obs, info = env.reset(seed=5, options={"instance": 2})
     agent.reset(task_spec(env))
     obs, _, _, _, info = env.step(agent.act(obs, info))
-    first = agent.act(obs, info)
-    retry = agent.act(obs, {"result": {"ok": False}})  # what a rejection's info holds: no edges
-    assert env.unwrapped.toolbox.decode(retry).arguments == env.unwrapped.toolbox.decode(first).arguments
-    assert env.unwrapped.toolbox.decode(first).arguments["edges"].strip()
+    first = env.unwrapped.toolbox.decode(agent.act(obs, info)).arguments["edges"]
+    retry = env.unwrapped.toolbox.decode(agent.act(obs, {"result": {"ok": False}})).arguments["edges"]
+    assert first.strip()
+    before, after = parse_edge_list(first, 4), parse_edge_list(retry, 4)
+    assert np.array_equal(before | before.T, after | after.T) and (after >= (before & (1 - before.T))).all()
+    assert consistent_extension(after) is not None
 
     with pytest.raises(ValueError, match="does not start"):
         rollout(gym.make("Heuresis-lg-v0", d=4, n=100), AlgorithmAgent(), seed=5, options={"instance": 2})

@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_adjacency, check_count
-from causal_gym.graphs import directed_cycle, meek, topological_order
+from causal_gym.graphs import consistent_extension, directed_cycle, meek, orient_along_arrows
 from causal_gym.harness.budgets import WALL_TIME, Budgets
 from causal_gym.harness.tool_env import ERROR_PREFIX, LAST_TURN, Outcome, ToolEnv, ToolResult
 from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox, display_text
@@ -108,14 +108,18 @@ def _unsubmittable(graph: np.ndarray) -> str | None:
     if cycle is not None:
         path = " -> ".join(variable_name(v) for v in cycle)
         return f"has a directed cycle ({path}); the answer must be acyclic -- remove or undirect one of these edges"
-    forced = directed_cycle(meek(graph))
-    if forced is None:
+    if consistent_extension(graph) is not None:
         return None
-    path = " -> ".join(variable_name(v) for v in forced)
-    return (f"has no acyclic completion: Meek's rules orient its undirected edges into the directed cycle {path} "
-            "(an arrow into an undirected edge whose far end is not adjacent forces its direction, so no DAG has "
-            "these arrows without a new collider); the answer must be acyclic after completion -- reverse, remove "
-            "or undirect an arrow that leads into the cycle")
+    forced = directed_cycle(meek(graph))
+    if forced is not None:
+        path = " -> ".join(variable_name(v) for v in forced)
+        return (f"has no acyclic completion: Meek's rules orient its undirected edges into the directed cycle {path} "
+                "(an arrow into an undirected edge whose far end is not adjacent forces its direction, so no DAG has "
+                "these arrows without a new collider); the answer must be acyclic after completion -- reverse, remove "
+                "or undirect an arrow that leads into the cycle")
+    return ("has no consistent DAG extension: every way to orient its undirected edges closes a directed cycle or "
+            "adds a collider (two arrows into a node from non-adjacent parents) that the answer does not have, as on "
+            "an undirected cycle of four or more nodes without a chord -- orient some of its undirected edges")
 
 
 class WorkingGraphEnv(ToolEnv):
@@ -189,15 +193,15 @@ class WorkingGraphEnv(ToolEnv):
     the last turn plus one retry.
 
     Edits may create directed cycles (the working graph is a PDAG under construction), but an
-    answer may not: a submission is rejected like an unparsable edge list (one retry) when its
-    directed edges form a cycle, or when Meek's completion orients its undirected edges into one
-    (possible only when no DAG extends it, :func:`~causal_gym.graphs.consistent_extension`); the
-    error names the cycle. So the completed graph that is scored is always acyclic. A PDAG that no
-    DAG extends but whose completion is acyclic (conflicting colliders left undirected, a chordless
-    undirected cycle, FCI's circle marks as undirected edges) is a partial answer and is scored as
-    before. When the env submits the working graph for the agent, edges on directed cycles are made
-    undirected first, and if the completion would still close a cycle, its undirected edges are
-    oriented along a topological order of its directed edges (ties by index).
+    answer may not: a submission is rejected like an unparsable edge list (one retry) when no DAG
+    extends it (:func:`~causal_gym.graphs.consistent_extension`: its directed edges form a cycle,
+    Meek's completion would orient its undirected edges into one, or every orientation adds a
+    collider it does not have, as on a chordless undirected cycle); the error names the cycle when
+    there is one. So what is completed and scored always stands for a DAG. When the env submits the
+    working graph for the agent, edges on directed cycles are made undirected first, and if no DAG
+    extends the result, its undirected edges are oriented along a topological order of its directed
+    edges (ties by index, :func:`~causal_gym.graphs.orient_along_arrows`): adjacencies and arrows
+    are kept.
 
     ## The truth rule
 
@@ -422,21 +426,19 @@ class WorkingGraphEnv(ToolEnv):
 
     def _rescued(self) -> np.ndarray:
         """The working graph as the env submits it for the agent: edges on directed cycles made undirected,
-        and, if Meek's completion of the result would close a cycle, its undirected edges oriented along
-        a topological order of its directed edges (ties by index).
+        and, if no DAG extends the result, its undirected edges oriented along a topological order of its
+        directed edges (ties by index).
 
         A rescued submission cannot be rejected, and the working graph may hold directed cycles (edits
         are free), so the orientations that make it cyclic are dropped rather than scored; the last step
-        keeps every remaining arrow and makes sure Meek's completion cannot orient a cycle.
+        keeps every remaining arrow and leaves a DAG.
         """
         graph = self._graph.copy()
         while (cycle := directed_cycle(graph)) is not None:
             for a, b in zip(cycle, cycle[1:]):
                 graph[b, a] = 1
-        if directed_cycle(meek(graph)) is not None:
-            directed = (graph == 1) & (graph.T == 0)
-            rank = np.argsort(topological_order(directed.astype(np.int8)))
-            graph = (directed | ((graph == 1) & (rank[:, None] < rank[None, :]))).astype(graph.dtype)
+        if consistent_extension(graph) is None:
+            graph = orient_along_arrows(graph)
         return graph
 
     def _rescue(self, reason: str) -> Submission:

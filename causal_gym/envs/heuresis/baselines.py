@@ -7,8 +7,9 @@ like any other agent (one run store, the same scores and traces):
   that graph is PC-KCI's output, so its scores are PC-KCI's (the ``BCA_g`` reference); the episode
   costs one turn.
 - ``AlgorithmAgent(algorithm="C")`` runs one entry of the masked menu and submits its output
-  (two turns; an output the env rejects -- a directed cycle, or one its Meek completion would
-  close -- is submitted once more and the env rescues the working graph: a truncated episode).
+  (two turns; an output the env rejects because no DAG extends it is submitted once more with its
+  undirected edges oriented along its arrows, same adjacencies; one with a directed cycle is
+  submitted unchanged and the env rescues the working graph: a truncated episode).
   Labels map to algorithms through a permutation drawn from the episode's seed, so over many
   episodes this is "one menu algorithm chosen blindly"; the final info's
   ``scores["algorithm_slots"]`` says which algorithm it was.
@@ -21,7 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from causal_gym.graphs import directed_cycle, orient_along_arrows
 from causal_gym.harness.agent import TaskSpec, typed_action
+from causal_gym.harness.working_graph import format_edge_list, parse_edge_list
 
 __all__ = ["AlgorithmAgent", "guided_heuresis"]
 
@@ -33,6 +38,15 @@ def _tool_schemas(task: TaskSpec) -> dict[str, Mapping[str, Any]]:
 def guided_heuresis(task: TaskSpec) -> bool:
     """Whether ``task`` is the guided Heuresis condition (``TaskSpec.condition``, set by the env)."""
     return task.condition.get("benchmark") == "heuresis" and task.condition.get("guided") is True
+
+
+def _extendable(edges: str, d: int) -> str:
+    """An answer the env rejected because no DAG extends it (an algorithm's PDAG can be such, FCI's
+    circle marks read as undirected edges often are), with its undirected edges oriented along its
+    arrows: the same adjacencies and arrows, now a DAG. One with a directed cycle goes back unchanged,
+    and the env then rescues the working graph and marks the episode truncated."""
+    graph = parse_edge_list(edges, d)
+    return edges if directed_cycle(graph) is not None else format_edge_list(orient_along_arrows(graph))
 
 
 class AlgorithmAgent:
@@ -93,7 +107,6 @@ class AlgorithmAgent:
             edges = (info.get("result") or {}).get("edges") if self.algorithm is not None else None
             # A refused run (no algorithm budget) leaves no edges: the working graph is submitted instead.
             self._edges = "" if edges is None else edges or "none"
-        # An answer the env rejects (a directed cycle, or one its Meek completion would close)
-        # is submitted again unchanged: the env then rescues the working graph and marks the episode
-        # truncated, so the report shows it instead of scoring the start graph as the algorithm's.
+        elif self._edges not in ("", "none"):
+            self._edges = _extendable(self._edges, int(np.shape(observation["working_graph"])[0]))
         return typed_action(self._task, "submit", edges=self._edges)
