@@ -130,14 +130,14 @@ def print_difficulty(rows: list[dict]) -> None:
     """Table 2: PC-KCI's wrong deletions, share with none, oracle - PC-KCI (ours | paper); cells on
     fewer test instances than the paper's are marked (:data:`FEW_MARK`)."""
     print("\nTable 2 -- difficulty on test instances (ours | paper)")
-    print(f"{'family':9} {'n':>3} {'wrong':>14} {'zero':>14} {'oracle-PC':>16} {'F1 PC-KCI':>10} {'F1 oracle':>10} "
+    print(f"{'family':9} {'n':>3} {'wrong':>15} {'zero':>15} {'oracle-PC':>17} {'F1 PC-KCI':>10} {'F1 oracle':>10} "
           f"{'edges':>6} {'tests':>6} {'s/inst':>6}")
     table = difficulty_table(rows)
     for family, cell in table.items():
         paper, few = PAPER_TABLE2[family], _few(cell["n"], "test")
-        print(f"{family:9} {cell['n']:>3} {cell['wrong']:>6.2f}{few}| {paper['wrong']:>3.1f} "
-              f"{cell['zero_share']:>6.0%}{few}| {paper['zero_share']:>3.0%} "
-              f"{cell['headroom']:>6.3f}{few}| {paper['headroom']:>5.3f} "
+        print(f"{family:9} {cell['n']:>3} {cell['wrong']:>6.2f} {few}| {paper['wrong']:>3.1f} "
+              f"{cell['zero_share']:>6.0%} {few}| {paper['zero_share']:>3.0%} "
+              f"{cell['headroom']:>6.3f} {few}| {paper['headroom']:>5.3f} "
               f"{cell['f1_pc_kci']:>10.3f} {cell['f1_oracle']:>10.3f} {cell['n_edges']:>6.1f} "
               f"{cell['n_tests']:>6.0f} {cell['pc_kci_runtime']:>6.1f}")
     _print_legend("Table 2")
