@@ -16,9 +16,18 @@ References timed in the same run:
 - naive local scores at d = 10: a loop over nodes and parent sets with ``np.linalg.slogdet`` on
   each sub-matrix (the textbook way); ratio = naive / ours, and the largest difference.
 
+Capped posteriors to d = 20: with at most ``--cap`` parents per node (default 3) only those sets
+are scored (``bge_local_scores(max_parents=K)``), which lets the DP run above 16 nodes. The last
+table times one posterior (scores + DP) at
+d = 10, 15, 20 (``--n0`` + d rows, half of them do(j) rows): the one-time index tables of the DP, the
+scores, the DP, and the peak memory numpy allocated during one posterior (tracemalloc) beside the
+tables' size; at d <= 16 the capped result is compared with today's path (all sets scored, then the
+cap applied).
+
 BLAS threads are capped (``--threads``, default 1). Target: <= 2 ms per env-step at d = 10.
 
 Usage: python benchmarks/graph_posterior.py [--n0 50] [--steps 60] [--batch 16] [--seed 0] [--threads 1]
+       [--cap 3] [--capped-only]
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import itertools
 import math
 import statistics
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -146,12 +156,50 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads")
+    parser.add_argument("--cap", type=int, default=3, help="parent-set cap of the d = 10/15/20 table")
+    parser.add_argument("--capped-only", action="store_true", help="only the capped table")
     args = parser.parse_args()
 
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=args.threads):
-        run(args)
+        if not args.capped_only:
+            run(args)
+        capped(args)
+
+
+def capped(args: argparse.Namespace) -> None:
+    """One capped posterior at d = 10, 15, 20: time and memory (see the module docstring)."""
+    rng = np.random.default_rng(args.seed)
+    k = args.cap
+    print(f"\none posterior with at most {k} parents per node (n = {args.n0} + d rows, half of them do(j))")
+    print(f"{'d':>3} {'tables s':>9} {'tables MB':>10} {'scores ms':>10} {'DP ms':>9} {'peak MB':>8} "
+          f"{'vs uncapped path':>17}")
+    for d in (10, 15, 20):
+        data, mask = episode(d, args.n0, d, rng)
+        start = time.perf_counter()
+        tables = gp._tables(d)
+        built = time.perf_counter() - start
+        size = sum(v.nbytes for v in tables.values() if isinstance(v, np.ndarray))
+        size += sum(a.nbytes for level in tables["levels"] for a in level)
+        stats = gp.BGeStats.from_data(data, mask)
+        gp.edge_posterior(gp.bge_local_scores(stats, max_parents=k))  # warm caches (prior mass)
+        tracemalloc.start()
+        start = time.perf_counter()
+        scores = gp.bge_local_scores(stats, max_parents=k)
+        middle = time.perf_counter()
+        probs = gp.edge_posterior(scores).edge_probs
+        end = time.perf_counter()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        if d <= gp.MAX_UNCAPPED_NODES:
+            full = gp.bge_local_scores(stats)
+            today = gp.edge_posterior(np.where(tables["size"] > k, -np.inf, full)).edge_probs
+            check = f"max |diff| {np.abs(today - probs).max():.1e}"
+        else:
+            check = "(uncapped: too large)"
+        print(f"{d:>3} {built:>9.1f} {size / 1e6:>10.0f} {(middle - start) * 1e3:>10.1f} {(end - middle) * 1e3:>9.0f} "
+              f"{peak / 1e6:>8.0f} {check:>17}")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -6,12 +6,16 @@ correct entries over the observational batch), the final expected SHD, the poste
 AUPRC and the best DAG's F1, each as a mean with a 95% percentile-bootstrap interval over
 instances, and the paired difference of the return against every other agent's (same
 instances, same exogenous noise: the env draws it before any action). Per-episode rows go to
-``--out`` (CSV) so later runs can be paired with them.
+``--out`` (CSV) so later runs can be paired with them. With both ``greedy`` and ``round-robin``
+played, a last table gives per id greedy - round-robin (paired interval) and its share of each
+one's return: how much choosing the experiments is worth in that setting.
 
 Usage::
 
     python examples/design_baselines.py --instances 200 --workers 2 --out design_baselines.csv
     python examples/design_baselines.py --ids InterventionDesign-sf10-v0 --agents random round-robin
+    python examples/design_baselines.py --ids InterventionDesign-lg10-T3-v0 InterventionDesign-lg10-T5-v0 \
+        InterventionDesign-lg10-T5-bounded-v0 --agents random round-robin greedy --instances 200 --workers 2
 """
 
 from __future__ import annotations
@@ -131,6 +135,20 @@ def main() -> None:
                     diff = paired_bootstrap(np.array([r["gain"] for r in by_agent[a]]),
                                             np.array([r["gain"] for r in by_agent[b]]))
                     print(f"  {a} - {b}: {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]")
+    if {"greedy", "round-robin"} <= set(agents):
+        print("\ngreedy - round-robin: paired mean [95% bootstrap interval], as a share of each one's return")
+        print(f"{'id':<40}{'T':>4}{'|value|':>8}{'round-robin':>12}{'greedy':>8}{'greedy - rr':>26}"
+              f"{'% greedy':>10}{'% rr':>7}")
+        for env_id in args.ids:
+            gains = {name: np.array([r["gain"] for r in sorted((r for r in rows if r["env_id"] == env_id
+                                                                  and r["agent"] == name), key=lambda r: r["instance"])])
+                     for name in ("greedy", "round-robin")}
+            diff = paired_bootstrap(gains["greedy"], gains["round-robin"])
+            kwargs = gym.spec(env_id).kwargs
+            greedy, robin = gains["greedy"].mean(), gains["round-robin"].mean()
+            print(f"{env_id:<40}{kwargs.get('budget', 10):>4}{kwargs.get('value_bound', 5.0):>8g}{robin:>12.2f}"
+                  f"{greedy:>8.2f}{f'{diff[0]:+.2f} [{diff[1]:+.2f}, {diff[2]:+.2f}]':>26}"
+                  f"{100 * diff[0] / greedy:>9.0f}%{100 * diff[0] / robin:>6.0f}%")
     print(f"\nwall time {wall:.0f} s")
 
 

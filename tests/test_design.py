@@ -337,3 +337,21 @@ def test_runner_and_report_table(tmp_path):
     assert row["setting"] == "er4-gaussian-deg2-n20-T5" and row["episodes"] == 3
     assert row["gain"] == pytest.approx(np.mean(gains), abs=1e-9)
     assert row["gain_low"] <= row["gain"] <= row["gain_high"]
+
+
+def test_value_bounds_are_reported_apart_and_variants_share_the_reference_instances(tmp_path):
+    from causal_gym.envs.benchmark import ReportOptions
+    from causal_gym.envs.design.report import report_tables
+    from causal_gym.eval.report import load_runs
+    from causal_gym.eval.runner import RunConfig, run
+
+    for k, extra in enumerate(({}, {"value_bound": 2.0})):
+        run(RunConfig(("InterventionDesign-lg10-v0",), "design-round-robin", instances=(0,),
+                      env_kwargs={**SMALL, **extra}), tmp_path / f"run{k}", progress=False)
+    (table,) = report_tables(load_runs(tmp_path / "run0", tmp_path / "run1"), ReportOptions())
+    assert sorted(table.frame["setting"]) == ["er4-gaussian-deg2-n20-T5", "er4-gaussian-deg2-n20-T5-vb2"]
+    reference = gym.make("InterventionDesign-lg10-v0").reset(options={"instance": 7})[0]
+    for env_id in ("InterventionDesign-lg10-T3-v0", "InterventionDesign-lg10-T5-bounded-v0"):
+        variant = gym.make(env_id).reset(options={"instance": 7})[0]
+        n0 = 50
+        assert np.array_equal(variant["data"][:n0], reference["data"][:n0])

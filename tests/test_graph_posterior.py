@@ -651,3 +651,49 @@ def test_errors_name_the_problem():
         gp.predictive_logpdf(stats, np.ones((2, 2)) - np.eye(2), np.zeros((1, 2)))
     with pytest.raises(ValueError, match="targets"):
         gp.sample_predictive(stats, np.zeros((1, 2, 2)), np.array([2]), np.array([0.0]), rng=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# a parent-set cap: scores of the small sets only, the DP to d = 20
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("d", "cap"), [(4, 0), (5, 1), (7, 2), (8, 3)])
+def test_capped_scores_equal_the_all_sets_path_with_the_cap_applied(d, cap):
+    # two algorithms: Cholesky of each small sub-matrix vs the principal-minor recursion over all sets
+    _, data, mask = mixed_data(d, 30, 2, seed=d + cap)
+    stats = gp.BGeStats.from_data(np.stack([data, 0.5 * data]), np.stack([mask, mask]))
+    capped = gp.bge_local_scores(stats, max_parents=cap)
+    size = np.array([bin(c).count("1") for c in range(1 << (d - 1))])
+    every = gp.bge_local_scores(stats)
+    assert np.array_equal(np.isneginf(capped), np.broadcast_to(size > cap, capped.shape))
+    np.testing.assert_allclose(capped[..., size <= cap], every[..., size <= cap], atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("d", [3, 4, 5])
+@pytest.mark.parametrize("cap", [1, 2])
+def test_capped_dp_equals_enumeration_with_interventions(d, cap):
+    _, data, mask = mixed_data(d, 40, 5, seed=10 + d)
+    scores = gp.local_scores(data, mask, max_parents=cap)
+    post = gp.edge_posterior(scores)
+    np.testing.assert_allclose(post.edge_probs, brute_force_marginals(scores), atol=ATOL_DP, rtol=0)
+    # the prior's mass under the cap (cached) is the enumeration's too
+    log_w = log_weights(np.where(np.isneginf(scores), -np.inf, 0.0))
+    top = log_w.max()
+    assert post.log_evidence == pytest.approx(
+        np.log(np.exp(log_weights(scores) - top).sum()) - np.log(np.exp(log_w - top).sum()), abs=1e-9)
+
+
+def test_a_capped_posterior_above_16_nodes_permutes_with_the_variables():
+    d = 17
+    _, data, mask = mixed_data(d, 40, 1, seed=3)
+    post = gp.edge_posterior(gp.local_scores(data, mask, max_parents=2))
+    perm = np.random.default_rng(0).permutation(d)
+    moved = gp.edge_posterior(gp.local_scores(data[:, perm], mask[:, perm], max_parents=2))
+    np.testing.assert_allclose(moved.edge_probs, post.edge_probs[np.ix_(perm, perm)], atol=1e-9)
+    np.testing.assert_allclose(post.parent_set_probs.sum(axis=-1), 1.0, atol=1e-9)
+    assert (post.edge_probs.sum(axis=0) <= 2 + 1e-9).all()  # at most 2 parents per node
+    with pytest.raises(ValueError, match="parent-set cap"):
+        gp.local_scores(data, mask)
+    with pytest.raises(ValueError, match="parent-set cap"):
+        gp.local_scores(data, mask, max_parents=gp.MAX_CAP + 1)

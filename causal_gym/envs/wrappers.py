@@ -396,9 +396,11 @@ def make_sb3_env(
     Applies, as needed by the env's spaces: :class:`FlattenDictActions` (a typed ``Dict`` action;
     ``number_grids`` default: the grids the env's number fields declare, budget costs as its tools
     declare them), :class:`DropText`, :class:`FlatDictObservation` and, with ``flatten=True``,
-    Gymnasium's ``FlattenObservation`` (one ``Box``, for ``MlpPolicy``), then :class:`ActionMasks`
-    so ``env.action_masks()`` works for ``MaskablePPO``. Envs whose spaces are already SB3-ready
-    (the CausaLab planner) only get the observation wrappers and the masks.
+    Gymnasium's ``FlattenObservation`` (one ``Box``, for ``MlpPolicy``), then, for a discrete action
+    space, :class:`ActionMasks` so ``env.action_masks()`` works for ``MaskablePPO``. Envs whose
+    spaces are already SB3-ready (the CausaLab planner, the design envs) only get the observation
+    wrappers and, when their actions are discrete, the masks; a ``Box`` action passes unchanged
+    (SB3's continuous-action agents take it; there is nothing to mask).
 
     Examples
     --------
@@ -425,4 +427,4 @@ def make_sb3_env(
         env = FlatDictObservation(env)
     if flatten:
         env = gym.wrappers.FlattenObservation(env)
-    return ActionMasks(env)
+    return ActionMasks(env) if isinstance(env.action_space, (spaces.Discrete, spaces.MultiDiscrete)) else env

@@ -51,6 +51,16 @@ and node ``b + 1`` otherwise (the nodes other than ``j`` in increasing order).
 :func:`parent_set_masks` gives the ordinary ``d``-bit mask (bit ``i`` = node ``i``) of every
 code. With ``max_parents=K`` the sets of more than ``K`` parents score ``-inf``.
 
+A parent-set cap (Koivisto & Sood 2004's in-degree bound)
+---------------------------------------------------------
+With ``max_parents=K`` only the ``d C(d - 1, <= K)`` capped sets are scored, each from Cholesky
+factors of its own sub-matrices (not from all ``2^d`` principal minors), and the DP's prior mass
+is that of the capped prior (cached per ``d``, prior and ``K``). That is what lets the posterior
+run above :data:`MAX_UNCAPPED_NODES` ``= 16`` nodes, where a cap of at most :data:`MAX_CAP` is
+required, up to :data:`MAX_NODES` ``= 20``. The DP still sums over all ``2^d`` subsets (exact for
+the capped prior); at d = 20 it holds about 1 GB of index tables (built once, cached) and 1 GB of
+work arrays, and takes seconds per posterior (``benchmarks/graph_posterior.py``).
+
 The prior: order-modular, not uniform over DAGs
 -----------------------------------------------
 Koivisto & Sood (2004) sum over node orders, which is exact only for a prior that factorises
@@ -138,6 +148,7 @@ Silander & Myllymäki (2006), A simple approach for finding the globally optimal
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -148,7 +159,9 @@ from causal_gym._validation import as_generator, check_adjacency, check_choice, 
 from causal_gym.metrics import directed_edge_scores, edge_average_precision, shd
 
 __all__ = [
+    "MAX_CAP",
     "MAX_NODES",
+    "MAX_UNCAPPED_NODES",
     "PARENT_PRIORS",
     "BGeStats",
     "GraphPosterior",
@@ -168,8 +181,14 @@ __all__ = [
     "sample_predictive",
 ]
 
-MAX_NODES = 16
-"""Largest ``d`` accepted: the DP holds ``O(d 2^d)`` numbers, ~50 MB of work arrays at 16."""
+MAX_NODES = 20
+"""Largest ``d`` accepted: the DP holds ``O(d 2^d)`` numbers, ~50 MB of work arrays at 16, ~1 GB at 20."""
+
+MAX_UNCAPPED_NODES = 16
+"""Largest ``d`` whose local scores may cover every parent set; above it :func:`bge_local_scores` needs ``max_parents``."""
+
+MAX_CAP = 4
+"""Largest ``max_parents`` accepted above :data:`MAX_UNCAPPED_NODES` (the table of scored sets stays small)."""
 
 PARENT_PRIORS = ("size", "uniform")
 """Parent-set priors of :func:`log_parent_prior` (see the module docstring)."""
@@ -341,8 +360,7 @@ def _tables(d: int) -> dict[str, object]:
             outside * (1 << q) + drop[outside, co_sets[:, None]],
         ])
         levels.append((np.stack([sets, (1 << d) + co_sets]), read, alpha_at))
-    parent_of = np.arange(q)[None, :] + (np.arange(q)[None, :] >= np.arange(d)[:, None])  # (d, q)
-    return {"expand": expand, "bits": bits, "size": size, "levels": levels, "parent_of": parent_of}
+    return {"expand": expand, "bits": bits, "size": size, "levels": levels, "parent_of": _tables_parent_of(d)}
 
 
 def parent_set_masks(d: int) -> np.ndarray:
@@ -413,13 +431,19 @@ def bge_local_scores(
     stats : BGeStats
         Per-node statistics, possibly batched.
     max_parents : int, optional
-        Parent sets larger than this score ``-inf`` (zero prior mass).
+        Parent sets larger than this score ``-inf`` (zero prior mass). Needed above
+        :data:`MAX_UNCAPPED_NODES` nodes, at most :data:`MAX_CAP` there.
     alpha_mu : float, default 1
         Prior pseudo-count of the mean (prior mean 0).
     alpha_w : float, default d + 2
         Wishart degrees of freedom, ``> d - 1``.
     t : float, default alpha_mu (alpha_w - d - 1) / (alpha_mu + 1)
         Wishart parameter ``T = t I``.
+
+    Without a cap all ``2^d`` principal log-determinants of each ``R_j`` come from the
+    principal-minor recursion (module docstring). With one, only the sets of at most
+    ``max_parents`` parents are scored, each from the Cholesky factors of its own small
+    sub-matrices (``d C(d - 1, <= K)`` sets: 23,200 at d = 20, K = 3); the others are ``-inf``.
     """
     from scipy.special import gammaln
 
@@ -427,18 +451,16 @@ def bge_local_scores(
     _check_d(d, "stats")
     alpha_mu, alpha_w, t = _bge_hyper(d, alpha_mu, alpha_w, t)
     if max_parents is not None:
-        check_count(max_parents, "max_parents", minimum=0)
-    tables = _tables(d)
-    expand, size = tables["expand"], tables["size"]
-    family = expand | (1 << np.arange(d))[:, None]  # (d, 2^(d-1)): parents plus the node itself
+        max_parents = check_count(max_parents, "max_parents", minimum=0)
+    if d > MAX_UNCAPPED_NODES and (max_parents is None or max_parents > MAX_CAP):
+        raise ValueError(f"stats has {d} variables: above {MAX_UNCAPPED_NODES} the local scores need a parent-set "
+                         f"cap, max_parents <= {MAX_CAP} (got {max_parents})")
     r = stats.posterior_matrices(alpha_mu, t)  # (..., d, d, d): node j's R_j
-    if _shared_across_nodes(stats):
-        logdet = _principal_logdets(r[..., 0, :, :])  # (..., 2^d), one R for every node
-        log_det_parents, log_det_family = logdet[..., expand], logdet[..., family]
+    if max_parents is None or max_parents >= d - 1:
+        size = _tables(d)["size"]
+        log_det_parents, log_det_family = _all_logdets(stats, r)
     else:
-        logdet = _principal_logdets(r).reshape(*r.shape[:-3], d << d)  # node j's table at offset j 2^d
-        offset = (np.arange(d) << d)[:, None]
-        log_det_parents, log_det_family = logdet[..., offset + expand], logdet[..., offset + family]
+        size, log_det_parents, log_det_family = _capped_logdets(r, max_parents)
     n = stats.count[..., None]  # (..., d, 1)
     p = np.arange(d)  # parent-set sizes; the constants depend on the node only through n
     a = (n + alpha_w - d + p) / 2.0
@@ -451,9 +473,71 @@ def bge_local_scores(
     )
     a = a[..., size]
     scores = constant[..., size] + a * log_det_parents - (a + 0.5) * log_det_family
-    if max_parents is not None:
-        scores = np.where(size > max_parents, -np.inf, scores)
-    return scores
+    if max_parents is None or max_parents >= d - 1:
+        return scores
+    out = np.full((*scores.shape[:-1], 1 << (d - 1)), -np.inf)
+    out[..., _capped_sets(d, max_parents)[0]] = scores
+    return out
+
+
+def _all_logdets(stats: BGeStats, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``log det R_j[P, P]`` and ``log det R_j[P + j, P + j]`` of every node and parent-set code, ``(..., d, 2^(d-1))``."""
+    d = stats.d
+    expand = _tables(d)["expand"]
+    family = expand | (1 << np.arange(d))[:, None]  # (d, 2^(d-1)): parents plus the node itself
+    if _shared_across_nodes(stats):
+        logdet = _principal_logdets(r[..., 0, :, :])  # (..., 2^d), one R for every node
+        return logdet[..., expand], logdet[..., family]
+    logdet = _principal_logdets(r).reshape(*r.shape[:-3], d << d)  # node j's table at offset j 2^d
+    offset = (np.arange(d) << d)[:, None]
+    return logdet[..., offset + expand], logdet[..., offset + family]
+
+
+@lru_cache(maxsize=None)
+def _capped_sets(d: int, cap: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    """The parent sets of at most ``cap`` members: codes (sorted by size), sizes, and members by size.
+
+    ``codes`` has one entry per set (the same codes for every node); ``members[l]`` is ``(d,
+    C(d - 1, l), l)``: node ``j``'s sets of size ``l`` as node indices, in the order of ``codes``.
+    """
+    q = d - 1
+    parent_of = _tables_parent_of(d)
+    codes, sizes, members = [], [], []
+    for size in range(cap + 1):
+        chosen = list(itertools.combinations(range(q), size))
+        combos = np.array(chosen, dtype=np.int64).reshape(len(chosen), size)
+        codes.append((1 << combos).sum(axis=1))
+        sizes.append(np.full(len(combos), size))
+        members.append(parent_of[:, combos])  # (d, C(q, size), size)
+    return np.concatenate(codes), np.concatenate(sizes), tuple(members)
+
+
+def _tables_parent_of(d: int) -> np.ndarray:
+    """``(d, d - 1)``: bit ``b`` of node ``j``'s parent-set code stands for node ``parent_of[j, b]``."""
+    q = d - 1
+    return np.arange(q)[None, :] + (np.arange(q)[None, :] >= np.arange(d)[:, None])
+
+
+def _capped_logdets(r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sizes, ``log det R_j[P, P]`` and ``log det R_j[P + j, P + j]`` of the sets of at most ``cap`` parents.
+
+    Log-determinants from Cholesky factors of the small sub-matrices (``R_j >= t I``: positive
+    definite), one batched call per set size.
+    """
+    d = r.shape[-1]
+    codes, sizes, members = _capped_sets(d, cap)
+    nodes = np.arange(d)
+    parents, families = [], []
+    for size, sets in enumerate(members):
+        family = np.concatenate([sets, np.broadcast_to(nodes[:, None, None], (*sets.shape[:2], 1))], axis=2)
+        for chosen, out in ((sets, parents), (family, families)):
+            if chosen.shape[-1] == 0:
+                out.append(np.zeros((*r.shape[:-3], d, sets.shape[1])))
+                continue
+            block = r[..., nodes[:, None, None, None], chosen[..., :, None], chosen[..., None, :]]
+            diagonal = np.diagonal(np.linalg.cholesky(block), axis1=-2, axis2=-1)
+            out.append(2.0 * np.log(diagonal).sum(axis=-1))
+    return sizes, np.concatenate(parents, axis=-1), np.concatenate(families, axis=-1)
 
 
 def local_scores(
@@ -672,11 +756,12 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
         child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)  # type: ignore[union-attr]
         edges[:, parent_of, child] = marginal
     excluded = np.isneginf(s).reshape(m, d, 1 << q)
-    if excluded.any():
+    cap = _size_cap(excluded, d)
+    if cap is not None:  # no set excluded, or exactly those above a size cap: the prior's mass is cached
+        log_prior_z = _log_prior_normaliser(d, parent_prior, cap)
+    else:
         prior = np.where(excluded, -np.inf, _log_parent_prior(d, parent_prior))
         log_prior_z = _sums_over_orders(_zeta(prior, q, upward=False).reshape(m, d << q), d)[0][:, -1]
-    else:
-        log_prior_z = _log_prior_normaliser(d, parent_prior)
     return GraphPosterior(
         edges.reshape(*batch, d, d),
         parent_set.reshape(*batch, d, 1 << q),
@@ -700,10 +785,18 @@ def _sums_over_orders(alpha: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray
     return both[:, : 1 << d], both[:, 1 << d :]
 
 
+def _size_cap(excluded: np.ndarray, d: int) -> int | None:
+    """``K`` when ``excluded`` ``(m, d, 2^(d-1))`` marks exactly the sets of more than ``K`` parents everywhere, else None."""
+    size = _tables(d)["size"]
+    cap = int(size[~excluded[0, 0]].max())
+    return cap if np.array_equal(excluded, np.broadcast_to(size > cap, excluded.shape)) else None
+
+
 @lru_cache(maxsize=None)
-def _log_prior_normaliser(d: int, parent_prior: str) -> float:
-    """``log sum_{order, G} prod_j rho_j(pa(j))``: the prior's total mass (the DP with no data)."""
-    alpha = _zeta(_log_parent_prior(d, parent_prior)[None], d - 1, upward=False).reshape(1, d << (d - 1))
+def _log_prior_normaliser(d: int, parent_prior: str, cap: int) -> float:
+    """``log sum_{order, G} prod_j rho_j(pa(j))`` over DAGs of at most ``cap`` parents per node: the prior's total mass."""
+    prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))
+    alpha = _zeta(prior[None], d - 1, upward=False).reshape(1, d << (d - 1))
     return float(_sums_over_orders(alpha, d)[0][0, -1])
 
 

@@ -36,11 +36,14 @@ CAASL's out-of-distribution tests.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from causal_gym._validation import check_choice, check_real
 from causal_gym.envs.design.world import DesignSetting, Instances
 from causal_gym.metrics import directed_edge_scores, shd
 from causal_gym.stats.graph_posterior import (
@@ -52,29 +55,149 @@ from causal_gym.stats.graph_posterior import (
     posterior_scores,
 )
 
-__all__ = ["REWARDS", "DesignBatch", "observation_space", "action_space", "decode_actions", "encode_action"]
+__all__ = ["REWARDS", "ACTIONS", "OBSERVATIONS", "DesignBatch", "DesignInterface", "decode_actions", "encode_action"]
 
 REWARDS = ("dense", "sparse", "none")
 """Reward modes (see the module docstring)."""
 
+ACTIONS = ("box", "discrete", "multidiscrete")
+"""Action spaces (see :class:`DesignInterface`)."""
 
-def observation_space(setting: DesignSetting, observe_posterior: bool = False) -> spaces.Dict:
-    """The observation of one episode (table in the env's docstring)."""
-    rows, d = setting.max_rows, setting.d
-    keys = {
-        "data": spaces.Box(-np.inf, np.inf, (rows, d), np.float32),
-        "intervention_mask": spaces.MultiBinary((rows, d)),
-        "filled": spaces.MultiBinary(rows),
-        "budget_left": spaces.Box(0.0, float(setting.budget), (1,), np.float32),
-    }
-    if observe_posterior:
-        keys["edge_probs"] = spaces.Box(0.0, 1.0, (d, d), np.float32)
-    return spaces.Dict(keys)
+OBSERVATIONS = ("rows", "summary")
+"""Observations (see :class:`DesignInterface`)."""
 
 
-def action_space() -> spaces.Box:
-    """``[-1, 1]^2``: target bin, scaled value (see the module docstring)."""
-    return spaces.Box(-1.0, 1.0, (2,), np.float32)
+@dataclass(frozen=True)
+class DesignInterface:
+    """How an agent acts on and sees a design episode (the episode itself is the :class:`DesignSetting`).
+
+    Actions (``action=``)
+    ---------------------
+    - ``"box"``: ``Box(-1, 1, (2,))``, a target bin and a scaled value (the module docstring).
+    - ``"discrete"``: ``Discrete(1 + d * G)`` over the ``G`` values of ``value_grid`` (fractions of
+      ``value_bound``): ``0`` is an observational row, ``1 + t * G + g`` plays
+      ``do(x_t = value_grid[g] * value_bound)``. The choice set of
+      :class:`~causal_gym.envs.design.baselines.GreedyDesigner` with the same grid.
+    - ``"multidiscrete"``: ``MultiDiscrete([d + 1, G])``: ``[t, g]`` as above, ``t = d`` observes
+      (its value index is ignored).
+
+    An integer outside the space costs its step and adds no row, like a non-finite box action.
+
+    Observations (``observation=``)
+    -------------------------------
+    - ``"rows"``: the Dict of the rows so far (the env's docstring), plus ``edge_probs`` with
+      ``observe_posterior``. Unbounded: normalise it with SB3's ``VecNormalize``.
+    - ``"summary"``: one ``Box(0, 1, (d (d - 1) + d + 1,))`` ``float32`` vector, normalised by
+      construction: the posterior's edge marginals ``P(i -> j)`` off the diagonal (row-major),
+      each node's share of the experiment rows that intervened on it, and the share of the budget
+      left. The posterior is a function of the rows, so it reveals nothing the data do not; it is
+      what the reward is computed from (needs a posterior: not with ``reward="none"``).
+    """
+
+    action: str = "box"
+    value_grid: tuple[float, ...] = (-1.0, 1.0)
+    observation: str = "rows"
+    observe_posterior: bool = False
+
+    def __post_init__(self) -> None:
+        check_choice(self.action, ACTIONS, "action")
+        check_choice(self.observation, OBSERVATIONS, "observation")
+        grid = self.value_grid
+        if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or not grid:
+            raise ValueError(f"value_grid must be a non-empty sequence of fractions of value_bound, got {grid!r}")
+        values = tuple(check_real(v, "value_grid member", -1.0) for v in grid)
+        if max(values) > 1.0 or len(set(values)) != len(values):
+            raise ValueError(f"value_grid must hold distinct fractions of value_bound in [-1, 1], got {values}")
+        object.__setattr__(self, "value_grid", values)
+        object.__setattr__(self, "observe_posterior", bool(self.observe_posterior))
+
+    @property
+    def needs_posterior(self) -> bool:
+        """Whether the observation shows the posterior (so it is recomputed after every step)."""
+        return self.observe_posterior or self.observation == "summary"
+
+    def action_space(self, d: int) -> spaces.Space:
+        """The action space of one episode on ``d`` nodes."""
+        if self.action == "box":
+            return spaces.Box(-1.0, 1.0, (2,), np.float32)
+        if self.action == "discrete":
+            return spaces.Discrete(1 + d * len(self.value_grid))
+        return spaces.MultiDiscrete([d + 1, len(self.value_grid)])
+
+    def action_shape(self) -> tuple[int, ...]:
+        """The shape of one episode's action."""
+        return () if self.action == "discrete" else (2,)
+
+    def observation_space(self, setting: DesignSetting) -> spaces.Space:
+        """The observation of one episode (see the class docstring)."""
+        rows, d = setting.max_rows, setting.d
+        if self.observation == "summary":
+            return spaces.Box(0.0, 1.0, (d * (d - 1) + d + 1,), np.float32)
+        keys = {
+            "data": spaces.Box(-np.inf, np.inf, (rows, d), np.float32),
+            "intervention_mask": spaces.MultiBinary((rows, d)),
+            "filled": spaces.MultiBinary(rows),
+            "budget_left": spaces.Box(0.0, float(setting.budget), (1,), np.float32),
+        }
+        if self.observe_posterior:
+            keys["edge_probs"] = spaces.Box(0.0, 1.0, (d, d), np.float32)
+        return spaces.Dict(keys)
+
+    def encode(self, target: int | None, grid_index: int, d: int) -> int | np.ndarray:
+        """The discrete action playing ``do(x_target = value_grid[grid_index] * value_bound)`` (None: observe).
+
+        Examples
+        --------
+        >>> face = DesignInterface("discrete", (-1.0, 1.0))
+        >>> face.encode(None, 0, d=10), face.encode(3, 1, d=10)
+        (0, 8)
+        >>> face.decode(np.array([0, 8]), 10, 5.0)
+        (array([-1,  3]), array([0., 5.]), array([ True,  True]))
+        """
+        if self.action == "box":
+            raise ValueError("encode builds discrete actions; for the box use encode_action")
+        if target is not None and not 0 <= int(target) < d:
+            raise ValueError(f"target must be None or a node in 0..{d - 1}, got {target!r}")
+        if not 0 <= int(grid_index) < len(self.value_grid):
+            raise ValueError(f"grid_index must be in 0..{len(self.value_grid) - 1}, got {grid_index!r}")
+        if self.action == "multidiscrete":
+            return np.array([d if target is None else int(target), int(grid_index)], dtype=np.int64)
+        return 0 if target is None else 1 + int(target) * len(self.value_grid) + int(grid_index)
+
+    def decode(self, actions: np.ndarray, d: int, value_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(targets, values, valid)`` of a batch of actions; target ``-1`` is an observational row.
+
+        Raises
+        ------
+        ValueError
+            If ``actions`` is not a batch of this interface's actions (shape ``(B,) + action_shape()``,
+            integers for the discrete spaces).
+        """
+        if self.action == "box":
+            return decode_actions(actions, d, value_bound)
+        a = np.asarray(actions)
+        if a.dtype.kind not in "iu" or a.shape[1:] != self.action_shape() or a.ndim != 1 + len(self.action_shape()):
+            raise ValueError(f"{self.action} actions must be integers of shape (B,){' + (2,)' * (self.action == 'multidiscrete')}, "
+                             f"got shape {a.shape}, dtype {a.dtype}")
+        grid = np.asarray(self.value_grid) * value_bound
+        size = len(self.value_grid)
+        a = a.astype(np.int64)
+        if self.action == "discrete":
+            valid = (a >= 0) & (a < 1 + d * size)
+            code = np.where(valid, a, 0) - 1
+            targets, grid_index = np.where(code < 0, -1, code // size), np.maximum(code, 0) % size
+        else:
+            valid = (a[:, 0] >= 0) & (a[:, 0] <= d) & (a[:, 1] >= 0) & (a[:, 1] < size)
+            targets = np.where(valid & (a[:, 0] < d), a[:, 0], -1)
+            grid_index = np.where(valid, a[:, 1], 0)
+        values = np.where(targets >= 0, grid[grid_index], 0.0)
+        return targets, values, valid
+
+    def invalid_text(self) -> str:
+        """What the info says after an invalid action."""
+        what = ("a finite point of [-1, 1]^2" if self.action == "box"
+                else "an index of the action space" if self.action == "discrete" else "[target in 0..d, value index]")
+        return f"invalid action: it must be {what}; the step was spent, no row added"
 
 
 def decode_actions(actions: np.ndarray, d: int, value_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -127,25 +250,26 @@ class DesignBatch:
     value_bound : float
         Largest intervention value in absolute terms.
     reward : {"dense", "sparse", "none"}
-    observe_posterior : bool, default False
-        Keep the edge posterior current after every step (whatever the reward mode) and put it in
-        the observation as ``edge_probs``.
+    interface : DesignInterface, optional
+        The action and observation spaces (default: the box and the rows). An observation that
+        shows the posterior keeps it current after every step, whatever the reward mode.
 
     Raises
     ------
     ValueError
-        ``observe_posterior`` with ``reward="none"`` (that mode computes no posterior).
+        An observation showing the posterior with ``reward="none"`` (that mode computes no posterior).
     """
 
-    def __init__(self, setting: DesignSetting, value_bound: float, reward: str, observe_posterior: bool = False
-                 ) -> None:
-        if observe_posterior and reward == "none":
-            raise ValueError("observe_posterior needs a posterior: use reward='dense' or 'sparse', not 'none'")
+    def __init__(self, setting: DesignSetting, value_bound: float, reward: str,
+                 interface: DesignInterface | None = None) -> None:
+        self.interface = DesignInterface() if interface is None else interface
+        if self.interface.needs_posterior and reward == "none":
+            raise ValueError("observe_posterior needs a posterior (so does observation='summary'): "
+                             "use reward='dense' or 'sparse', not 'none'")
         self.setting = setting
         self.value_bound = value_bound
         self.reward = reward
-        self.observe_posterior = bool(observe_posterior)
-        self._per_step = reward == "dense" or self.observe_posterior  # posterior recomputed after every step
+        self._per_step = reward == "dense" or self.interface.needs_posterior  # posterior recomputed after every step
         self.instances: Instances | None = None
 
     def start(self, instances: Instances) -> None:
@@ -188,7 +312,7 @@ class DesignBatch:
             raise RuntimeError("the episode has ended; call reset() to start a new one")
         s, instances = self.setting, self.instances
         b, k = len(instances), s.rows_per_step
-        targets, values, valid = decode_actions(actions, s.d, self.value_bound)
+        targets, values, valid = self.interface.decode(actions, s.d, self.value_bound)
         if len(targets) != b:
             raise ValueError(f"expected {b} actions, got {len(targets)}")
         played = np.flatnonzero(valid)
@@ -233,10 +357,17 @@ class DesignBatch:
 
     def observation(self, b: int | None = None) -> dict[str, np.ndarray]:
         """The observation of episode ``b``, or of all (leading axis ``B``) when None."""
-        left = np.full((len(self.instances), 1), self.setting.budget - self.used, dtype=np.float32)
+        s = self.setting
+        left = np.full((len(self.instances), 1), s.budget - self.used, dtype=np.float32)
+        if self.interface.observation == "summary":
+            off = ~np.eye(s.d, dtype=bool)
+            share = self.mask[:, s.n_observational:].sum(axis=1) / (s.budget * s.rows_per_step)
+            probs = np.clip(self.edge_probs[:, off], 0.0, 1.0)
+            vector = np.concatenate([probs, share, left / s.budget], axis=1).astype(np.float32)
+            return vector if b is None else vector[b]
         obs = {"data": self.data.astype(np.float32), "intervention_mask": self.mask.copy(),
                "filled": self.filled.copy(), "budget_left": left}
-        if self.observe_posterior:
+        if self.interface.observe_posterior:
             obs["edge_probs"] = self.edge_probs.astype(np.float32)
         return obs if b is None else {key: value[b] for key, value in obs.items()}
 
@@ -273,6 +404,6 @@ class DesignBatch:
         info: dict[str, Any] = {"target": None if target < 0 else target, "value": float(step["value"][b]),
                                 "budget_left": self.setting.budget - self.used}
         if not step["valid"][b]:
-            info["error"] = "invalid action: it must be a finite point of [-1, 1]^2; the step was spent, no row added"
+            info["error"] = self.interface.invalid_text()
             info["target"], info["value"] = None, None
         return info

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -13,12 +14,7 @@ from causal_gym._validation import (
     check_real,
     check_reset_options,
 )
-from causal_gym.envs.design.batch import (
-    REWARDS,
-    DesignBatch,
-    action_space,
-    observation_space,
-)
+from causal_gym.envs.design.batch import REWARDS, DesignBatch, DesignInterface
 from causal_gym.envs.design.world import (
     SPLITS,
     SUITE_SIZE,
@@ -80,11 +76,15 @@ class InterventionDesignEnv(gym.Env):
     to set, and how hard, depends on what the data so far leave uncertain.
 
     ## Action Space
-    ``Box(-1, 1, (2,), float32)``: ``a[0]`` picks the target among ``d + 1`` equal bins (the last
-    is "observe, no intervention"), ``value = a[1] * value_bound``.
+    ``action="box"`` (default): ``Box(-1, 1, (2,), float32)``: ``a[0]`` picks the target among
+    ``d + 1`` equal bins (the last is "observe, no intervention"), ``value = a[1] * value_bound``.
     :func:`~causal_gym.envs.design.batch.encode_action` builds the action of a design. Finite
     actions outside the box are clipped; a non-finite action costs its step and adds no row
-    (``info["error"]`` says so).
+    (``info["error"]`` says so). ``action="discrete"``: ``Discrete(1 + d * G)``, "observe" or a node
+    at one of the ``G`` values of ``value_grid`` (fractions of ``value_bound``, default ``(-1, 1)``);
+    ``action="multidiscrete"``: ``MultiDiscrete([d + 1, G])``, ``[target or d to observe, value
+    index]`` (:class:`~causal_gym.envs.design.batch.DesignInterface`; an index outside the space
+    costs its step and adds no row).
 
     ## Observation Space
     A Dict, padded to the ``R = n_observational + budget * rows_per_step`` rows of a finished episode:
@@ -99,6 +99,11 @@ class InterventionDesignEnv(gym.Env):
 
     ``edge_probs`` is a function of the rows shown (the posterior the reward is computed from), so
     it tells the agent nothing the data do not; it saves a policy recomputing the posterior.
+
+    ``observation="summary"`` replaces the Dict by one normalised ``Box(0, 1)`` vector of length
+    ``d (d - 1) + d + 1``: those edge marginals off the diagonal (row-major), each node's share of
+    the experiment rows that intervened on it, and the share of the budget left (for an MLP policy;
+    needs a posterior, so not with ``reward="none"``).
 
     ## Rewards
     ``reward="dense"`` (default): the gain, after each step, of the posterior's expected number of
@@ -118,8 +123,10 @@ class InterventionDesignEnv(gym.Env):
     ## Arguments
     ``d`` (10), ``graph`` ("er" | "sf"), ``expected_degree`` (6.0), ``noise`` ("gaussian" | "gumbel" |
     "laplace" | "uniform"), ``n_observational`` (50), ``budget`` (10), ``rows_per_step`` (1),
-    ``value_bound`` (5.0), ``reward`` ("dense"), ``observe_posterior`` (False), ``seal`` (None: open splits unless
-    ``CAUSAL_GYM_SEAL`` is set), ``render_mode`` (None | "ansi").
+    ``value_bound`` (5.0), ``reward`` ("dense"), ``observe_posterior`` (False), ``action`` ("box" |
+    "discrete" | "multidiscrete"), ``value_grid`` ((-1.0, 1.0): the discrete actions' values),
+    ``observation`` ("rows" | "summary"), ``seal`` (None: open splits unless ``CAUSAL_GYM_SEAL`` is
+    set), ``render_mode`` (None | "ansi").
 
     ## Vectorized environment
     ``gym.make_vec(id, num_envs=B, vectorization_mode="vector_entry_point")`` builds
@@ -144,6 +151,9 @@ class InterventionDesignEnv(gym.Env):
         value_bound: float = VALUE_BOUND,
         reward: str = "dense",
         observe_posterior: bool = False,
+        action: str = "box",
+        value_grid: Sequence[float] = (-1.0, 1.0),
+        observation: str = "rows",
         seal: Seal | str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -156,9 +166,10 @@ class InterventionDesignEnv(gym.Env):
         if render_mode is not None:
             check_choice(render_mode, self.metadata["render_modes"], "render_mode")
         self.render_mode = render_mode
-        self.observation_space = observation_space(self.setting, observe_posterior)
-        self.action_space = action_space()
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, observe_posterior)
+        self.interface = DesignInterface(action, value_grid, observation, observe_posterior)
+        self.observation_space = self.interface.observation_space(self.setting)
+        self.action_space = self.interface.action_space(self.setting.d)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface)
         self._where: dict[str, Any] = {}
         self._last: dict[str, Any] = {}
 
@@ -191,13 +202,14 @@ class InterventionDesignEnv(gym.Env):
         Raises
         ------
         ValueError
-            If ``action`` is not a real array of shape (2,).
+            If ``action`` is not of the action space's shape and kind (a real array of shape (2,) for the box).
         RuntimeError
             Before ``reset`` or after the episode ended.
         """
         a = np.asarray(action)
-        if a.shape != (2,):
-            raise ValueError(f"action must be a point of [-1, 1]^2 of shape (2,), got shape {a.shape}")
+        if a.shape != self.interface.action_shape():
+            raise ValueError(f"action must be an element of {self.action_space} of shape "
+                             f"{self.interface.action_shape()}, got shape {a.shape}")
         rewards, design = self._batch.play(a[None])
         info = self._batch.design(0, design)
         self._last = info

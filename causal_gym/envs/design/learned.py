@@ -38,15 +38,14 @@ import copy
 import math
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.policies import ActorCriticPolicy
-from stable_baselines3.common.vec_env import VecEnv
 from torch import nn
 
 from causal_gym.envs.design.batch import encode_action
+from causal_gym.envs.design.sb3 import DesignSB3VecEnv
 
 __all__ = ["PAIR_FEATURES", "GLOBAL_FEATURES", "path_probabilities", "design_features", "DesignVecEnv", "PairScorer",
            "PairScorerPolicy", "q_targets", "fit_scorer"]
@@ -124,48 +123,32 @@ def design_features(obs: dict[str, np.ndarray], budget: int) -> np.ndarray:
     return np.concatenate([pairs.reshape(b, -1), left, total], axis=1).astype(np.float32)
 
 
-class DesignVecEnv(VecEnv):
+class DesignVecEnv(DesignSB3VecEnv):
     """SB3's ``VecEnv`` over the batched design env: :func:`design_features` in, a target node out.
 
-    Action ``k`` plays ``do(x_k = +value_bound)``. The batched env autoresets on the step after an
-    episode's end (Gymnasium's ``NEXT_STEP``); SB3 expects the reset observation together with the
-    ``done`` flag, so the adapter takes that extra step at once and puts the final features in
-    ``info["terminal_observation"]``. Every episode of the batch ends at the same step.
-
-    Parameters
-    ----------
-    env_id : str
-        A design id (``InterventionDesign-*-v0``).
-    num_envs : int
-        Episodes per batch.
-    seed : int, optional
-        Seeds the train stream at the first reset.
-    **kwargs
-        Passed to ``gym.make_vec`` (the env's keywords); ``observe_posterior`` is always on.
+    Action ``k`` plays ``do(x_k = +value_bound)``. The batching, autoreset and instance options are
+    :class:`~causal_gym.envs.design.sb3.DesignSB3VecEnv`'s; this adapter only replaces the
+    observation by :func:`design_features` (of the posterior: ``observe_posterior`` is always on)
+    and the action by a node. Its arguments are the parent's (the env's keywords with the default
+    box action and rows observation).
     """
 
     def __init__(self, env_id: str, num_envs: int, seed: int | None = None, **kwargs: Any) -> None:
-        self.env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",
-                                observe_posterior=True, **kwargs)
+        super().__init__(env_id, num_envs, seed, observe_posterior=True, **kwargs)
         unwrapped = self.env.unwrapped
         self.budget, self.d, self.value_bound = unwrapped.setting.budget, unwrapped.setting.d, unwrapped.value_bound
         size = self.d * self.d * PAIR_FEATURES + GLOBAL_FEATURES
-        self.render_mode = None
-        super().__init__(num_envs, spaces.Box(-np.inf, np.inf, (size,), np.float32), spaces.Discrete(self.d))
-        self._seed = seed
-        self._options: dict[str, Any] | None = None
-        self._actions: np.ndarray | None = None
-        self.last_scores: dict[str, np.ndarray] = {}
+        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self.action_space = spaces.Discrete(self.d)
+
+    def observe(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        """:func:`design_features` of the batched env's observation."""
+        return design_features(obs, self.budget)
 
     def encode(self, targets: np.ndarray) -> np.ndarray:
         """The env's ``(B, 2)`` actions for target nodes ``(B,)``."""
+        targets = np.asarray(targets).reshape(self.num_envs)
         return np.stack([encode_action(int(k), self.value_bound, self.d, self.value_bound) for k in targets])
-
-    def reset(self, options: dict[str, Any] | None = None) -> np.ndarray:
-        """Reset the batch (``options`` as the env's, e.g. ``{"split": "dev", "instance": 0}``)."""
-        obs, _ = self.env.reset(seed=self._seed, options=options if options is not None else self._options)
-        self._seed = None
-        return design_features(obs, self.budget)
 
     def lookahead(self, with_features: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """What every target would give now: rewards ``(B, d)`` and the features after it ``(B, d, F)``.
@@ -199,40 +182,6 @@ class DesignVecEnv(VecEnv):
             if with_features:
                 features.append(design_features(twin.observation(), self.budget))
         return rewards, np.stack(features, axis=1) if with_features else None
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = self.encode(np.asarray(actions).reshape(self.num_envs))
-
-    def step_wait(self):
-        obs, rewards, terminated, truncated, info = self.env.step(self._actions)
-        done = terminated | truncated
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if done.all():
-            final = design_features(obs, self.budget)
-            self.last_scores = info.get("scores", {})
-            for k in range(self.num_envs):
-                infos[k]["terminal_observation"] = final[k]
-            obs, *_ = self.env.step(self._actions)  # the autoreset
-        return design_features(obs, self.budget), rewards.astype(np.float32), done, infos
-
-    def close(self) -> None:
-        self.env.close()
-
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        return [getattr(self, attr_name)] * self.num_envs
-
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        setattr(self, attr_name, value)
-
-    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-        raise NotImplementedError("DesignVecEnv has no sub-env objects")
-
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        return [False] * self.num_envs
-
-    def seed(self, seed: int | None = None) -> list[int | None]:
-        self._seed = seed
-        return [seed] * self.num_envs
 
 
 class PairScorer(nn.Module):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from causal_gym.envs.benchmark import ReportOptions
+from causal_gym.envs.design.env import VALUE_BOUND
 from causal_gym.envs.design.world import DesignSetting
 from causal_gym.tables import ReportTable, build_table, column, interval, interval_cells, played
 
@@ -20,9 +21,13 @@ _METRICS = ("gain", "expected_shd", "auprc", "map_f1")
 
 
 def episode_columns(params: dict[str, Any], line: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
-    """The setting's name and size, and the final scores."""
+    """The setting's name (with ``-vb<bound>`` when the value bound is not the default) and size, and the final scores."""
     setting = DesignSetting(**{key: params[key] for key in _SETTING_KEYS if key in params})
-    return {"setting": setting.name, "d": setting.d, "expected_degree": setting.expected_degree,
+    name = setting.name
+    bound = params.get("value_bound", VALUE_BOUND)
+    if bound != VALUE_BOUND:
+        name += f"-vb{bound:g}"
+    return {"setting": name, "d": setting.d, "expected_degree": setting.expected_degree,
             "scores": line.get("scores") or {}}
 
 

@@ -12,6 +12,19 @@ Ids
   posterior is misspecified.
 - ``InterventionDesign-lg12-v0``: d = 12, 12 interventions (the DP costs about 3x d = 10).
 
+Scarce variants, where a fixed sweep is clearly worse than choosing (CAASL's setting above stays
+the reference; ``examples/design_baselines.py`` measures greedy - round-robin on each, README):
+
+- ``InterventionDesign-lg10-T3-v0``: ``lg10`` with 3 experiments (fewer than ``d``: which nodes to
+  spend them on is the decision).
+- ``InterventionDesign-lg10-T5-v0``: ``lg10`` with 5 experiments.
+- ``InterventionDesign-lg10-T5-bounded-v0``: 5 experiments with ``|value| <= 2`` (about two
+  standard deviations of a variable instead of five): a weak intervention only pays where the data
+  leave the direction open.
+
+The variants share the ``lg10`` instances (graphs, weights, observational rows) instance by
+instance: the budget and the value bound do not enter the streams.
+
 Every keyword of :class:`~causal_gym.envs.design.env.InterventionDesignEnv` can be passed to
 ``gym.make``; ``gym.make_vec(id, num_envs, vectorization_mode="vector_entry_point")`` builds the
 batched :class:`~causal_gym.envs.design.vector.InterventionDesignVectorEnv`.
@@ -32,6 +45,9 @@ SETTINGS_BY_ID: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "InterventionDesign-sf10-v0": {"graph": "sf"},
     "InterventionDesign-gumbel10-v0": {"noise": "gumbel"},
     "InterventionDesign-lg12-v0": {"d": 12, "expected_degree": 6.0, "budget": 12},
+    "InterventionDesign-lg10-T3-v0": {"budget": 3},
+    "InterventionDesign-lg10-T5-v0": {"budget": 5},
+    "InterventionDesign-lg10-T5-bounded-v0": {"budget": 5, "value_bound": 2.0},
 })
 """Id -> its keyword arguments (the rest are the env's defaults)."""
 
@@ -40,6 +56,9 @@ _TEXT = {
     "InterventionDesign-sf10-v0": "d=10 scale-free linear-Gaussian, 50 observational rows, 10 do-interventions",
     "InterventionDesign-gumbel10-v0": "d=10 ER linear with Gumbel noise (posterior misspecified), 10 do-interventions",
     "InterventionDesign-lg12-v0": "d=12 ER linear-Gaussian, 50 observational rows, 12 do-interventions",
+    "InterventionDesign-lg10-T3-v0": "lg10 with 3 do-interventions (fewer than d: the choice matters)",
+    "InterventionDesign-lg10-T5-v0": "lg10 with 5 do-interventions (fewer than d: the choice matters)",
+    "InterventionDesign-lg10-T5-bounded-v0": "lg10 with 5 do-interventions at |value| <= 2",
 }
 
 SPEC = BenchmarkSpec(

@@ -16,6 +16,7 @@ Gymnasium's ``"_"``-prefixed masks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,12 +24,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from causal_gym._validation import check_choice, check_count, check_real
-from causal_gym.envs.design.batch import (
-    REWARDS,
-    DesignBatch,
-    action_space,
-    observation_space,
-)
+from causal_gym.envs.design.batch import REWARDS, DesignBatch, DesignInterface
 from causal_gym.envs.design.env import VALUE_BOUND, resolve_split
 from causal_gym.envs.design.world import (
     SUITE_SIZE,
@@ -56,7 +52,7 @@ class InterventionDesignVectorEnv(VectorEnv):
     ----------
     num_envs : int
         Episodes per batch.
-    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, value_bound, reward, observe_posterior, seal
+    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, value_bound, reward, observe_posterior, action, value_grid, observation, seal
         As :class:`~causal_gym.envs.design.env.InterventionDesignEnv`.
     render_mode : None
         Batched rendering is not offered.
@@ -77,6 +73,9 @@ class InterventionDesignVectorEnv(VectorEnv):
         value_bound: float = VALUE_BOUND,
         reward: str = "dense",
         observe_posterior: bool = False,
+        action: str = "box",
+        value_grid: Sequence[float] = (-1.0, 1.0),
+        observation: str = "rows",
         seal: Seal | str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -90,11 +89,12 @@ class InterventionDesignVectorEnv(VectorEnv):
             raise ValueError("the batched design env does not render; use InterventionDesignEnv for 'ansi'")
         self.render_mode = None
         self.seal = resolve_seal(seal)
-        self.single_observation_space = observation_space(self.setting, observe_posterior)
-        self.single_action_space = action_space()
+        self.interface = DesignInterface(action, value_grid, observation, observe_posterior)
+        self.single_observation_space = self.interface.observation_space(self.setting)
+        self.single_action_space = self.interface.action_space(self.setting.d)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, observe_posterior)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface)
         self._split: str = "train"
         self._next: int | None = None
         self._needs_reset = False
@@ -138,7 +138,7 @@ class InterventionDesignVectorEnv(VectorEnv):
         Raises
         ------
         ValueError
-            For actions not of shape ``(num_envs, 2)``.
+            For actions not of shape ``(num_envs,) + single action shape``.
         """
         b = self.num_envs
         if self._needs_reset:
@@ -146,13 +146,14 @@ class InterventionDesignVectorEnv(VectorEnv):
             self._needs_reset = False
             return (self._batch.observation(), np.zeros(b), np.zeros(b, dtype=bool), np.zeros(b, dtype=bool), {})
         a = np.asarray(actions)
-        if a.shape != (b, 2):
-            raise ValueError(f"actions must have shape ({b}, 2), got {a.shape}")
+        shape = (b, *self.interface.action_shape())
+        if a.shape != shape:
+            raise ValueError(f"actions must have shape {shape}, got {a.shape}")
         rewards, design = self._batch.play(a)
         done = self._batch.done
         info: dict[str, Any] = {}
         if not design["valid"].all():
-            info["error"] = np.where(design["valid"], "", "invalid action: the step was spent, no row added")
+            info["error"] = np.where(design["valid"], "", self.interface.invalid_text())
             info["_error"] = ~design["valid"]
         if done:
             per_episode = [self._batch.final_scores(k) for k in range(b)]

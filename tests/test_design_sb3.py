@@ -1,0 +1,202 @@
+"""The design envs' standard RL route: discrete actions, the summary observation, make_sb3_env, SB3's VecEnv.
+
+References: the discrete actions against the box action encoding the same design (an independent
+path through the env); the summary observation against the posterior recomputed from the rows the
+``rows`` observation shows and intervention counts taken from its mask; the SB3 adapter against
+single envs stepped on the same instances with the same actions.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from gymnasium.utils.env_checker import check_env as gym_check_env  # noqa: E402
+from stable_baselines3 import PPO  # noqa: E402
+from stable_baselines3.common.env_checker import check_env as sb3_check_env  # noqa: E402
+from stable_baselines3.common.vec_env import VecNormalize  # noqa: E402
+
+import causal_gym  # noqa: E402, F401  (registers the ids)
+from causal_gym.envs.design.batch import DesignInterface, encode_action  # noqa: E402
+from causal_gym.envs.design.env import InterventionDesignEnv  # noqa: E402
+from causal_gym.envs.design.sb3 import DesignSB3VecEnv  # noqa: E402
+from causal_gym.envs.design.spec import SETTINGS_BY_ID  # noqa: E402
+from causal_gym.envs.wrappers import make_sb3_env  # noqa: E402
+from causal_gym.stats.graph_posterior import edge_posterior, local_scores  # noqa: E402
+
+SMALL = {"d": 4, "expected_degree": 2.0, "n_observational": 20, "budget": 5}
+GRID = (-1.0, -0.5, 1.0)
+
+
+def _observed(observation):
+    filled = observation["filled"].astype(bool)
+    return observation["data"][filled].astype(np.float64), observation["intervention_mask"][filled].astype(bool)
+
+
+def test_discrete_codes_by_hand():
+    face = DesignInterface("discrete", GRID)
+    assert face.action_space(4) == gym.spaces.Discrete(1 + 4 * 3)
+    targets, values, valid = face.decode(np.array([0, 1, 3, 4, 12, 13, -1]), 4, 2.0)
+    # 0 observes; 1 + t * 3 + g is node t at GRID[g] * 2; 13 and -1 lie outside Discrete(13)
+    assert targets.tolist() == [-1, 0, 0, 1, 3, -1, -1]
+    assert values.tolist() == [0.0, -2.0, 2.0, -2.0, 2.0, 0.0, 0.0]
+    assert valid.tolist() == [True] * 5 + [False, False]
+    multi = DesignInterface("multidiscrete", GRID)
+    assert multi.action_space(4) == gym.spaces.MultiDiscrete([5, 3])
+    targets, values, valid = multi.decode(np.array([[4, 2], [2, 1], [5, 0], [0, 3]]), 4, 2.0)
+    assert targets.tolist() == [-1, 2, -1, -1] and values.tolist() == [0.0, -1.0, 0.0, 0.0]
+    assert valid.tolist() == [True, True, False, False]
+    for kind in ("discrete", "multidiscrete"):
+        face = DesignInterface(kind, GRID)
+        for target in (None, *range(4)):
+            for g in range(3):
+                code = np.asarray(face.encode(target, g, 4))[None]
+                t, v, ok = face.decode(code, 4, 2.0)
+                assert ok[0] and t[0] == (-1 if target is None else target)
+                assert v[0] == (0.0 if target is None else GRID[g] * 2.0)
+    with pytest.raises(ValueError, match="integers"):
+        DesignInterface("discrete").decode(np.array([1.0]), 4, 2.0)
+    with pytest.raises(ValueError, match="action"):
+        DesignInterface("joystick")
+    with pytest.raises(ValueError, match="observation"):
+        DesignInterface(observation="pixels")
+    with pytest.raises(ValueError, match="value_grid"):
+        DesignInterface("discrete", (0.5, 0.5))
+    with pytest.raises(ValueError, match="value_grid"):
+        DesignInterface("discrete", (2.0,))
+
+
+@pytest.mark.parametrize("kind", ["discrete", "multidiscrete"])
+def test_discrete_actions_play_the_same_experiments_as_the_box(kind):
+    box = InterventionDesignEnv(**SMALL)
+    env = InterventionDesignEnv(**SMALL, action=kind, value_grid=GRID)
+    box.reset(options={"instance": 4})
+    env.reset(options={"instance": 4})
+    for target, g in ((2, 0), (None, 1), (0, 1), (3, 2), (2, 2)):
+        o, r, t, _, info = env.step(env.interface.encode(target, g, 4))
+        value = 0.0 if target is None else GRID[g] * env.value_bound
+        ob, rb, tb, _, info_b = box.step(encode_action(target, value, 4, box.value_bound))
+        assert np.array_equal(o["data"], ob["data"]) and np.array_equal(o["intervention_mask"], ob["intervention_mask"])
+        assert r == rb and t == tb and info["target"] == info_b["target"]
+        assert info["value"] == pytest.approx(info_b["value"], abs=1e-6)
+    assert info["scores"]["gain"] == info_b["scores"]["gain"]
+
+
+def test_an_index_outside_the_space_costs_its_step_and_adds_no_row():
+    env = InterventionDesignEnv(**SMALL, action="discrete")
+    obs, _ = env.reset(options={"instance": 0})
+    obs, reward, terminated, _, info = env.step(np.int64(9))  # Discrete(1 + 4 * 2) = 0..8
+    assert "invalid action" in info["error"] and reward == 0.0 and obs["filled"].sum() == SMALL["n_observational"]
+    assert obs["budget_left"][0] == SMALL["budget"] - 1 and not terminated
+    with pytest.raises(ValueError, match="shape"):
+        env.step(np.array([1, 2]))
+    multi = InterventionDesignEnv(**SMALL, action="multidiscrete")
+    multi.reset(options={"instance": 0})
+    assert "invalid action" in multi.step(np.array([1, 2]))[4]["error"]  # value index 2 of a grid of 2
+
+
+def test_summary_is_the_posterior_of_the_rows_and_the_counts_of_the_mask():
+    summary = InterventionDesignEnv(**SMALL, observation="summary")
+    rows = InterventionDesignEnv(**SMALL)
+    vec, _ = summary.reset(options={"instance": 3})
+    obs, _ = rows.reset(options={"instance": 3})
+    d, budget, n0 = 4, SMALL["budget"], SMALL["n_observational"]
+    assert summary.observation_space == gym.spaces.Box(0.0, 1.0, (d * (d - 1) + d + 1,), np.float32)
+    for step, target in enumerate((1, 1, None, 3, 0)):
+        data, mask = _observed(obs)
+        probs = edge_posterior(local_scores(data, mask)).edge_probs
+        expected_probs = [probs[i, j] for i in range(d) for j in range(d) if i != j]
+        counts = obs["intervention_mask"][n0:].sum(axis=0) / budget
+        np.testing.assert_allclose(vec[: d * (d - 1)], expected_probs, atol=1e-4)
+        np.testing.assert_allclose(vec[d * (d - 1): -1], counts, atol=1e-7)
+        assert vec[-1] == pytest.approx((budget - step) / budget)
+        assert summary.observation_space.contains(vec)
+        action = encode_action(target, 4.0, d, 5.0)
+        vec, reward, *_ = summary.step(action)
+        obs, plain_reward, *_ = rows.step(action)
+        assert reward == plain_reward
+    np.testing.assert_allclose(vec[d * (d - 1): -1], [0.2, 0.4, 0.0, 0.2], atol=1e-7)  # node 1 twice, 2 never
+    assert vec[-1] == 0.0
+    with pytest.raises(ValueError, match="needs a posterior"):
+        InterventionDesignEnv(**SMALL, reward="none", observation="summary")
+
+
+ROUTES = [{}, {"action": "discrete"}, {"action": "multidiscrete", "observation": "summary"},
+          {"action": "discrete", "observation": "summary", "observe_posterior": True},
+          {"action": "box", "observation": "rows", "observe_posterior": True, "flatten": True}]
+
+
+@pytest.mark.parametrize("env_id", sorted(SETTINGS_BY_ID))
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: "-".join(f"{v}" for v in r.values()) or "default")
+def test_make_sb3_env_passes_both_checkers_on_every_design_id(env_id, route):
+    env = make_sb3_env(env_id, **route)
+    discrete = route.get("action") in ("discrete", "multidiscrete")
+    assert isinstance(env.action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete) if discrete else gym.spaces.Box)
+    if discrete:
+        env.reset(seed=0)
+        assert env.action_masks().all()
+    space = env.observation_space
+    entries = space.spaces.values() if isinstance(space, gym.spaces.Dict) else [space]
+    assert all(len(s.shape) == 1 for s in entries)
+    gym_check_env(env.unwrapped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning of SB3's checker (a space it cannot take, a bad bound) fails
+        sb3_check_env(env, warn=True)
+
+
+@pytest.mark.parametrize("observation", ["rows", "summary"])
+def test_sb3_vecenv_equals_single_envs_on_the_same_instances(observation):
+    kwargs = {**SMALL, "action": "discrete", "observation": observation}
+    venv = DesignSB3VecEnv("InterventionDesign-lg10-v0", 3, options={"instance": 7}, **kwargs)
+    singles = [gym.make("InterventionDesign-lg10-v0", **kwargs) for _ in range(3)]
+
+    def flat(o):
+        return o if observation == "summary" else {k: v.reshape(-1) for k, v in o.items()}
+
+    def same(batched, k, single):
+        if observation == "summary":
+            np.testing.assert_array_equal(batched[k], single)
+        else:
+            for key, value in flat(single).items():
+                np.testing.assert_array_equal(batched[key][k], value)
+
+    obs = venv.reset()
+    for k, env in enumerate(singles):
+        same(obs, k, env.reset(options={"instance": 7 + k})[0])
+    rng = np.random.default_rng(0)
+    for _ in range(SMALL["budget"]):
+        actions = rng.integers(0, venv.action_space.n, size=3)
+        venv.step_async(actions)
+        obs, rewards, done, infos = venv.step_wait()
+        for k, env in enumerate(singles):
+            single_obs, reward, terminated, _, info = env.step(actions[k])
+            assert rewards[k] == pytest.approx(reward, abs=1e-5)
+            assert done[k] == terminated
+            if terminated:
+                same({key: v[None] for key, v in infos[k]["terminal_observation"].items()}
+                     if observation == "rows" else infos[k]["terminal_observation"][None], 0, single_obs)
+                assert venv.last_scores["gain"][k] == pytest.approx(info["scores"]["gain"], abs=1e-9)
+            else:
+                same(obs, k, single_obs)
+                assert set(infos[k]) <= {"error"}  # nothing of the hidden SCM before the end
+    assert done.all()
+    # the observation returned with done starts the next batch: instances 10, 11, 12
+    for k in range(3):
+        same(obs, k, gym.make("InterventionDesign-lg10-v0", **kwargs).reset(options={"instance": 10 + k})[0])
+
+
+def test_ppo_runs_on_the_route_with_vecnormalize():
+    venv = VecNormalize(DesignSB3VecEnv("InterventionDesign-lg10-v0", 4, seed=0, action="discrete", **SMALL),
+                        norm_obs_keys=["data"], norm_reward=False)
+    model = PPO("MultiInputPolicy", venv, n_steps=5, batch_size=10, n_epochs=1, seed=0, device="cpu")
+    model.learn(40)
+    assert model.num_timesteps == 40
+    summary = DesignSB3VecEnv("InterventionDesign-lg10-v0", 4, seed=0, action="multidiscrete", observation="summary",
+                              **SMALL)
+    action, _ = PPO("MlpPolicy", summary, n_steps=5, seed=0, device="cpu").predict(summary.reset())
+    assert action.shape == (4, 2) and summary.action_space.contains(action[0])
