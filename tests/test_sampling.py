@@ -27,7 +27,13 @@ from causal_gym.envs.heuresis.env import HeuresisEnv
 from causal_gym.harness import ToolError
 from causal_gym.harness.data_tools import CODE_EXAMPLES
 from causal_gym.harness.tool_env import ERROR_PREFIX, LAST_TURN, OPEN, ToolEnv
-from causal_gym.harness.toolbox import ActionField, Tool, ToolActionSpace, ToolCall, Toolbox
+from causal_gym.harness.toolbox import (
+    ActionField,
+    Tool,
+    ToolActionSpace,
+    Toolbox,
+    ToolCall,
+)
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
@@ -84,7 +90,7 @@ def play_masked(env: gym.Env, n_actions: int, seed: int, options: dict | None) -
     base = env.unwrapped
     skip = {"run_code"}
     env.action_space.seed(seed)
-    obs, info = env.reset(seed=seed, options=options)
+    _, info = env.reset(seed=seed, options=options)
     rejected, seen, episode = [], Counter(), 0
     for k in range(n_actions):
         mask = dict(info["action_mask"])
@@ -97,14 +103,14 @@ def play_masked(env: gym.Env, n_actions: int, seed: int, options: dict | None) -
         seen["last_turn"] += info["phase"] == LAST_TURN
         action = env.action_space.sample(mask=mask)
         assert env.action_space.contains(action)
-        obs, _, terminated, truncated, info = env.step(action)
+        _, _, terminated, truncated, info = env.step(action)
         last = base.record()[-1]
         seen[last.tool] += 1
         if last.result_text.startswith(ERROR_PREFIX):
             rejected.append((k, last.tool, last.arguments, last.result_text[:200]))
         if terminated or truncated:
             episode += 1
-            obs, info = env.reset(seed=seed + episode, options=options)
+            _, info = env.reset(seed=seed + episode, options=options)
     seen["episodes"] = episode
     return rejected, seen
 

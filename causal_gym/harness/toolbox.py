@@ -752,14 +752,20 @@ class ToolActionSpace(spaces.Dict):
                 nodes[name] = set(range(self.toolbox.d)) if m is None else set(np.flatnonzero(np.asarray(m)).tolist())
             elif f.kind == "node_set" and m is not None:
                 forced |= set(np.flatnonzero(np.asarray(m) == 1).tolist())
-            elif f.kind == "choice" and m is not None and not np.any(m):
-                return None
-            elif f.kind == "text" and name in tool.required and (
-                (m is None and not f.examples) or (isinstance(m, str) and not m.strip())
-            ):
+            elif self._empty(f, m, name in tool.required):
                 return None
         nodes = {name: values - forced for name, values in nodes.items()}
         return nodes if _distinct([], list(nodes.values())) else None
+
+
+    @staticmethod
+    def _empty(f: ActionField, mask: Any, required: bool) -> bool:
+        """Whether ``mask`` leaves choice or required text field ``f`` no value to send."""
+        if f.kind == "choice":
+            return mask is not None and not np.any(mask)
+        if f.kind != "text" or not required:
+            return False
+        return (mask is None and not f.examples) or (isinstance(mask, str) and not mask.strip())
 
 
 def _distinct(named: list[int], options: Sequence[set[int]]) -> bool:
