@@ -512,6 +512,17 @@ def _swap_truth(instance, seed: int):
     return dataclasses.replace(instance, hidden=hidden)
 
 
+def _swapped_loader(real):
+    """``load_instance`` giving each instance another hidden DAG (same data) and its PC-KCI reference."""
+
+    def swapped(*key):
+        instance, _ = real(*key)
+        fake = _swap_truth(instance, 100 + key[2])
+        return fake, pc_kci_reference(fake)
+
+    return swapped
+
+
 def _texts(value):
     if isinstance(value, str):
         yield value
@@ -540,11 +551,7 @@ def test_nothing_before_the_end_depends_on_the_truth(monkeypatch):
     the final step is identical; only the final scores change. Texts never quote p-values."""
     monkeypatch.setattr(tools_module, "run_code", _fast_run_code)
     real = env_module.load_instance
-
-    def swapped(*key):
-        instance, _ = real(*key)
-        fake = _swap_truth(instance, 100 + key[2])
-        return fake, pc_kci_reference(fake)
+    swapped = _swapped_loader(real)
 
     rng = np.random.default_rng(9)
     for family, guided, seed in (("lg", False, 0), ("wild", True, 1), ("gauntlet", True, 2), ("anm", False, 3)):
@@ -565,6 +572,38 @@ def test_nothing_before_the_end_depends_on_the_truth(monkeypatch):
         texts = [t for item in seen for t in _texts(item)] + [c["result_text"] for c in record]
         pvalues = [f"{r.pvalue:.6f}" for r in env._reference.deletion_log] + ["p-value", "p ="]
         assert not any(p in t for p in pvalues for t in texts)
+
+
+def test_masked_sampling_does_not_depend_on_the_truth(monkeypatch):
+    """The action masks read public state only: with the hidden DAG swapped (same data), seeded
+    ``action_space.sample(mask=info["action_mask"])`` draws the same actions and sees the same
+    observations and infos, masks included, until the end."""
+    monkeypatch.setattr(tools_module, "run_code", _fast_run_code)
+    real = env_module.load_instance
+    swapped = _swapped_loader(real)
+
+    def play(seed: int) -> tuple[list, HeuresisEnv]:
+        env = HeuresisEnv(family="wild", guided=True, **TINY)
+        env.action_space.seed(seed)
+        obs, info = env.reset(seed=seed)
+        seen = []
+        while True:
+            action = env.action_space.sample(mask=info["action_mask"])
+            seen.append((obs, info, action))
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                return seen, env
+
+    steps = 0
+    for seed in range(4):
+        seen, env = play(seed)
+        monkeypatch.setattr(env_module, "load_instance", swapped)
+        seen_swapped, env_swapped = play(seed)
+        monkeypatch.setattr(env_module, "load_instance", real)
+        assert not np.array_equal(env._instance.hidden.dag, env_swapped._instance.hidden.dag)
+        assert data_equivalence(seen, seen_swapped, exact=True)
+        steps += len(seen)
+    assert steps >= 12
 
 
 # ---------------------------------------------------------------------------------------------

@@ -205,9 +205,8 @@ def _other_dag(d: int, avoid: np.ndarray, seed: int) -> np.ndarray:
     return other
 
 
-def test_arena_tools_mode_shows_nothing_that_depends_on_the_truth(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same split with another true DAG: identical until the end, different scores."""
-    real = arena_module.arena_view
+def _swapped_arena_views(real):
+    """``arena_view`` with another true DAG over the same data."""
 
     def swapped(task, width, seal=None):
         view = real(task, width, seal)
@@ -216,10 +215,16 @@ def test_arena_tools_mode_shows_nothing_that_depends_on_the_truth(monkeypatch: p
         truth[:k, :k] = _other_dag(k, view.truth[:k, :k], 7)
         return dataclasses.replace(view, truth=truth)
 
+    return swapped
+
+
+def test_arena_tools_mode_shows_nothing_that_depends_on_the_truth(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same split with another true DAG: identical until the end, different scores."""
+    real = arena_module.arena_view
     outcomes = []
     for patch in (False, True):
         if patch:
-            monkeypatch.setattr(arena_module, "arena_view", swapped)
+            monkeypatch.setattr(arena_module, "arena_view", _swapped_arena_views(real))
         env = CausalArenaToolEnv(n_obs=80, menu=FAST_MENU)
         env.reset(seed=1, options={"instance": 3})
         outcomes.append(_replay(env, 1, {"instance": 3}, _arena_actions(env)))
@@ -227,6 +232,34 @@ def test_arena_tools_mode_shows_nothing_that_depends_on_the_truth(monkeypatch: p
     assert data_equivalence(seen, seen2, exact=True) and record == record2 and task == task2
     assert not np.array_equal(final["true_adjacency"], final2["true_adjacency"])
     assert final["scores"] != final2["scores"]
+
+
+def test_arena_action_masks_do_not_depend_on_the_truth(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded ``action_space.sample(mask=info["action_mask"])`` on a split with padding slots draws
+    the same actions, and sees the same masks, with the true DAG swapped (menu runs left out: they
+    read the data only, and take long)."""
+    real = arena_module.arena_view
+    runs = []
+    for patch in (False, True):
+        if patch:
+            monkeypatch.setattr(arena_module, "arena_view", _swapped_arena_views(real))
+        env = CausalArenaToolEnv("formula", n_obs=80, menu=FAST_MENU, start="complete")
+        keep = np.array([name not in ("run_algorithm", "run_code") for name in env.toolbox.names], dtype=np.int8)
+        env.action_space.seed(5)
+        obs, info = env.reset(seed=5, options={"instance": 2})
+        seen = []
+        for k in range(60):  # several episodes: the ending step's info is truth-based, so it is left out
+            mask = dict(info["action_mask"])
+            mask["tool"] = mask["tool"] * keep if (mask["tool"] * keep).any() else mask["tool"]
+            action = env.action_space.sample(mask=mask)
+            seen.append((obs, info, action))
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                obs, info = env.reset(seed=6 + k, options={"instance": 2})
+        runs.append((seen, env._view.truth))
+    (seen, truth), (seen2, truth2) = runs
+    assert not np.array_equal(truth, truth2) and int(seen[0][0]["variables"].sum()) < env.d  # padding slots
+    assert data_equivalence(seen, seen2, exact=True)
 
 
 def _sealed_envs(kind: str, secret: str):

@@ -182,9 +182,11 @@ def test_repeat_table_counts_limits_and_submissions(stores, frame, refs):
     even = row(table, agent=EVEN_AGENT)
     assert (even["last_turn"], even["reached_limit"], even["submitted_after_limit"]) == ("retry", 1, 1)
     random = row(table, agent="random", condition="unguided")
-    walls = [(line["record"]["final_info"]["truncated_reason"] or "").startswith("budget_exhausted")
-             for line in lines(stores["random"])]
-    assert random["reached_limit"] == sum(walls) and random["submitted_after_limit"] == 0
+    infos = [line["record"]["final_info"] for line in lines(stores["random"])]
+    walls = [(info["truncated_reason"] or "").startswith("budget_exhausted") for info in infos]
+    # masked random play submits validly in its last turn (only submit is allowed then)
+    kept = [wall and info["submission_source"] != "rescued_working_graph" for wall, info in zip(walls, infos)]
+    assert random["reached_limit"] == sum(walls) and random["submitted_after_limit"] == sum(kept)
 
 
 def test_headroom_table_gains_over_both_references(stores, frame, refs):

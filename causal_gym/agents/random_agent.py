@@ -16,6 +16,10 @@ __all__ = ["RandomAgent"]
 class RandomAgent:
     """Samples uniformly from the action space (with the env's action mask when it offers one).
 
+    On the causal_gym tool envs the mask (``info["action_mask"]``) and the typed space together
+    draw only calls the env accepts (:class:`causal_gym.harness.ToolActionSpace`), so the floor is
+    random valid play, not a stream of rejected calls.
+
     The floor every benchmark reports. Seeded: the same ``seed`` gives the same action sequence
     for the same observations.
     """

@@ -144,7 +144,8 @@ class FlattenDictActions(gym.ActionWrapper):
 
     - the env's ``info["action_mask"]``: the ``"tool"`` entry (tools valid in this phase: the
       working-graph last turn, CausaLab's manipulator/reactor phases and used-up ``enter_reactor``) and
-      the entries of ``Discrete`` fields (e.g. CausaLab's properties of this episode) and
+      the entries of ``Discrete`` fields (e.g. CausaLab's properties of this episode, CausalArena's
+      real variables: its masks leave padding slots out of ``set_edge`` too, which accepts them) and
       ``MultiBinary`` fields (Gymnasium's sample-mask convention: 0 forces 0, 1 forces 1, 2 free);
     - budgets: a tool that draws on a budget (``Tool.cost_kind``) is valid only while
       ``info["budgets_remaining"][cost_kind]`` covers its cost (``Tool.cost``, unless

@@ -20,7 +20,7 @@ from causal_gym.harness.sandbox import (
     sandbox_in_use,
 )
 from causal_gym.harness.tool_env import ToolEnv, ToolResult
-from causal_gym.harness.toolbox import ActionField, Tool, ToolCall, Toolbox, ToolError
+from causal_gym.harness.toolbox import ActionField, Tool, ToolActionSpace, ToolCall, Toolbox, ToolError
 from causal_gym.harness.working_graph_env import SUBMISSION_SOURCES, WorkingGraphEnv
 from causal_gym.harness.working_graph import (
     RELATIONS,
@@ -45,6 +45,7 @@ __all__ = [
     "SandboxLimits",
     "SandboxUnavailable",
     "Tool",
+    "ToolActionSpace",
     "ToolCall",
     "ToolEnv",
     "ToolError",

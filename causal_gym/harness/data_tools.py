@@ -59,6 +59,7 @@ from causal_gym.harness.working_graph import format_edge_list, variable_name
 __all__ = [
     "ALGORITHM_SLOTS",
     "CI_TESTS",
+    "CODE_EXAMPLES",
     "ALPHA",
     "FOLDS",
     "RIDGE_GRID",
@@ -90,6 +91,13 @@ FOLDS = 5
 RIDGE_GRID = (1e-3, 1e-2, 1e-1)
 """Ridge strengths (times the training size) tried by the kernel ridge model."""
 
+CODE_EXAMPLES = (
+    "print(X.shape)",
+    "print(np.round(X.mean(axis=0), 3))",
+    "print(np.round(np.corrcoef(X, rowvar=False), 2))",
+)
+"""Programs that run on any data table: what masked sampling sends to ``run_code``."""
+
 _GAIN_GRADES = ((0.01, "none"), (0.05, "slight"), (0.15, "clear"))
 _TAIL_GRADES = ((0.5, "light"), (2.0, "moderate"))
 _TOP_PAIRS = 10
@@ -111,6 +119,7 @@ def data_fields() -> tuple[ActionField, ...]:
             "text",
             "A Python program. It sees X (the n x d data matrix as a float64 numpy array), n, d, np "
             "(numpy) and scipy; whatever it prints is returned.",
+            examples=CODE_EXAMPLES,
         ),
     )
 

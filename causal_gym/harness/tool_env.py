@@ -13,7 +13,10 @@ one step protocol, implemented here once:
 - every call goes to the record (:meth:`ToolEnv.record`): tool, arguments, result, cost, time;
 - errors in a row are counted, and an env may end the episode at a limit; an exhausted budget is
   handed to the env, which may grant a *last turn* (phase :data:`LAST_TURN`) or end the episode;
-- ``info`` carries the phase, the budgets left and a ``Dict.sample`` action mask.
+- ``info`` carries the phase, the budgets left and ``"action_mask"``: per-key masks from public
+  state, so that ``env.action_space.sample(mask=info["action_mask"])`` draws a call the env accepts
+  (the space is a :class:`~causal_gym.harness.toolbox.ToolActionSpace`, which also keeps the
+  rules between fields).
 
 What a subclass adds is its episode: the instance, the observation, the handlers, how the episode
 ends and what the final info holds.
@@ -329,11 +332,14 @@ class ToolEnv(gym.Env):
             info["result"] = to_jsonable(data)
         return info
 
-    def _action_masks(self) -> dict[str, np.ndarray]:
-        """Field name -> ``Dict.sample`` mask of the actions valid now; fields left out are free."""
+    def _action_masks(self) -> dict[str, Any]:
+        """Field name -> ``Dict.sample`` mask of the actions valid now; fields left out are free.
+
+        The masks read public state only (phase, budgets, what the agent has been shown). The
+        default allows, in the open phase, every tool whose declared cost the budgets cover."""
         mask = np.zeros(len(self.toolbox.tools), dtype=np.int8)
         if self._phase == OPEN:
-            mask[:] = 1
+            mask[:] = [self._affordable(self._declared_cost(tool.name)) for tool in self.toolbox.tools]
         return {"tool": mask}
 
     def _phase_info(self) -> dict[str, Any]:

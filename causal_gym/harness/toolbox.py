@@ -29,6 +29,16 @@ holds the tested pair, a parent set never the child). Node, choice and number fi
 tool uses them, are required (a typed action cannot leave them out); node sets and texts may be optional and
 then default to the empty set and the empty string — in a typed action the empty value *is* the
 omitted one.
+
+Sampling valid actions
+----------------------
+The typed space is a :class:`ToolActionSpace`, a ``gymnasium.spaces.Dict`` whose
+``sample(mask=...)`` takes Gymnasium's per-key masks (the envs put them in ``info["action_mask"]``)
+and also keeps the rules above, which per-key masks cannot say: it draws a tool the mask allows,
+then that tool's arguments under their masks with distinct variables and node sets free of them.
+Optional texts are left empty; a required text is one of its field's :attr:`ActionField.examples`
+(a tool whose required text has none, and no mask, is never drawn); a text field's mask may also be
+a ``str``, the text to send. ``sample()`` without a mask is Gymnasium's: any element of the space.
 """
 
 from __future__ import annotations
@@ -45,7 +55,17 @@ from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count
 from causal_gym.harness.working_graph import variable_index, variable_name
 
-__all__ = ["FIELD_KINDS", "TEXT_CHARSET", "ActionField", "Tool", "ToolCall", "ToolError", "Toolbox", "display_text"]
+__all__ = [
+    "FIELD_KINDS",
+    "TEXT_CHARSET",
+    "ActionField",
+    "Tool",
+    "ToolActionSpace",
+    "ToolCall",
+    "ToolError",
+    "Toolbox",
+    "display_text",
+]
 
 FIELD_KINDS = ("node", "node_set", "choice", "text", "number")
 """The kinds of argument a tool can take."""
@@ -99,6 +119,10 @@ class ActionField:
         wrappers' catalogue, :class:`causal_gym.envs.wrappers.FlattenDictActions`): distinct values
         inside ``bounds``. Empty (the default, and for other kinds): no default, a tool using the
         field is enumerated only when a grid is passed.
+    examples:
+        Texts of a ``"text"`` field that the env accepts in any state (e.g. a harmless program for
+        ``run_code``): what :meth:`ToolActionSpace.sample` sends when a tool requires the field.
+        Empty (the default, and for other kinds): masked sampling never draws a tool that requires it.
     """
 
     name: str
@@ -107,6 +131,7 @@ class ActionField:
     choices: tuple[str, ...] = ()
     bounds: tuple[float, float] = (-1e6, 1e6)
     grid: tuple[float, ...] = ()
+    examples: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_identifier(self.name, "a field name")
@@ -131,6 +156,13 @@ class ActionField:
             raise ValueError(f"the grid of field {self.name!r} must hold distinct values in [{low:g}, {high:g}], "
                              f"got {self.grid!r}")
         object.__setattr__(self, "grid", grid)
+        examples = tuple(self.examples)
+        if examples and self.kind != "text":
+            raise ValueError(f"only text fields take examples; {self.name!r} is a {self.kind} field")
+        if not all(isinstance(t, str) and t.strip() and _CHARSET.issuperset(t) for t in examples):
+            raise ValueError(f"the examples of field {self.name!r} must be non-empty texts in TEXT_CHARSET, "
+                             f"got {self.examples!r}")
+        object.__setattr__(self, "examples", examples)
 
 
 @dataclass(frozen=True)
@@ -323,6 +355,9 @@ class Toolbox:
             loose = [f for f in tool.fields if self.fields[f].kind in _REQUIRED_KINDS and f not in tool.required]
             if loose:
                 raise ValueError(f"tool {tool.name!r} must require its node/choice/number fields {loose}")
+        long = [f.name for f in fields if any(len(t) > self.text_max_length for t in f.examples)]
+        if long:
+            raise ValueError(f"fields {long} have examples longer than text_max_length={self.text_max_length}")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -339,7 +374,7 @@ class Toolbox:
 
     # -- the two presentations ----------------------------------------------------------------
 
-    def action_space(self) -> spaces.Dict:
+    def action_space(self) -> ToolActionSpace:
         """The typed action space: ``"tool"`` first, then one entry per field in definition order."""
         entries: dict[str, spaces.Space] = {"tool": spaces.Discrete(len(self.tools))}
         for name, f in self.fields.items():
@@ -353,7 +388,7 @@ class Toolbox:
                 entries[name] = spaces.Box(*f.bounds, shape=(1,), dtype=np.float64)
             else:
                 entries[name] = spaces.Text(self.text_max_length, min_length=0, charset=TEXT_CHARSET)
-        return spaces.Dict(entries, sort_keys=False)
+        return ToolActionSpace(self, entries)
 
     def openai_schemas(self) -> list[dict[str, Any]]:
         """OpenAI function-calling schemas, one per tool (a fresh list on every call)."""
@@ -620,3 +655,124 @@ class Toolbox:
                 return ToolError(f"argument {key!r} must not be empty", tool.name, raw())
             arguments[key] = value
         return ToolCall(tool.name, arguments)
+
+
+class ToolActionSpace(spaces.Dict):
+    """A toolbox's typed action space: a ``Dict`` whose masked ``sample`` draws only calls it accepts.
+
+    ``sample(mask=...)`` takes Gymnasium's ``Dict`` mask (one entry per key, ``None`` = no
+    restriction; an env's ``info["action_mask"]``) and keeps the toolbox's rules on top of it:
+
+    - the tool is drawn uniformly among those the ``"tool"`` mask allows whose arguments can be
+      filled under the other masks;
+    - node fields follow their ``Discrete`` masks and name distinct variables; node sets follow
+      their ``MultiBinary`` masks (0 out, 1 in, 2 free) and never hold a variable the call names;
+      choices follow their masks; numbers are drawn in their bounds (a ``Box`` takes no mask);
+    - a text field's mask is Gymnasium's ``(length, charlist_mask)``, or a ``str`` (the text to
+      send), or ``None``: an optional text is left empty (its omitted value), a required one is one
+      of the field's :attr:`ActionField.examples`;
+    - fields the drawn tool does not use hold their empty value (as :meth:`Toolbox.encode` writes).
+
+    Without a mask, ``sample`` is ``Dict.sample`` (any element of the space, valid or not);
+    ``probability`` masks are passed to it unchanged. Every draw comes from the sub-spaces' generators,
+    so ``seed`` makes the draws reproducible.
+
+    Raises
+    ------
+    ValueError
+        From ``sample`` when the mask is not a dict over the space's keys, or allows no tool whose
+        arguments can be filled.
+
+    Examples
+    --------
+    >>> box = Toolbox([Tool("probe", "Probe a pair.", ("x", "y"), ("x", "y"))],
+    ...               [ActionField("x", "node", "first"), ActionField("y", "node", "second")], d=3)
+    >>> space = box.action_space()
+    >>> _ = space.seed(0)
+    >>> calls = [box.decode(space.sample(mask={"tool": None, "x": None, "y": np.array([0, 0, 1], np.int8)}))
+    ...          for _ in range(50)]
+    >>> sorted({(c.arguments["x"], c.arguments["y"]) for c in calls})
+    [(0, 2), (1, 2)]
+    """
+
+    def __init__(self, toolbox: Toolbox, entries: Mapping[str, spaces.Space]) -> None:
+        super().__init__(dict(entries), sort_keys=False)
+        self.toolbox = toolbox
+
+    def sample(self, mask: dict[str, Any] | None = None, probability: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A valid call under ``mask`` (see the class docstring); without one, ``Dict.sample``."""
+        if mask is None:
+            return super().sample(probability=probability)
+        if probability is not None:
+            raise ValueError("only one of mask and probability can be given")
+        if not isinstance(mask, Mapping) or mask.keys() != self.spaces.keys():
+            raise ValueError(f"the mask must be a dict with the keys {list(self.spaces)}, got {_raw_summary(mask)!r}")
+        allowed = np.ones(len(self.toolbox.tools), dtype=np.int8) if mask["tool"] is None else np.array(
+            mask["tool"], dtype=np.int8)
+        options = [self._node_options(tool, mask) if allowed[k] else None for k, tool in enumerate(self.toolbox.tools)]
+        fillable = np.array([o is not None for o in options], dtype=np.int8)
+        if not fillable.any():
+            raise ValueError("the mask allows no tool whose arguments can be filled")
+        index = int(self.spaces["tool"].sample(mask=fillable))
+        tool, node_options = self.toolbox.tools[index], options[index]
+        arguments: dict[str, Any] = {}
+        named: list[int] = []
+        for k, (name, values) in enumerate(node_options.items()):
+            rest = list(node_options.values())[k + 1:]
+            choice = np.zeros(self.toolbox.d, dtype=np.int8)
+            choice[[v for v in values - set(named) if _distinct([*named, v], rest)]] = 1
+            named.append(int(self.spaces[name].sample(mask=choice)))
+            arguments[name] = named[-1]
+        for name in tool.fields:
+            f, space, m = self.toolbox.fields[name], self.spaces[name], mask[name]
+            if f.kind == "node_set":
+                members = np.full(self.toolbox.d, 2, dtype=np.int8) if m is None else np.array(m, dtype=np.int8)
+                members[named] = 0
+                arguments[name] = np.flatnonzero(space.sample(mask=members)).tolist()
+            elif f.kind == "choice":
+                arguments[name] = f.choices[int(space.sample(mask=m))]
+            elif f.kind == "number":
+                arguments[name] = float(space.sample(mask=m)[0])
+            elif f.kind == "text" and isinstance(m, str):
+                arguments[name] = m
+            elif f.kind == "text" and m is not None:
+                arguments[name] = space.sample(mask=m)
+            elif f.kind == "text" and name in tool.required:
+                arguments[name] = f.examples[int(space.np_random.integers(len(f.examples)))]
+        return self.toolbox.encode(ToolCall(tool.name, arguments))
+
+    def _node_options(self, tool: Tool, mask: Mapping[str, Any]) -> dict[str, set[int]] | None:
+        """The variables each node field of ``tool`` may name under the masks, or None when the masks
+        leave some argument of the tool without a valid value."""
+        forced: set[int] = set()  # variables a node set of the call must hold, which no node field may name
+        nodes: dict[str, set[int]] = {}
+        for name in tool.fields:
+            f, m = self.toolbox.fields[name], mask[name]
+            if f.kind == "node":
+                nodes[name] = set(range(self.toolbox.d)) if m is None else set(np.flatnonzero(np.asarray(m)).tolist())
+            elif f.kind == "node_set" and m is not None:
+                forced |= set(np.flatnonzero(np.asarray(m) == 1).tolist())
+            elif self._empty(f, m, name in tool.required):
+                return None
+        nodes = {name: values - forced for name, values in nodes.items()}
+        return nodes if _distinct([], list(nodes.values())) else None
+
+
+    @staticmethod
+    def _empty(f: ActionField, mask: Any, required: bool) -> bool:
+        """Whether ``mask`` leaves choice or required text field ``f`` no value to send."""
+        if f.kind == "choice":
+            return mask is not None and not np.any(mask)
+        if f.kind != "text" or not required:
+            return False
+        return (mask is None and not f.examples) or (isinstance(mask, str) and not mask.strip())
+
+
+def _distinct(named: list[int], options: Sequence[set[int]]) -> bool:
+    """Whether the variables in ``named`` are distinct and each set in ``options`` can still give one
+    more, all distinct (a call has at most a few node fields, so the search is tiny)."""
+    if len(set(named)) != len(named):
+        return False
+    if not options:
+        return True
+    return any(_distinct(named + [v], options[1:]) for v in options[0] - set(named))

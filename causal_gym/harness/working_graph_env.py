@@ -156,8 +156,10 @@ class WorkingGraphEnv(ToolEnv):
     plus the subclass's extra entries. ``budgets_remaining`` is ordered ``("turns", *budget_names,
     "wall_time")``. Characters of a result outside the text charset are shown as ``?``; the record
     keeps the full text. ``info`` carries ``"budgets_remaining"`` (absolute amounts,
-    ``inf`` when unlimited), ``"phase"``, ``"action_mask"`` (a ``Dict.sample`` mask: in the last
-    turn only ``submit``) and, after a tool call, ``"result"`` (the structured result).
+    ``inf`` when unlimited), ``"phase"``, ``"action_mask"`` (per-key masks for
+    ``env.action_space.sample(mask=...)``, which then draws only calls the env accepts: the tools
+    the budgets cover, in the last turn only ``submit``; an acyclic answer) and, after a tool call,
+    ``"result"`` (the structured result).
 
     ## Rewards
 
@@ -504,10 +506,18 @@ class WorkingGraphEnv(ToolEnv):
             **copy.deepcopy(self._extras),
         }
 
-    def _action_masks(self) -> dict[str, np.ndarray]:
-        """Every tool in the open phase; in the last turn (and once done) only ``submit``."""
+    def _action_masks(self) -> dict[str, Any]:
+        """The affordable tools in the open phase; in the last turn (and once done) only ``submit``.
+
+        ``submit``'s edge list is left out (the working graph is submitted) unless the working graph
+        has a directed cycle, which an answer may not: then the mask of ``edges`` is the text of the
+        working graph with the edges on cycles made undirected (what a rescue would submit), or
+        ``"none"`` where that text would be longer than a text argument may be."""
         masks = super()._action_masks()
         masks["tool"][self.toolbox.index(SUBMIT.name)] = 1
+        if self._graph is not None and directed_cycle(self._graph) is not None:
+            edges = format_edge_list(self._rescued())
+            masks["edges"] = edges if len(edges) <= self.toolbox.text_max_length else "none"
         return masks
 
     def _render(self) -> str | np.ndarray:

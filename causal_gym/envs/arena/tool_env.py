@@ -332,6 +332,14 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
 
     # -- tools ---------------------------------------------------------------------------------
 
+    def _action_masks(self) -> dict[str, Any]:
+        """The working-graph masks, and the real variables only in the node fields: the data tools
+        refuse padding slots (``set_edge`` accepts them, but they are isolated in every truth)."""
+        masks = super()._action_masks()
+        real = self._view.variables.astype(np.int8)
+        masks.update(x=real.copy(), y=real.copy(), cond=np.where(real == 1, 2, 0).astype(np.int8))
+        return masks
+
     def _refusal(self, *nodes: int) -> ToolResult | None:
         """An error result when a node is a padding slot, else None."""
         bad = [variable_name(v) for v in nodes if v >= self._view.size]

@@ -116,7 +116,9 @@ _FIELDS = (
                 grid=VALUE_GRID),
     ActionField("frequency", "number", "Predicted resonance frequency of the reactor crystal, in Hz.",
                 bounds=(0.0, MAX_TARGET)),
-    ActionField("hypothesis", "text", _HYPOTHESIS_HELP),
+    # The example (no edges, a constant frequency) is valid in every setting: what masked sampling sends.
+    ActionField("hypothesis", "text", _HYPOTHESIS_HELP,
+                examples=('{"edges": [], "freq_equation": "base", "coefficients": {"base": 1}}',)),
 )
 
 DEFAULT_NUMBER_GRIDS: Mapping[str, tuple[float, ...]] = MappingProxyType({f.name: f.grid for f in _FIELDS if f.grid})
