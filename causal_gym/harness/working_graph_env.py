@@ -509,13 +509,13 @@ class WorkingGraphEnv(ToolEnv):
     def _action_masks(self) -> dict[str, Any]:
         """The affordable tools in the open phase; in the last turn (and once done) only ``submit``.
 
-        ``submit``'s edge list is left out (the working graph is submitted) unless the working graph
-        has a directed cycle, which an answer may not: then the mask of ``edges`` is the text of the
-        working graph with the edges on cycles made undirected (what a rescue would submit), or
-        ``"none"`` where that text would be longer than a text argument may be."""
+        ``submit``'s edge list is left out (the working graph is submitted) unless no DAG extends the
+        working graph (a directed cycle, say), which an answer may not: then the mask of ``edges`` is
+        the text of what a rescue would submit (:meth:`_rescued`), or ``"none"`` where that text would
+        be longer than a text argument may be."""
         masks = super()._action_masks()
         masks["tool"][self.toolbox.index(SUBMIT.name)] = 1
-        if self._graph is not None and directed_cycle(self._graph) is not None:
+        if self._graph is not None and _unsubmittable(self._graph) is not None:
             edges = format_edge_list(self._rescued())
             masks["edges"] = edges if len(edges) <= self.toolbox.text_max_length else "none"
         return masks
