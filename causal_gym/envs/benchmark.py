@@ -289,8 +289,8 @@ class ReportModule(Protocol):
     """What a benchmark's report module provides (the required part; see the module docstring for
     the optional ``write_figures`` and ``POSITION``)."""
 
-    def episode_columns(self, params: dict[str, Any], line: dict[str, Any],
-                        info: dict[str, Any]) -> dict[str, Any] | None:
+    def episode_columns(self, params: dict[str, Any], line: Mapping[str, Any],
+                        info: Mapping[str, Any]) -> dict[str, Any] | None:
         """The benchmark's columns of one episode row (None: an id it does not report)."""
 
     def report_tables(self, frame: pd.DataFrame, options: ReportOptions) -> list[ReportTable]:

@@ -191,7 +191,7 @@ def load_runs(*dirs: str | Path) -> pd.DataFrame:
     pd = require("pandas")
     if not dirs:
         raise ValueError("load_runs needs at least one run store directory")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for directory in dirs:
         store = RunStore(directory)
         content = store.read_config()

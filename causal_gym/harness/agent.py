@@ -53,7 +53,7 @@ class TaskSpec:
     observation_space: gym.Space
     action_space: gym.Space
     tool_specs: tuple[Mapping[str, Any], ...] = ()
-    budgets: Mapping[str, float] = field(default_factory=dict)
+    budgets: Mapping[str, float | None] = field(default_factory=dict)
     condition: Mapping[str, Any] = field(default_factory=dict)
     prompts: Mapping[str, str] = field(default_factory=dict)
 
@@ -116,8 +116,11 @@ def typed_action(task: TaskSpec, tool: str, **arguments: Any) -> dict[str, Any]:
     schemas = {s["function"]["name"]: s["function"]["parameters"]["properties"] for s in task.tool_specs}
     if tool not in schemas:
         raise ValueError(f"unknown tool {tool!r}; the task has {list(schemas)}")
+    if not isinstance(task.action_space, gym.spaces.Dict):
+        raise ValueError(f"typed_action needs a tool env's Dict action space, got {task.action_space}")
     action: dict[str, Any] = {"tool": np.int64(list(schemas).index(tool))}
-    for key, space in task.action_space.spaces.items():
+    fields: Mapping[str, Any] = task.action_space.spaces  # Text, Box, Discrete or MultiBinary entries
+    for key, space in fields.items():
         if key == "tool":
             continue
         value = arguments.get(key)

@@ -9,11 +9,13 @@ benchmark sees in one place what the machinery reads and with which types:
 - :class:`Records`: the call record the runner stores with each episode;
 - :class:`ChecksResetOptions`: the runner validates reset options before any episode runs, so an
   instance beyond the split fails once, up front;
+- :class:`ParsesToolCalls`: a tool env's converter of an LLM's JSON tool call to its typed action
+  (what the LLM agent and the framework adapters play through);
 - :class:`BindsEnv`: an agent that needs the env itself before ``reset`` (the LLM agent takes the
   env's tool-call converter).
 
-:class:`causal_gym.harness.tool_env.ToolEnv` implements :class:`OffersTools`, :class:`HasBudgets` and
-:class:`Records` for every tool env.
+:class:`causal_gym.harness.tool_env.ToolEnv` implements :class:`OffersTools`, :class:`ParsesToolCalls`,
+:class:`HasBudgets` and :class:`Records` for every tool env.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "HasBudgets",
     "OffersPrompts",
     "OffersTools",
+    "ParsesToolCalls",
     "Records",
     "StatesCondition",
 ]
@@ -89,6 +92,14 @@ class ChecksResetOptions(Protocol):
 
     def check_reset_options(self, options: Any) -> Any:
         """Raise ``ValueError`` for options ``reset`` would refuse."""
+
+
+@runtime_checkable
+class ParsesToolCalls(Protocol):
+    """A tool env that converts a JSON tool call to its typed action."""
+
+    def parse_tool_call(self, name: Any, arguments: Any) -> Any:
+        """The typed action of the call, or the ``ToolError`` to step with."""
 
 
 @runtime_checkable
