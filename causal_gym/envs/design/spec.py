@@ -60,7 +60,8 @@ SPEC = BenchmarkSpec(
         "design-observe": AgentEntry("causal_gym.envs.design.baselines:ObservationalDesigner",
                                      "Design: observational rows only (no intervention)"),
         "design-greedy": AgentEntry("causal_gym.envs.design.baselines:GreedyDesigner",
-                                    "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)"),
+                                    "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)",
+                                    takes_seed=True),
     },
     report="causal_gym.envs.design.report",
 )
