@@ -115,3 +115,34 @@ def test_the_toy_benchmarks_inspect_task_plays_with_no_edit_outside_its_module(t
     assert played["scores"] == {f"ToyDirection-tools-v0/test/{k}/0": {"correct": float(t == 0)}
                                 for k, t in enumerate(truth)}
     assert played["steps"] == [2] * episodes
+
+
+def test_a_benchmark_missing_a_piece_fails_at_registration_naming_each():
+    from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry, InspectTask, benchmarks, register_benchmark
+
+    spec = BenchmarkSpec(
+        name="broken",
+        title="Broken",
+        envs=(EnvEntry("Broken-v0", "causal_gym.no_such_module:Env", "an entry point that does not import"),
+              EnvEntry("Broken-sealed-v0", "fractions:Fraction", "declares a seal it does not take",
+                       takes_seal=True)),
+        agents={"broken-agent": AgentEntry("string:Template", "declares a seed it does not take", takes_seed=True)},
+        reproduce="textwrap:dedent",  # takes no argv
+        report="json",  # has neither episode_columns nor report_tables
+    )
+    with pytest.raises(ValueError) as raised:
+        register_benchmark(spec)
+    message = str(raised.value)
+    for piece in ("env Broken-v0: entry point 'causal_gym.no_such_module:Env' does not load",
+                  "env Broken-sealed-v0: entry point 'fractions:Fraction' takes no 'seal'",
+                  "agent 'broken-agent': 'string:Template' takes no 'seed'",
+                  "reproduce 'textwrap:dedent' takes no 'argv'",
+                  "report module 'json' has no function episode_columns()",
+                  "report module 'json' has no function report_tables()"):
+        assert piece in message
+    assert "broken" not in {s.name for s in benchmarks()}  # nothing half-registered
+    with pytest.raises(ValueError, match="plays ids it does not declare"):
+        BenchmarkSpec("broken", "Broken", spec.envs, inspect_tasks=(
+            InspectTask("broken", "plays a stranger", {"v": 0}, {(0,): "CartPole-v1"}),))
+    with pytest.raises(ValueError, match="the defaults"):
+        InspectTask("broken", "defaults choose nothing", {"v": 1}, {(0,): "Broken-v0"})
