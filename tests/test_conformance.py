@@ -1,5 +1,5 @@
 """One conformance suite over every registered id, as scikit-learn's ``check_estimator`` runs over
-every estimator: what DESIGN.md promises of every env, checked on each id built with its spec's
+every estimator: what DESIGN.md promises of every env (the rules CONTRIBUTING.md lists), checked on each id built with its spec's
 ``small_kwargs``, and every benchmark spec checked complete (:func:`causal_gym.envs.benchmark.check_spec`)
 with the flags it declares (``takes_seal``, ``takes_seed``) true of the code they describe.
 
@@ -218,3 +218,19 @@ def test_typed_actions_round_trip_through_tool_calls(env_id):
     observation, _, terminated, truncated, _ = env.step(base.parse_tool_call("no_such_tool", "{}"))
     assert str(observation["last_result"]).startswith("error") and not (terminated or truncated)
     env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_renders_as_text_and_runs_under_make_vec(env_id):
+    env = make(env_id, render_mode="ansi")
+    assert "ansi" in env.metadata["render_modes"]
+    env.reset(seed=0)
+    assert isinstance(env.render(), str)
+    env.close()
+    envs = gym.make_vec(env_id, num_envs=2, vectorization_mode="sync", **ENTRIES[env_id].small_kwargs)
+    observations, _ = envs.reset(seed=0)
+    assert observations in envs.observation_space
+    envs.action_space.seed(0)
+    observations, *_ = envs.step(envs.action_space.sample())
+    assert observations in envs.observation_space
+    envs.close()
