@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -187,6 +187,14 @@ def as_generator(seed: object, name: str = "rng") -> np.random.Generator:
     raise ValueError(
         f"{name} must be a non-negative int seed, a numpy SeedSequence or a numpy Generator, got {seed!r}"
     )
+
+
+@overload
+def check_count(value: object, name: str, minimum: int = 1, allow_none: Literal[False] = False) -> int: ...
+
+
+@overload
+def check_count(value: object, name: str, minimum: int = 1, allow_none: bool = ...) -> int | None: ...
 
 
 def check_count(value: object, name: str, minimum: int = 1, allow_none: bool = False) -> int | None:

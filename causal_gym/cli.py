@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import inspect
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -44,11 +43,12 @@ def _reproducible() -> dict[str, str]:
 
 
 def _reproduce(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    from causal_gym.envs.benchmark import load
+    from causal_gym.envs.benchmark import Reproduce, benchmarks, load
     from causal_gym.eval.runner import run_plan
 
-    entry = load(_reproducible()[args.benchmark])
-    extra = {"runner": run_plan} if "runner" in inspect.signature(entry).parameters else {}
+    spec = next(spec for spec in benchmarks() if spec.name == args.benchmark)
+    entry: Reproduce = load(_reproducible()[args.benchmark])
+    extra: dict[str, Any] = {"runner": run_plan} if spec.reproduce_takes_runner else {}
     entry(list(rest), prog=f"causal-gym reproduce {args.benchmark}", **extra)
     return 0
 

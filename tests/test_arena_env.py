@@ -12,7 +12,7 @@ import gymnasium as gym
 import networkx as nx
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env, data_equivalence
+from gymnasium.utils.env_checker import data_equivalence
 from scipy import stats
 
 from causal_gym.discovery import run
@@ -115,25 +115,6 @@ def test_registration_ids_cover_every_source():
         assert spec.max_episode_steps is None and spec.kwargs == {"source": source}
 
 
-@pytest.mark.filterwarnings("ignore:mode='tools':DeprecationWarning")
-@pytest.mark.parametrize("mode", ["submit", "tools"])
-@pytest.mark.parametrize("env_id", sorted(ARENA_IDS))
-def test_check_env_passes_for_every_id_in_both_modes(env_id, mode):
-    if env_id == "CausalArena-real-v0":
-        from causal_gym.envs.arena.real import available_real_datasets
-
-        if not available_real_datasets()["tables"] or not available_real_datasets()["networks"]:
-            pytest.skip("cdt and pgmpy (extra 'real') are not installed")
-    split = {"split": "obs+int", "n_int": 30} if env_id.endswith("semantic-v0") else {}
-    env = gym.make(env_id, mode=mode, render_mode="ansi", **SMALL, **split)
-    cls = CausalArenaEnv if mode == "submit" else CausalArenaToolEnv
-    assert isinstance(env.unwrapped, cls)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*Box observation space (minimum|maximum) value is.*infinity")
-        check_env(env.unwrapped)
-    env.close()
-
-
 @pytest.mark.parametrize("source", ARENA_SOURCES)
 def test_tools_ids_make_the_tool_env_and_mode_tools_is_deprecated(source):
     if source == "real":
@@ -143,9 +124,6 @@ def test_tools_ids_make_the_tool_env_and_mode_tools_is_deprecated(source):
             pytest.skip("cdt and pgmpy (extra 'real') are not installed")
     env = gym.make(f"CausalArena-{source}-tools-v0", render_mode="ansi", **SMALL)
     assert type(env.unwrapped) is CausalArenaToolEnv and env.unwrapped.arena.source == source
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*Box observation space (minimum|maximum) value is.*infinity")
-        check_env(env.unwrapped)
     with pytest.warns(DeprecationWarning, match=r"CausalArena-\{source\}-tools-v0"):
         old = gym.make(f"CausalArena-{source}-v0", mode="tools", **SMALL)
     assert type(old.unwrapped) is CausalArenaToolEnv

@@ -7,7 +7,6 @@ checked against a recomputation from the observation alone.
 
 from __future__ import annotations
 
-import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -22,7 +21,6 @@ from causal_gym.envs.design.baselines import (
 )
 from causal_gym.envs.design.batch import decode_actions, encode_action
 from causal_gym.envs.design.env import InterventionDesignEnv
-from causal_gym.envs.design.spec import SETTINGS_BY_ID
 from causal_gym.envs.design.world import (
     DesignSetting,
     instance_entropy,
@@ -110,18 +108,6 @@ def test_streams_are_deterministic_disjoint_and_paired():
 
 
 # -- the env ------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("env_id", list(SETTINGS_BY_ID))
-def test_checkers_pass(env_id):
-    from gymnasium.utils.env_checker import check_env
-    from stable_baselines3.common.env_checker import check_env as sb3_check_env
-
-    env = gym.make(env_id, **({"budget": 3} if "12" in env_id else {}))
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*infinity.*")
-        check_env(env.unwrapped)
-        sb3_check_env(env.unwrapped)
 
 
 def test_same_seed_same_trajectory():

@@ -489,7 +489,10 @@ def test_expected_correct_and_shd_equal_enumeration():
     w /= w.sum()
     off = ~np.eye(d, dtype=bool)
     correct = np.array([(g == guess)[off].sum() for g in dags])
-    skeleton_state = lambda g: (g - g.T)[np.triu_indices(d, 1)]  # +1, -1 or 0 per pair
+
+    def skeleton_state(g):  # +1, -1 or 0 per pair
+        return (g - g.T)[np.triu_indices(d, 1)]
+
     shd_values = np.array([(skeleton_state(g) != skeleton_state(guess)).sum() for g in dags])
     assert gp.expected_correct_entries(p) == pytest.approx(w @ correct, abs=1e-9)
     assert gp.expected_shd(p) == pytest.approx(w @ shd_values, abs=1e-9)

@@ -6,7 +6,6 @@ import itertools
 
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 from causal_gym.envs.heuresis.instances import make_instance
 from causal_gym.envs.heuresis.references import pc_kci_reference
@@ -36,10 +35,6 @@ def play(env: HeuresisRepairEnv, actions: list[np.ndarray]) -> tuple[float, dict
         if terminated or truncated:
             return reward, info
     raise AssertionError("the episode did not end")
-
-
-def test_check_env() -> None:
-    check_env(HeuresisRepairEnv("lg", d=5, n=200, train_instances=2), skip_render_check=True)
 
 
 @pytest.mark.parametrize("index", INSTANCES)

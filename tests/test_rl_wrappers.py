@@ -20,7 +20,6 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
-from gymnasium.utils.env_checker import check_env as gym_check_env  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
@@ -73,24 +72,16 @@ def sb3_check(env: gym.Env) -> None:
 
 @pytest.mark.parametrize(
     ("env_id", "kwargs"),
-    [
-        ("CausaLab-4node-v0", {}),
+    [  # the default wrapping of every id is in tests/test_conformance.py
         ("CausaLab-4node-quad-v0", {"flatten": True}),
-        ("CausaLab-4node-golden-v0", {}),
-        ("Heuresis-lg-v0", TINY),
         ("Heuresis-wild-guided-v0", {**TINY, "flatten": True}),
-        *[(i, {}) for i in PLANNER_IDS],
         ("CausaLab-planner-4node-v0", {"flatten": True}),
     ],
 )
-def test_wrapped_envs_pass_the_sb3_checker(env_id, kwargs):
+def test_flattened_envs_pass_the_sb3_checker(env_id, kwargs):
     env = make_sb3_env(env_id, **kwargs)
     assert isinstance(env.action_space, gym.spaces.Discrete)
-    if kwargs.get("flatten"):
-        assert isinstance(env.observation_space, gym.spaces.Box)
-    else:
-        allowed = (gym.spaces.Box, gym.spaces.MultiBinary, gym.spaces.MultiDiscrete, gym.spaces.Discrete)
-        assert all(isinstance(s, allowed) and len(s.shape) <= 1 for s in env.observation_space.spaces.values())
+    assert isinstance(env.observation_space, gym.spaces.Box)
     sb3_check(env)
 
 
@@ -206,11 +197,8 @@ def test_planner_ids_are_registered_lazily_beside_the_lab_ids():
         assert env.unwrapped.budget == n - 1 and env.action_space.n == (n - 1) * len(VALUE_GRID)
 
 
-def test_planner_passes_the_gymnasium_checker_and_is_deterministic():
+def test_planner_replays_a_seed_exactly():
     env = gym.make("CausaLab-planner-4node-v0")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*infinity.*")  # readings are unbounded by design
-        gym_check_env(env.unwrapped, skip_render_check=True)
     runs = []
     for _ in range(2):
         obs, _ = env.reset(seed=11)

@@ -23,11 +23,13 @@ __all__ = ["GENERIC_AGENTS", "AgentEntry", "agents", "agent_factory", "make_agen
 
 
 GENERIC_AGENTS: Mapping[str, AgentEntry] = MappingProxyType({
-    "random": AgentEntry("causal_gym.agents.random_agent:RandomAgent", "uniform random actions, the floor (seeded)"),
+    "random": AgentEntry("causal_gym.agents.random_agent:RandomAgent", "uniform random actions, the floor (seeded)",
+                         takes_seed=True),
     "llm": AgentEntry(
         "causal_gym.agents.llm:LLMAgent",
         "LLM over an OpenAI-compatible endpoint (model=..., base_url=...)",
         extra="llm",
+        takes_seed=True,
     ),
     "sb3": AgentEntry(
         "causal_gym.agents.rl:load_sb3_agent",

@@ -32,9 +32,9 @@ ALGORITHMS = {"ppo": "stable_baselines3:PPO", "maskable_ppo": "sb3_contrib:Maska
 """Algorithms :func:`load_sb3_agent` can load, by name -> ``module:class``."""
 
 
-def _layers(wrapper: gym.Env) -> list[gym.Env]:
+def _layers(wrapper: gym.Env) -> list[gym.Wrapper]:
     """The wrappers of a stack, outermost first, without the base env."""
-    layers = []
+    layers: list[gym.Wrapper] = []
     env = wrapper
     while isinstance(env, gym.Wrapper):
         layers.append(env)
@@ -109,8 +109,8 @@ class SB3Agent:
         action, _ = self.model.predict(observation, **kwargs)
         if np.ndim(action) == 0 and np.asarray(action).dtype.kind in "iu":
             action = np.int64(action)  # a Discrete action as the scalar Gymnasium spaces hold
-        for layer in self._action_layers:
-            action = layer.action(action)
+        for actor in self._action_layers:
+            action = actor.action(action)
         return action
 
 

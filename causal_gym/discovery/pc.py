@@ -198,7 +198,7 @@ def _orient(adj: np.ndarray, sepsets: dict[Pair, tuple[tuple[int, ...], ...]]) -
             if directed(i, j) and directed(j, k) and undirected(i, k) and not record.is_ancestor(k, i):
                 orient(i, k)
                 changed = True
-        for i, j, k, l in kites:  # R3: i - j -> l, i - k -> l, j and k non-adjacent, i - l
+        for i, j, k, l in kites:  # noqa: E741 -- Meek's names; R3: i - j -> l, i - k -> l, j and k non-adjacent, i - l
             if (undirected(i, j) and undirected(i, k) and directed(j, l) and directed(k, l)
                     and undirected(i, l) and not record.is_ancestor(l, i)):
                 orient(i, l)

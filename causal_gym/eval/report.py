@@ -29,10 +29,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from causal_gym.envs.benchmark import BenchmarkSpec, ReportOptions, benchmark_of, benchmarks, load
+from causal_gym.envs.benchmark import (
+    BenchmarkSpec,
+    ReportModule,
+    ReportOptions,
+    benchmark_of,
+    benchmarks,
+    figure_writer,
+    load,
+    report_position,
+)
 from causal_gym.eval.store import STATUSES, RunStore
 from causal_gym.seal import Seal
 from causal_gym.tables import ReportTable, build_table, is_missing, markdown_table, mean, require, score_columns
@@ -83,8 +91,14 @@ def _env_params(env_id: str, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return {**spec.kwargs, **env_kwargs}
 
 
-def _report_module(spec: BenchmarkSpec | None) -> ModuleType | None:
-    return None if spec is None or spec.report is None else load(spec.report)
+def _report_module(spec: BenchmarkSpec | None) -> ReportModule | None:
+    if spec is None or spec.report is None:
+        return None
+    module = load(spec.report)
+    if not isinstance(module, ReportModule):
+        raise ValueError(f"benchmark {spec.name!r}: report module {spec.report!r} lacks episode_columns() or "
+                         "report_tables() (see causal_gym.envs.benchmark.ReportModule)")
+    return module
 
 
 def _usage(usage: Any) -> dict[str, float]:
@@ -177,7 +191,7 @@ def load_runs(*dirs: str | Path) -> pd.DataFrame:
     pd = require("pandas")
     if not dirs:
         raise ValueError("load_runs needs at least one run store directory")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for directory in dirs:
         store = RunStore(directory)
         content = store.read_config()
@@ -256,10 +270,10 @@ def tool_call_table(frame: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 
-def _reports() -> list[tuple[BenchmarkSpec, ModuleType]]:
+def _reports() -> list[tuple[BenchmarkSpec, ReportModule]]:
     """Every benchmark's report module, in report order (``POSITION``, then :func:`benchmarks` order)."""
-    found = [(spec, _report_module(spec)) for spec in benchmarks() if spec.report is not None]
-    ranked = sorted(enumerate(found), key=lambda item: (getattr(item[1][1], "POSITION", float("inf")), item[0]))
+    found = [(spec, module) for spec in benchmarks() if (module := _report_module(spec)) is not None]
+    ranked = sorted(enumerate(found), key=lambda item: (report_position(item[1][1]), item[0]))
     return [pair for _, pair in ranked]
 
 
@@ -327,7 +341,7 @@ def write_tables(tables: Sequence[ReportTable], out_dir: str | Path, episodes: p
     report.write_text("# causal_gym report\n\n" + "\n".join(sections), encoding="utf-8")
     written.append(report)
     for _, module in _reports():
-        write_figures = getattr(module, "write_figures", None)
+        write_figures = figure_writer(module)
         if write_figures is not None:
             written.extend(write_figures(tables, out))
     return written

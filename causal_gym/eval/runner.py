@@ -31,7 +31,8 @@ Seeds
 Episode ``(env_id, instance, repeat)`` of a run with base ``seed`` uses the two 32-bit words of
 ``np.random.SeedSequence(seed, spawn_key=(zlib.crc32(env_id.encode()), instance, repeat))
 .generate_state(2)`` (:func:`causal_gym.harness.rollout.episode_seeds`): the first seeds ``env.reset``, the second is passed as ``seed=`` to the
-agent when its factory takes a ``seed`` argument and ``agent_kwargs`` does not fix one. Seeds do
+agent when its registry entry says it takes one (``AgentEntry.takes_seed``; an agent named by import
+path gets none) and ``agent_kwargs`` does not fix one. Seeds do
 not depend on the order of the grid, the backend or the number of workers, so the scores do not
 either.
 
@@ -80,7 +81,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 import logging
 import os
 import signal
@@ -108,7 +108,9 @@ from causal_gym._workers import (
     limit_blas_threads,
     start_time_limited_worker,
 )
-from causal_gym.agents.registry import agent_factory, make_agent
+from causal_gym.agents.registry import agent_factory, agents, make_agent
+from causal_gym.envs.benchmark import benchmark_of
+from causal_gym.harness.contracts import BindsEnv, ChecksResetOptions, Records
 from causal_gym.harness.rollout import RolloutInterrupted, episode_seeds, rollout
 from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
 from causal_gym.seal import OPEN, Seal, resolve_seal
@@ -170,8 +172,8 @@ class RunConfig:
     seal : Seal, str or None
         Seal of the instance streams (:mod:`causal_gym.seal`): a :class:`~causal_gym.seal.Seal`, its
         secret, :data:`~causal_gym.seal.OPEN`, or None for the environment variable
-        ``CAUSAL_GYM_SEAL`` (unset: open). Every env then gets ``seal=`` (an env without that argument
-        cannot be sealed and is refused). ``run.json`` and every line keep only the fingerprint.
+        ``CAUSAL_GYM_SEAL`` (unset: open). Every env then gets ``seal=`` (an id whose ``EnvEntry`` does
+        not declare ``takes_seal`` cannot be sealed and is refused). ``run.json`` and every line keep only the fingerprint.
     variants : sequence of mapping
         Each ``{"name": str, "env_kwargs": {...}, "agent_kwargs": {...}}`` (both overrides optional,
         merged over the run's): every episode is played once per variant (see *Variants*). Empty
@@ -331,29 +333,26 @@ class EpisodeTask:
 
 
 def _takes_seal(env_id: str) -> bool:
-    """Whether the entry point of ``env_id`` (``"package:EnvId-v0"`` imports the package first) has a
-    ``seal`` parameter."""
+    """Whether ``env_id`` (``"package:EnvId-v0"`` imports the package first) takes ``seal=``: its
+    benchmark's ``EnvEntry.takes_seal`` (False for an id no benchmark declares)."""
     module, _, name = env_id.rpartition(":")
     try:
         if module:
             importlib.import_module(module)
-        spec = gym.spec(name)
+        gym.spec(name)
     except ImportError as exc:
         raise ValueError(f"env id {env_id!r}: cannot import {module!r} ({exc})") from None
     except gym.error.Error as exc:
         raise ValueError(f"unknown env id {env_id!r}: {exc}") from None
-    creator = spec.entry_point
-    if isinstance(creator, str):
-        creator = gym.envs.registration.load_env_creator(creator)
-    try:
-        return "seal" in inspect.signature(creator).parameters
-    except (TypeError, ValueError):
-        return False
+    spec = benchmark_of(name)
+    return spec is not None and any(entry.takes_seal for entry in spec.envs if entry.id == name)
 
 
 def _tasks(config: RunConfig) -> list[EpisodeTask]:
     """The run's episodes in grid order (variant, env id, instance, repeat)."""
-    takes_seed = "seed" in inspect.signature(agent_factory(config.agent)).parameters
+    agent_factory(config.agent)  # an unknown agent fails here, before any env is built
+    entry = agents().get(config.agent)
+    takes_seed = entry is not None and entry.takes_seed
     variants = config.variants or ({"name": None, "env_kwargs": {}, "agent_kwargs": {}},)
     pass_seal = {env_id: _takes_seal(env_id) for env_id in config.env_ids}
     unsealable = [env_id for env_id, takes in pass_seal.items() if not takes]
@@ -426,7 +425,7 @@ def _failure(task: EpisodeTask, agent: Any, start: float | None, trace: Any = No
 def _trace(env: Any) -> Any:
     """The env's call record so far, or None (no episode started, or the record itself is broken)."""
     base = env.unwrapped if env is not None else None
-    if base is None or not hasattr(base, "record"):
+    if not isinstance(base, Records):
         return None
     try:
         return to_jsonable(base.record())
@@ -768,20 +767,19 @@ def _check_config(config: RunConfig, tasks: Sequence[EpisodeTask]) -> None:
             env = task.make_env()
         except gym.error.Error as exc:
             raise ValueError(f"cannot make env {where}: {exc}") from exc
-        check = getattr(env.unwrapped, "check_reset_options", None)
-        if callable(check):  # an index beyond the split fails here, not once per episode
+        base = env.unwrapped
+        if isinstance(base, ChecksResetOptions):  # an index beyond the split fails here, not once per episode
             last = max(config.instances)
             try:
-                check({"instance": last} if config.split is None else {"split": config.split, "instance": last})
+                base.check_reset_options({"instance": last} if config.split is None else {"split": config.split, "instance": last})
             except ValueError as exc:
                 env.close()
                 raise ValueError(f"{where} cannot play instance {last} of split {config.split!r}: {exc}") from None
         kwargs = {k: v for k, v in task.agent_kwargs.items() if not (k == "seed" and task.agent_seed is not None)}
         agent = make_agent(config.agent, **kwargs)
-        bind = getattr(agent, "bind", None)
         try:
-            if callable(bind):
-                bind(env)
+            if isinstance(agent, BindsEnv):
+                agent.bind(env)
         except TypeError as exc:
             raise ValueError(f"agent {config.agent!r} cannot play {where}: {exc}") from None
         finally:

@@ -17,6 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
+from causal_gym.harness.contracts import DescribesTask, HasBudgets, OffersPrompts, OffersTools, StatesCondition
+
 __all__ = ["Agent", "TaskSpec", "task_spec", "typed_action"]
 
 
@@ -51,7 +53,7 @@ class TaskSpec:
     observation_space: gym.Space
     action_space: gym.Space
     tool_specs: tuple[Mapping[str, Any], ...] = ()
-    budgets: Mapping[str, float] = field(default_factory=dict)
+    budgets: Mapping[str, float | None] = field(default_factory=dict)
     condition: Mapping[str, Any] = field(default_factory=dict)
     prompts: Mapping[str, str] = field(default_factory=dict)
 
@@ -60,7 +62,8 @@ class TaskSpec:
 class Agent(Protocol):
     """Anything that can play an episode: ``reset`` with the task, then ``act`` each step.
 
-    An agent may also define ``bind(env)``; :func:`causal_gym.eval.rollout` calls it before
+    An agent may also define ``bind(env)`` (:class:`~causal_gym.harness.contracts.BindsEnv`);
+    :func:`causal_gym.eval.rollout` calls it before
     ``reset`` on every episode. Agents that produce JSON tool calls (the LLM agent) use it to get
     the env's ``parse_tool_call``, which turns a call into the typed action or an error result.
     """
@@ -76,20 +79,21 @@ def task_spec(env: gym.Env) -> TaskSpec:
     """Build the :class:`TaskSpec` of an environment.
 
     Envs may provide ``task_description()``, ``tool_specs()``, ``budgets()``,
-    ``task_condition()`` and ``agent_prompts()`` on their unwrapped instance; where one is missing
+    ``task_condition()`` and ``agent_prompts()`` on their unwrapped instance (the protocols of
+    :mod:`causal_gym.harness.contracts`); where one is missing
     the spec falls back to the class docstring's first paragraph, no tools, no budgets, an empty
     condition and no prompts.
     """
     base = env.unwrapped
     spec_id = env.spec.id if env.spec is not None else "unregistered"
-    if hasattr(base, "task_description"):
+    if isinstance(base, DescribesTask):
         description = base.task_description()
     else:
         description = (type(base).__doc__ or type(base).__name__).strip().split("\n\n")[0]
-    tools = tuple(base.tool_specs()) if hasattr(base, "tool_specs") else ()
-    budgets = dict(base.budgets()) if hasattr(base, "budgets") else {}
-    condition = dict(base.task_condition()) if hasattr(base, "task_condition") else {}
-    prompts = dict(base.agent_prompts()) if hasattr(base, "agent_prompts") else {}
+    tools = tuple(base.tool_specs()) if isinstance(base, OffersTools) else ()
+    budgets = dict(base.budgets()) if isinstance(base, HasBudgets) else {}
+    condition = dict(base.task_condition()) if isinstance(base, StatesCondition) else {}
+    prompts = dict(base.agent_prompts()) if isinstance(base, OffersPrompts) else {}
     return TaskSpec(
         env_id=spec_id,
         description=description,
@@ -112,8 +116,11 @@ def typed_action(task: TaskSpec, tool: str, **arguments: Any) -> dict[str, Any]:
     schemas = {s["function"]["name"]: s["function"]["parameters"]["properties"] for s in task.tool_specs}
     if tool not in schemas:
         raise ValueError(f"unknown tool {tool!r}; the task has {list(schemas)}")
+    if not isinstance(task.action_space, gym.spaces.Dict):
+        raise ValueError(f"typed_action needs a tool env's Dict action space, got {task.action_space}")
     action: dict[str, Any] = {"tool": np.int64(list(schemas).index(tool))}
-    for key, space in task.action_space.spaces.items():
+    fields: Mapping[str, Any] = task.action_space.spaces  # Text, Box, Discrete or MultiBinary entries
+    for key, space in fields.items():
         if key == "tool":
             continue
         value = arguments.get(key)

@@ -43,7 +43,7 @@ Choices the paper leaves open
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -352,7 +352,7 @@ def summarize(data: np.ndarray) -> tuple[str, dict[str, Any]]:
     pearson = np.corrcoef(data, rowvar=False)
     spearman = np.corrcoef(_ranks(data), rowvar=False)
     pairs = sorted(combinations(range(d), 2), key=lambda p: (-abs(pearson[p]), p))[:_TOP_PAIRS]
-    top = [
+    top: list[dict[str, Any]] = [
         {
             "pair": [variable_name(i), variable_name(j)],
             "pearson": round(float(pearson[i, j]), 3) + 0.0,
@@ -501,8 +501,8 @@ def probe_direction(data: np.ndarray, x: int, y: int) -> tuple[str, dict[str, An
     forward, backward = fits[(x, y)], fits[(y, x)]
     fit_forward, fit_backward = forward[0] == "independent", backward[0] == "independent"
     if fit_forward != fit_backward:
-        (cause, effect), rejected = ((a, b), backward) if fit_forward else ((b, a), forward)
-        preference = f"{cause} -> {effect} preferred (the reverse fit leaves {rejected[1]})"
+        (first, second), rejected = ((a, b), backward) if fit_forward else ((b, a), forward)
+        preference = f"{first} -> {second} preferred (the reverse fit leaves {rejected[1]})"
     elif fit_forward:
         preference = "no preference: both fits leave residuals independent of the input"
     else:
@@ -540,6 +540,16 @@ class DataTools:
     ``"process"`` means it was not isolated). ``_refusal`` lets an env reject nodes before any
     budget is charged (CausalArena's padding slots).
     """
+
+    n_resamples: int
+    # what the host env provides (see above), declared for the type checker
+    _data: np.ndarray
+    _slots: dict[str, str]
+    _testers: dict[str, Any]
+    _summary: tuple[str, dict[str, Any]] | None
+    _resample_rng: np.random.Generator
+    _declared_cost: Callable[[str], dict[str, float]]
+    _affordable: Callable[[Mapping[str, float]], bool]
 
     def _configure_data_tools(
         self,

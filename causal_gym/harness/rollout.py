@@ -18,6 +18,7 @@ import numpy as np
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym.harness.agent import Agent, task_spec
+from causal_gym.harness.contracts import BindsEnv, Records
 
 __all__ = ["EpisodeRecord", "RolloutInterrupted", "episode_seeds", "rollout"]
 
@@ -134,9 +135,8 @@ def rollout(
     opts = dict(options or {})
     start = time.perf_counter()
     observation, info = env.reset(seed=seed, options=opts or None)
-    bind = getattr(agent, "bind", None)
-    if callable(bind):  # agents that speak JSON tool calls need the env's converter (see Agent)
-        bind(env)
+    if isinstance(agent, BindsEnv):  # agents that speak JSON tool calls need the env's converter (see Agent)
+        agent.bind(env)
     agent.reset(task_spec(env))
     rewards: list[float] = []
     terminated = truncated = False
@@ -160,5 +160,5 @@ def rollout(
         wall_time=time.perf_counter() - start,
         rewards=rewards,
         final_info=dict(info),
-        env_record=base.record() if hasattr(base, "record") else None,
+        env_record=base.record() if isinstance(base, Records) else None,
     )

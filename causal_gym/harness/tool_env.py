@@ -126,6 +126,7 @@ class ToolEnv(gym.Env):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+    action_space: gym.spaces.Dict  # the toolbox's typed action
 
     def __init__(
         self,
@@ -177,13 +178,14 @@ class ToolEnv(gym.Env):
         if self._phase == OPEN:
             # An open phase always has a step left: running out ends the phase (see _on_exhausted).
             self._budgets.charge(self.step_budget, 1)
-            charged[self.step_budget] += 1.0
+            charged[self.step_budget] += 1
             outcome = self._open_step(call)
         else:
             outcome = self._last_turn(call)
         charged.update(outcome.cost)
         if outcome.end is None:
             self._after_call(outcome)
+        tool: str | None
         if isinstance(call, ToolCall):
             tool, arguments = call.tool, call.to_dict()["arguments"]
         else:

@@ -43,6 +43,7 @@ from causal_gym.agents.llm import (
     system_prompt,
 )
 from causal_gym.harness.agent import task_spec
+from causal_gym.harness.contracts import ParsesToolCalls
 from causal_gym.harness.rollout import episode_seeds
 from causal_gym.harness.tool_env import LAST_TURN
 from causal_gym.harness.toolbox import ToolError
@@ -227,9 +228,10 @@ class ToolSession:
         self.prompt_level = check_count(prompt_level, "prompt_level", 0)
         self.env = gym.make(ref.env_id, **ref.env_kwargs)
         base = self.env.unwrapped
-        if not callable(getattr(base, "parse_tool_call", None)):
+        if not isinstance(base, ParsesToolCalls):
             self.env.close()
             raise ValueError(f"{ref.env_id} is not a tool env (no parse_tool_call); use a tool-mode id")
+        self._parser: ParsesToolCalls = base
         observation, self._info = self.env.reset(seed=ref.env_seed, options=ref.options)
         self.task = task_spec(self.env)
         names = [spec["function"]["name"] for spec in self.task.tool_specs]
@@ -273,7 +275,7 @@ class ToolSession:
         """
         if self.done:
             return ENDED_TEXT
-        return self._play(self.env.unwrapped.parse_tool_call(name, arguments))
+        return self._play(self._parser.parse_tool_call(name, arguments))
 
     def respond(self, calls: Sequence[tuple[Any, Any, Any]], content: str | None = None) -> Reply:
         """Play one assistant reply: its ``(call id, name, arguments)`` tool calls, or its text.

@@ -1,8 +1,10 @@
 """Inspect (``inspect-ai``) tasks for causal_gym's tool envs: ``inspect eval causal_gym/heuresis``.
 
-One task per benchmark id family — :func:`heuresis` (``family``, ``guided``), :func:`causalab`
-(``setting``) and :func:`causal_arena` (``source``, tool mode) — and :func:`causal_gym_task` for
-any tool env id. A task's dataset is its episodes (one sample per :class:`~causal_gym.integrations.
+:func:`causal_gym_task` plays any tool env id; each benchmark declares its own tasks in its spec
+(``BenchmarkSpec.inspect_tasks``: Heuresis's ``heuresis`` by ``family`` and ``guided``, CausaLab's
+``causalab`` by ``setting``, CausalArena's ``causal_arena`` by ``source``), which
+:func:`register_tasks` turns into module-level task functions on import, so this module names no
+benchmark. A task's dataset is its episodes (one sample per :class:`~causal_gym.integrations.
 core.EpisodeRef`: the instances and seeds ``causal-gym run`` plays), its solver
 (:func:`play_episode`) plays the episode with Inspect's model under our LLM agent's protocol
 (the env's tool schemas sent natively, results as tool messages, the last turn), and its scorer
@@ -25,8 +27,9 @@ Task arguments are plain values so that ``-T`` can set them (``env_kwargs`` as a
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -38,10 +41,10 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo, ToolParams
 
-from causal_gym.envs.benchmark import benchmark_of
+from causal_gym.envs.benchmark import AGENT_OPTIONS, InspectTask, benchmarks
 from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs
 
-__all__ = ["causal_arena", "causal_gym_task", "causalab", "episode_scores", "heuresis", "play_episode", "tool_info"]
+__all__ = ["causal_gym_task", "episode_scores", "play_episode", "register_tasks", "tool_info"]
 
 STORE_KEY = "causal_gym"
 """Where the solver leaves the episode's outcome in the sample's store (read by the scorer)."""
@@ -67,11 +70,9 @@ def _env_kwargs(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(value)
 
 
-def _check_id(env_id: str, family: str) -> str:
+def _check_id(env_id: str) -> str:
     if env_id not in gym.registry:
-        spec = benchmark_of(family)
-        known = [entry.id for entry in spec.envs] if spec is not None else []
-        raise ValueError(f"no registered env {env_id!r}" + (f"; {family} ids: {known}" if known else ""))
+        raise ValueError(f"no registered env {env_id!r}")
     return env_id
 
 
@@ -149,32 +150,64 @@ def causal_gym_task(env_id: str, episodes: int = 10, first_instance: int = 0, sp
                     stated_target: str = "none") -> Task:
     """Any causal_gym tool env: ``episodes`` instances from ``first_instance`` of ``split``, as
     ``causal-gym run --env <env_id> --episodes <episodes>`` plays them (same seeds)."""
-    return _episodes_task(_check_id(env_id, env_id), episodes, first_instance, split, seed, repeats, env_kwargs,
+    return _episodes_task(_check_id(env_id), episodes, first_instance, split, seed, repeats, env_kwargs,
                           prompt_level, stated_target)
 
 
-@task
-def heuresis(family: str = "wild", guided: bool = False, episodes: int = 10, first_instance: int = 0,
-             split: str = "test", seed: int = 0, repeats: int = 1, env_kwargs: str | dict | None = None,
-             prompt_level: int = 0, stated_target: str = "none") -> Task:
-    """Heuresis repair episodes of one mechanism ``family`` (``Heuresis-<family>[-guided]-v0``)."""
-    env_id = _check_id(f"Heuresis-{family}{'-guided' if guided else ''}-v0", "Heuresis-lg-v0")
-    return _episodes_task(env_id, episodes, first_instance, split, seed, repeats, env_kwargs, prompt_level,
-                          stated_target)
+def _spec_task(declared: InspectTask) -> Callable[..., Task]:
+    """The Inspect task function of a benchmark's :class:`~causal_gym.envs.benchmark.InspectTask`:
+    its choosing parameters, then the episode arguments of :func:`causal_gym_task`, then the agent
+    options it declares, as one signature (Inspect reads ``-T`` arguments from it)."""
+    keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    signature = inspect.Signature([
+        *(inspect.Parameter(name, keyword, default=default, annotation=type(default))
+          for name, default in declared.parameters.items()),
+        *(parameter for name, parameter in _EPISODE_PARAMETERS.items()
+          if name not in AGENT_OPTIONS or name in declared.agent_options),
+    ])
+
+    def make(*args: Any, **kwargs: Any) -> Task:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        env_id = _check_id(declared.env_id(*(values[name] for name in declared.parameters)))
+        return _episodes_task(env_id, values["episodes"], values["first_instance"], values["split"], values["seed"],
+                              values["repeats"], values["env_kwargs"], values.get("prompt_level", 0),
+                              values.get("stated_target", "none"))
+
+    make.__name__ = make.__qualname__ = declared.name
+    make.__doc__ = declared.description
+    make.__module__ = __name__
+    make.__signature__ = signature  # type: ignore[attr-defined]
+    return task(make)
 
 
-@task
-def causalab(setting: str = "4node", episodes: int = 10, first_instance: int = 0, split: str = "test",
-             seed: int = 0, repeats: int = 1, env_kwargs: str | dict | None = None) -> Task:
-    """CausaLab crystal-laboratory episodes of one ``setting`` (``CausaLab-<setting>-v0``)."""
-    env_id = _check_id(f"CausaLab-{setting}-v0", "CausaLab-4node-v0")
-    return _episodes_task(env_id, episodes, first_instance, split, seed, repeats, env_kwargs, 0, "none")
+_EPISODE_PARAMETERS = {
+    name: parameter for name, parameter in inspect.signature(causal_gym_task).parameters.items() if name != "env_id"
+}
+"""The episode arguments (and agent options) every benchmark task shares with :func:`causal_gym_task`."""
+
+_SPEC_TASKS: dict[str, Callable[..., Task]] = {}
 
 
-@task
-def causal_arena(source: str = "synthetic", episodes: int = 10, first_instance: int = 0, split: str = "test",
-                 seed: int = 0, repeats: int = 1, env_kwargs: str | dict | None = None,
-                 prompt_level: int = 0) -> Task:
-    """CausalArena episodes of one SCM ``source`` in tool mode (``CausalArena-<source>-tools-v0``)."""
-    env_id = _check_id(f"CausalArena-{source}-tools-v0", "CausalArena-synthetic-tools-v0")
-    return _episodes_task(env_id, episodes, first_instance, split, seed, repeats, env_kwargs, prompt_level, "none")
+def register_tasks() -> tuple[str, ...]:
+    """Make the Inspect tasks of every benchmark's spec module-level functions (so Inspect, which
+    imports this module through the package's ``inspect_ai`` entry point, finds them); done on
+    import, and again for benchmarks registered later. Returns the names of all benchmark tasks.
+
+    Raises
+    ------
+    ValueError
+        For a task name this module uses already.
+    """
+    for spec in benchmarks():
+        for declared in spec.inspect_tasks:
+            if declared.name in _SPEC_TASKS:
+                continue
+            if declared.name in globals():
+                raise ValueError(f"benchmark {spec.name!r}: Inspect task name {declared.name!r} is taken")
+            _SPEC_TASKS[declared.name] = globals()[declared.name] = _spec_task(declared)
+    return tuple(_SPEC_TASKS)
+
+
+register_tasks()

@@ -62,7 +62,7 @@ def python_type(schema: Mapping[str, Any]) -> Any:
     <class 'dict'>
     """
     if "enum" in schema:
-        return Literal[tuple(schema["enum"])]  # type: ignore[valid-type]
+        return Literal[tuple(schema["enum"])]
     kind = schema.get("type")
     if kind == "array":
         items = schema.get("items")
@@ -173,7 +173,7 @@ def environment_class(
         raise ValueError(f"{env_id} has tools named {sorted(clash)}, which TRL reserves")
 
     def __init__(self: Any) -> None:
-        self.session: ToolSession | None = None
+        self.session = None  # a ToolSession once reset
 
     def reset(self: Any, **row: Any) -> None:
         """Start the row's episode (the row's prompt already holds its system prompt and first message)."""

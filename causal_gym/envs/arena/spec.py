@@ -17,7 +17,7 @@ passed (``d``, ``split``, ``factors``, ``replicate``, ``n_obs``, ``n_int``, ``se
 
 from __future__ import annotations
 
-from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry
+from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry, InspectTask
 
 __all__ = ["SOURCES", "SPEC"]
 
@@ -33,17 +33,21 @@ _TEXT = {
     "real": "the Sachs table (obs only) and semi-synthetic SCMs on 5 bnlearn structures (8-37 variables, padded to 37)",
 }
 
+_SMALL = {source: {"n_obs": 80} for source in SOURCES} | {"semantic": {"split": "obs+int", "n_obs": 80, "n_int": 30}}
+# the semantic scenarios play with interventions: the conformance suite's small setting keeps some
+
 SPEC = BenchmarkSpec(
     name="arena",
     title="CausalArena",
     envs=tuple(
         EnvEntry(f"CausalArena-{source}-v0", "causal_gym.envs.arena.env:make_arena_env",
-                 f"CausalArena -- {_TEXT[source]}", {"source": source})
+                 f"CausalArena -- {_TEXT[source]}", {"source": source}, takes_seal=True,
+                 small_kwargs=_SMALL[source])
         for source in SOURCES
     ) + tuple(
         EnvEntry(f"CausalArena-{source}-tools-v0", "causal_gym.envs.arena.tool_env:CausalArenaToolEnv",
                  f"CausalArena tool mode (working graph, evidence tools) -- {_TEXT[source]}",
-                 {"source": source})
+                 {"source": source}, takes_seal=True, small_kwargs=_SMALL[source])
         for source in SOURCES
     ),
     agents={
@@ -53,6 +57,16 @@ SPEC = BenchmarkSpec(
         ),
     },
     reproduce="causal_gym.envs.arena.reproduce:main",
+    reproduce_takes_runner=True,
     report="causal_gym.envs.arena.report",
+    inspect_tasks=(
+        InspectTask(
+            "causal_arena",
+            "CausalArena episodes of one SCM ``source`` in tool mode (``CausalArena-<source>-tools-v0``).",
+            {"source": "synthetic"},
+            {(source,): f"CausalArena-{source}-tools-v0" for source in SOURCES},
+            agent_options=("prompt_level",),
+        ),
+    ),
 )
 """The CausalArena benchmark."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry
+from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry, InspectTask
 
 __all__ = ["SETTINGS_BY_ID", "PLANNER_SETTINGS_BY_ID", "SPEC"]
 
@@ -59,7 +59,7 @@ SPEC = BenchmarkSpec(
     title="CausaLab",
     envs=tuple(
         EnvEntry(env_id, "causal_gym.envs.causalab.env:CausaLabEnv", f"CausaLab -- {_TEXT[setting]}",
-                 {"setting": setting})
+                 {"setting": setting}, takes_seal=True)
         for env_id, setting in SETTINGS_BY_ID.items()
     ) + tuple(
         EnvEntry(
@@ -68,6 +68,7 @@ SPEC = BenchmarkSpec(
             f"CausaLab planner (RL) -- {setting[0]} nodes: choose the shift interventions; a fixed least-squares "
             "estimator infers the graph; reward: its all-edge F1",
             {"setting": setting},
+            takes_seal=True,
         )
         for env_id, setting in PLANNER_SETTINGS_BY_ID.items()
     ),
@@ -79,6 +80,7 @@ SPEC = BenchmarkSpec(
         "causalab-random": AgentEntry(
             "causal_gym.envs.causalab.baselines:RandomInterventionAgent",
             "CausaLab: random interventions with the whole budget, then a least-squares fit (seeded)",
+            takes_seed=True,
         ),
         "causalab-systematic": AgentEntry(
             "causal_gym.envs.causalab.baselines:SystematicExperimenter",
@@ -87,5 +89,13 @@ SPEC = BenchmarkSpec(
     },
     reproduce="causal_gym.envs.causalab.reproduce:main",
     report="causal_gym.envs.causalab.report",
+    inspect_tasks=(
+        InspectTask(
+            "causalab",
+            "CausaLab crystal-laboratory episodes of one ``setting`` (``CausaLab-<setting>-v0``).",
+            {"setting": "4node"},
+            {(setting,): env_id for env_id, setting in SETTINGS_BY_ID.items()},
+        ),
+    ),
 )
 """The CausaLab benchmark."""

@@ -67,18 +67,20 @@ SPEC = BenchmarkSpec(
     envs=tuple(
         EnvEntry(env_id, "causal_gym.envs.design.env:InterventionDesignEnv",
                  f"Intervention design (RL) -- {_TEXT[env_id]}; reward: exact-posterior gain",
-                 dict(kwargs), vector_entry_point="causal_gym.envs.design.vector:InterventionDesignVectorEnv")
+                 dict(kwargs), vector_entry_point="causal_gym.envs.design.vector:InterventionDesignVectorEnv",
+                 takes_seal=True, small_kwargs={"d": 4, "expected_degree": 2.0, "n_observational": 20, "budget": 5})
         for env_id, kwargs in SETTINGS_BY_ID.items()
     ),
     agents={
         "design-random": AgentEntry("causal_gym.envs.design.baselines:RandomDesigner",
-                                    "Design: a uniformly random target and value each step (seeded)"),
+                                    "Design: a uniformly random target and value each step (seeded)", takes_seed=True),
         "design-round-robin": AgentEntry("causal_gym.envs.design.baselines:RoundRobinDesigner",
                                          "Design: targets 0, 1, ..., d-1 in turn at +-value_bound"),
         "design-observe": AgentEntry("causal_gym.envs.design.baselines:ObservationalDesigner",
                                      "Design: observational rows only (no intervention)"),
         "design-greedy": AgentEntry("causal_gym.envs.design.baselines:GreedyDesigner",
-                                    "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)"),
+                                    "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)",
+                                    takes_seed=True),
     },
     report="causal_gym.envs.design.report",
 )

@@ -21,7 +21,7 @@ reward = adjacency-F1 gain over PC-KCI at submission.
 
 from __future__ import annotations
 
-from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry
+from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry, InspectTask
 
 __all__ = ["FAMILIES", "SPEC", "env_id"]
 
@@ -57,6 +57,8 @@ SPEC = BenchmarkSpec(
             f"Heuresis {'guided (start: PC-KCI output + deletion log)' if guided else 'unguided (start: complete graph)'}"
             f" -- {_FAMILY_DATA[family]}",
             {"family": family, "guided": guided},
+            takes_seal=True,
+            small_kwargs={"d": 4, "n": 60},
         )
         for guided in (False, True)
         for family in FAMILIES
@@ -67,6 +69,8 @@ SPEC = BenchmarkSpec(
             f"Heuresis repair policy (RL) -- {family}: choose which of PC-KCI's deletions to re-test and restore; "
             "reward: adjacency-F1 gain over PC-KCI",
             {"family": family},
+            takes_seal=True,
+            small_kwargs={"d": 4, "n": 60},
         )
         for family in FAMILIES
     ),
@@ -74,6 +78,7 @@ SPEC = BenchmarkSpec(
         "router": AgentEntry(
             "causal_gym.envs.heuresis.router:RouterAgent",
             "the Heuresis Appendix-E router, through the tools (guided only, seeded)",
+            takes_seed=True,
         ),
         "pc-kci": AgentEntry(
             "causal_gym.envs.heuresis.baselines:AlgorithmAgent", "submits the guided start, PC-KCI's output (guided only)"
@@ -85,5 +90,14 @@ SPEC = BenchmarkSpec(
     },
     reproduce="causal_gym.envs.heuresis.reproduce:main",
     report="causal_gym.envs.heuresis.report",
+    inspect_tasks=(
+        InspectTask(
+            "heuresis",
+            "Heuresis repair episodes of one mechanism ``family`` (``Heuresis-<family>[-guided]-v0``).",
+            {"family": "wild", "guided": False},
+            {(family, guided): env_id(family, guided) for family in FAMILIES for guided in (False, True)},
+            agent_options=("prompt_level", "stated_target"),
+        ),
+    ),
 )
 """The Heuresis benchmark."""
