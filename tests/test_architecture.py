@@ -61,7 +61,9 @@ print(json.dumps({"listing": listing.getvalue(), "counts": counts}))
 
 def test_a_benchmark_defined_outside_the_tree_lists_plays_and_reports(tmp_path):
     # a fresh interpreter, so the registration does not leak into other tests' benchmark lists
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    # the checkout itself stays off the path: its causal_gym.egg-info (left by `pip install -e .`) would stand
+    # for the installed distribution, and Inspect names tasks "causal_gym/..." only for an installed package
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     result = subprocess.run([sys.executable, "-c", _PLAY_TOY, str(tmp_path)], capture_output=True, text=True,
                             timeout=600, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -105,7 +107,9 @@ def test_the_toy_benchmarks_inspect_task_plays_with_no_edit_outside_its_module(t
     (which names no benchmark) turns it into a task Inspect finds by name and plays."""
     pytest.importorskip("inspect_ai")
     episodes = 4
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    # the checkout itself stays off the path: its causal_gym.egg-info (left by `pip install -e .`) would stand
+    # for the installed distribution, and Inspect names tasks "causal_gym/..." only for an installed package
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     result = subprocess.run([sys.executable, "-c", _TOY_INSPECT, str(tmp_path), str(episodes)], capture_output=True,
                             text=True, timeout=600, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]

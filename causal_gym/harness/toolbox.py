@@ -715,6 +715,7 @@ class ToolActionSpace(spaces.Dict):
             raise ValueError("the mask allows no tool whose arguments can be filled")
         index = int(self.spaces["tool"].sample(mask=fillable))
         tool, node_options = self.toolbox.tools[index], options[index]
+        assert node_options is not None  # the fillable mask drew it
         arguments: dict[str, Any] = {}
         named: list[int] = []
         for k, (name, values) in enumerate(node_options.items()):
