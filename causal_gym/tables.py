@@ -22,13 +22,16 @@ pandas and matplotlib are imported inside the functions that need them
 from __future__ import annotations
 
 import importlib
+import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from causal_gym._files import write_atomic
 from causal_gym.metrics import bootstrap_interval, paired_bootstrap
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ReportTable",
     "require",
+    "save_figure",
     "build_table",
     "played",
     "score_columns",
@@ -322,6 +326,13 @@ def new_figure(width: float, height: float, panels: int, columns: int) -> tuple[
     for extra in axes[panels:]:
         extra.set_visible(False)
     return figure, axes[:panels]
+
+
+def save_figure(figure: Any, path: str | Path) -> None:
+    """Save ``figure`` as a PNG at 120 dpi, written atomically (a link at ``path`` is replaced, not followed)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=120)
+    write_atomic(path, buffer.getvalue())
 
 
 def error_bars(table: pd.DataFrame, name: str) -> np.ndarray:

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from causal_gym._files import write_atomic
 from causal_gym.envs.benchmark import BenchmarkSpec, ReportOptions, benchmark_of, benchmarks, load
 from causal_gym.eval.store import STATUSES, RunStore
 from causal_gym.seal import Seal
@@ -300,6 +301,9 @@ def report_tables(
 def write_tables(tables: Sequence[ReportTable], out_dir: str | Path, episodes: pd.DataFrame | None = None) -> list[Path]:
     """Write each table as ``<name>.csv``, all of them in ``report.md``, and the figures as PNG.
 
+    Every file is written atomically (:func:`causal_gym._files.write_atomic`): a link planted under
+    one of these names in a shared folder is replaced, never written through.
+
     Figures come from each benchmark's ``write_figures`` (e.g. ``heuresis_residual_gain.png``,
     ``causalab_trajectories_<setting>.png``). ``episodes``, when given, is written as
     ``episodes.csv`` without its object columns.
@@ -315,16 +319,16 @@ def write_tables(tables: Sequence[ReportTable], out_dir: str | Path, episodes: p
     sections = []
     for table in tables:
         path = out / f"{table.name}.csv"
-        table.frame.to_csv(path, index=False)
+        write_atomic(path, table.frame.to_csv(index=False))
         written.append(path)
         legend = "".join(f"- {line}\n" for line in table.legend_lines())
         sections.append(f"## {table.title}\n\n{markdown_table(table.frame)}\n" + (f"\n{legend}" if legend else ""))
     if episodes is not None:
         path = out / "episodes.csv"
-        episodes.drop(columns=_object_columns(episodes)).to_csv(path, index=False)
+        write_atomic(path, episodes.drop(columns=_object_columns(episodes)).to_csv(index=False))
         written.append(path)
     report = out / "report.md"
-    report.write_text("# causal_gym report\n\n" + "\n".join(sections), encoding="utf-8")
+    write_atomic(report, "# causal_gym report\n\n" + "\n".join(sections))
     written.append(report)
     for _, module in _reports():
         write_figures = getattr(module, "write_figures", None)

@@ -28,6 +28,7 @@ from causal_gym.tables import (
     interval_cells,
     mean,
     new_figure,
+    save_figure,
     per_unit,
     played,
 )
@@ -139,7 +140,7 @@ def plot_f1_by_d(agents: pd.DataFrame, path: str | Path) -> Path:
         axis.set_ylim(0.0, 1.0)
     axes[0].legend(fontsize=7, loc="best")
     path = Path(path)
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path)
     return path
 
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.causalab.spec import SPEC
-from causal_gym.tables import ReportTable, build_table, column, in_order, interval, interval_cells, mean, new_figure, played
+from causal_gym.tables import (ReportTable, build_table, column, in_order, interval, interval_cells, mean, new_figure,
+                               played, save_figure)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -202,7 +203,7 @@ def plot_trajectories(curves: pd.DataFrame, path: str | Path, setting: str) -> P
     axes[0].legend(fontsize=7)
     figure.suptitle(f"CausaLab {setting}")
     path = Path(path)
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path)
     return path
 
 

@@ -71,6 +71,7 @@ from causal_gym.tables import (
     paired_interval,
     per_unit,
     played,
+    save_figure,
 )
 
 if TYPE_CHECKING:
@@ -626,7 +627,7 @@ def plot_residual_gain(headroom: pd.DataFrame, path: str | Path) -> Path:
         axis.set_ylabel("adjacency F1 − F1(BCA_φ)")
     figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
     path = Path(path)
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path)
     return path
 
 
