@@ -236,11 +236,12 @@ def test_a_hostile_reply_is_an_invalid_call_and_the_episode_is_scored_not_replay
 
 
 @pytest.mark.parametrize("mode", ["json", "native"])
-def test_a_reply_that_is_not_utf8_is_an_invalid_call(tmp_path, mode):
+def test_a_reply_that_is_not_utf8_is_an_invalid_call_and_the_runner_warns(tmp_path, mode, caplog):
     first, second, line, requests = _hostile_run(tmp_path, raw_text_reply(b'{"tool": "ci_test\xff\xfe \xc3'), mode)
     assert line["status"] == "finished" and second.played == 0
     assert line["usage"]["n_invalid_calls"] == 1 and line["usage"]["n_unreadable_replies"] == 1
     assert any(e.get("event") == "unreadable_reply" and e["error"] == "UnicodeDecodeError" for e in line["transcript"])
+    assert "1 repl(ies) could not be read" in caplog.text  # a bug of ours on ordinary replies would not go unseen
 
 
 def test_any_error_while_reading_a_reply_is_the_models_invalid_call(server, monkeypatch):
