@@ -27,6 +27,7 @@ Conventions
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -36,7 +37,16 @@ from causal_gym._files import write_atomic
 from causal_gym.envs.benchmark import BenchmarkSpec, ReportOptions, benchmark_of, benchmarks, load
 from causal_gym.eval.store import STATUSES, RunStore
 from causal_gym.seal import Seal
-from causal_gym.tables import ReportTable, build_table, is_missing, markdown_table, mean, require, score_columns
+from causal_gym.tables import (
+    ReportTable,
+    build_table,
+    check_fields,
+    is_missing,
+    markdown_table,
+    mean,
+    require,
+    score_columns,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,6 +66,28 @@ OTHER = "other"
 """The ``benchmark`` of episodes no benchmark reports (ids of other packages, RL-only tasks)."""
 
 _INSTANCE_COLUMNS = ("setting", "condition", "d", "n", "expected_degree")
+_COUNT = (float, None)
+_LINE_FIELDS: dict[str, tuple[Any, ...]] = {
+    "split": (str, None),
+    "seal": (str, None),
+    "agent_kwargs.*": (str, int, float, bool, list, dict, None),
+    "usage.total_tokens": _COUNT, "usage.prompt_tokens": _COUNT, "usage.completion_tokens": _COUNT, "usage.cost": _COUNT,
+    "record.final_info": (dict, None),
+    "record.final_info.truncated_reason": (str, None),
+    "record.final_info.submission_source": (str, None),
+    "record.final_info.end_reason": (str, None),
+    "record.final_info.sandbox": (str, None),
+    "record.final_info.record": (dict, None),
+    "record.final_info.record.tool_counts": (dict, None),
+    "record.final_info.record.tool_counts.*": (float,),
+    "record.env_record": (dict, None),
+    "record.env_record.summary": (dict, None),
+    "record.env_record.summary.tool_counts": (dict, None),
+    "record.env_record.summary.tool_counts.*": (float,),
+    "record.env_record.calls": (list, None),
+}
+"""The fields of a store line that the generic report reads, beyond those the store checks
+(:func:`causal_gym.eval.store.line_problem`), and their types (:func:`causal_gym.tables.check_fields`)."""
 _OBJECT_COLUMNS = ("tool_counts", "calls", "final_info")
 
 
@@ -99,7 +131,28 @@ def _usage(usage: Any) -> dict[str, float]:
     }
 
 
+def _score_problem(scores: Mapping[str, Any]) -> str | None:
+    """Why the score leaves cannot be report columns (a number too large for a float), or None."""
+    pending: list[tuple[str, Any]] = [("scores", scores)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, Mapping):
+            pending.extend((f"{where}.{key}", item) for key, item in value.items())
+        elif isinstance(value, int) and not isinstance(value, bool):
+            try:
+                float(value)
+            except OverflowError:
+                return f"{where} is an int too large for a float"
+    return None
+
+
 def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -> dict[str, Any]:
+    """The frame row of one store line; ``ValueError`` (or any error of a benchmark's
+    ``episode_columns``) when the line holds a value the report cannot read."""
+    check_fields(line, _LINE_FIELDS)
+    problem = _score_problem(line.get("scores") or {})
+    if problem is not None:
+        raise ValueError(problem)
     env_id = line["env_id"]
     bare = env_id.rsplit(":", 1)[-1]  # "causal_gym:Heuresis-lg-v0" is registered as "Heuresis-lg-v0"
     spec = benchmark_of(bare)
@@ -113,6 +166,9 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
     benchmark = OTHER if spec is None or columns is None else spec.name  # None: an id its report leaves out
     columns = dict(columns or {})
     scores = columns.pop("scores", line.get("scores") or {})
+    problem = _score_problem(scores)
+    if problem is not None:
+        raise ValueError(problem)
     row: dict[str, Any] = {
         "run": run,
         "env_id": env_id,
@@ -156,6 +212,11 @@ def _object_columns(frame: pd.DataFrame) -> list[str]:
 def load_runs(*dirs: str | Path) -> pd.DataFrame:
     """One row per episode of the given run stores (the last line per episode key).
 
+    A line the report cannot read -- not JSON, not an episode line, or a field the report reads
+    with the wrong type (:data:`_LINE_FIELDS`, and what each benchmark's ``episode_columns``
+    checks) -- is skipped with a ``RuntimeWarning`` that names the store and the line or episode
+    key; the skipped lines are listed in ``frame.attrs["skipped"]`` and as a table of the report.
+
     Columns: ``run`` (the directory as given), ``env_id``, ``benchmark`` (the name of the
     benchmark whose report covers the id, else ``other``), ``setting`` and ``condition`` (the
     benchmark's: Heuresis family and guided / unguided, CausaLab setting, CausalArena source and
@@ -179,14 +240,32 @@ def load_runs(*dirs: str | Path) -> pd.DataFrame:
     if not dirs:
         raise ValueError("load_runs needs at least one run store directory")
     rows = []
+    skipped: list[dict[str, str]] = []
+
+    def skip(run: str, where: str, problem: str) -> None:
+        warnings.warn(f"{where}: {problem}; the report skips it", RuntimeWarning, stacklevel=3)
+        skipped.append({"run": run, "line": where, "problem": problem})
+
     for directory in dirs:
         store = RunStore(directory)
         content = store.read_config()
         if content is None:
             raise ValueError(f"{directory} is not a run store (it has no run.json); pass directories written by "
                              "causal-gym run or causal_gym.eval.run")
-        rows.extend(_episode_row(str(directory), content["config"], line) for line in store.latest().values())
+        config = content["config"]
+        try:
+            check_fields(content, {"config": (dict,), "config.env_kwargs": (dict, None), "config.seal": (str, None)})
+        except ValueError as exc:
+            raise ValueError(f"{store.run_path}: {exc}") from None
+        lines = store.latest(lambda number, problem: skip(str(directory), f"{store.episodes_path}, line {number}",
+                                                          problem))
+        for key, line in lines.items():
+            try:
+                rows.append(_episode_row(str(directory), config, line))
+            except Exception as exc:  # noqa: BLE001 -- a line the report cannot read is named and skipped
+                skip(str(directory), f"{store.episodes_path}, episode {key}", f"{type(exc).__name__}: {exc}")
     frame = pd.DataFrame.from_records(rows)
+    frame.attrs["skipped"] = skipped
     if frame.empty:
         return frame
     for name in _object_columns(frame):
@@ -276,8 +355,8 @@ def report_tables(
 ) -> list[ReportTable]:
     """Every table the frame's episodes support, in print order (empty tables left out).
 
-    First the runs by seal and sandbox (:func:`integrity_table`) and the episodes by status
-    (:func:`outcome_table`), then each benchmark's tables of
+    First the runs by seal and sandbox (:func:`integrity_table`), the episodes by status
+    (:func:`outcome_table`) and the lines :func:`load_runs` skipped, then each benchmark's tables of
     its own episodes (its report module's ``report_tables``, given ``dev``, ``labels``, ``full_menu``,
     ``workers``, ``progress`` and ``seal`` as :class:`~causal_gym.envs.benchmark.ReportOptions`),
     last the tool calls (:func:`tool_call_table`).
@@ -289,6 +368,8 @@ def report_tables(
                     "(process = agent code ran without OS isolation)", integrity_table(frame)),
         ReportTable("outcomes", "Episodes by status (failed: an exception, no scores; rescued: the env submitted "
                     "the working graph) and episodes whose model never called a tool", outcome_table(frame)),
+        ReportTable("skipped", "Store lines the report could not read and left out (see load_runs)",
+                    build_table(list(frame.attrs.get("skipped") or []))),
     ]
     present = set() if frame.empty else set(frame["benchmark"])
     for spec, module in _reports():

@@ -59,7 +59,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -265,8 +265,13 @@ class RunStore:
             stream.flush()
             os.fsync(stream.fileno())
 
-    def episodes(self) -> list[dict[str, Any]]:
-        """Every complete episode line in file order (a torn last line is skipped with a warning)."""
+    def episodes(self, on_bad_line: Callable[[int, str], None] | None = None) -> list[dict[str, Any]]:
+        """Every complete episode line in file order (a torn last line is skipped with a warning).
+
+        A line that is not valid JSON or fails :func:`line_problem` raises ``ValueError`` naming it;
+        with ``on_bad_line`` it is skipped and ``on_bad_line(line_number, problem)`` is called instead
+        (a report reads what it can; a run refuses to resume a store it cannot read).
+        """
         if not self.episodes_path.exists() and not self.episodes_path.is_symlink():
             return []
         out = []
@@ -284,17 +289,21 @@ class RunStore:
                     continue
                 try:
                     line = json.loads(text)
-                except ValueError as exc:
-                    raise ValueError(f"{self.episodes_path}, line {number}: not valid JSON ({exc})") from exc
-                problem = line_problem(line)
-                if problem is not None:
+                    problem = line_problem(line)
+                except (ValueError, RecursionError) as exc:  # RecursionError: nested past the decoder's limit
+                    line, problem = None, f"not valid JSON ({type(exc).__name__}: {str(exc)[:200]})"
+                if problem is None:
+                    out.append(line)
+                elif on_bad_line is None:
                     raise ValueError(f"{self.episodes_path}, line {number}: {problem}")
-                out.append(line)
+                else:
+                    on_bad_line(number, problem)
         return out
 
-    def latest(self) -> dict[str, dict[str, Any]]:
-        """Key -> the last line written for it (a retried failure is replaced by its retry)."""
-        return {line["key"]: line for line in self.episodes()}
+    def latest(self, on_bad_line: Callable[[int, str], None] | None = None) -> dict[str, dict[str, Any]]:
+        """Key -> the last line written for it (a retried failure is replaced by its retry); ``on_bad_line``
+        as in :meth:`episodes`."""
+        return {line["key"]: line for line in self.episodes(on_bad_line)}
 
     def finished_keys(self) -> set[str]:
         """Keys with a done line: the episodes a rerun skips (failed and interrupted ones are played again)."""

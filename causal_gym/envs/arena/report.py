@@ -22,6 +22,7 @@ from causal_gym.envs.arena.spec import SPEC
 from causal_gym.tables import (
     ReportTable,
     build_table,
+    check_finite,
     column,
     error_bars,
     interval,
@@ -73,6 +74,8 @@ def episode_columns(params: Mapping[str, Any], line: Mapping[str, Any], info: Ma
     }
     if info.get("factors") is not None:
         columns["factors"] = info["factors"]
+    if info:
+        check_finite(line.get("scores") or {}, ("f1",))  # its interval needs it; the others are plain means
     return columns
 
 
