@@ -261,3 +261,15 @@ def test_any_error_while_reading_a_reply_is_the_models_invalid_call(server, monk
     later = server.requests[1].json["messages"]
     assert [m["role"] for m in later[-2:]] == ["assistant", "user"] and later[-2]["content"] == ""
     assert "could not be read (MemoryError)" in later[-1]["content"]
+
+
+def test_the_json_reader_tries_a_bounded_number_of_object_starts():
+    """Each failed start costs time linear in the reply, so only the first 1,000 places where an object can
+    open are tried (a reply of a million braces has none: ``{`` must be followed by ``"`` or ``}``)."""
+    from causal_gym.agents.llm import parse_json_tool_call
+
+    call = '{"tool": "submit", "arguments": {}}'
+    assert parse_json_tool_call("{ not json } " * 5000 + call) == ("submit", {})  # no object can open there
+    assert parse_json_tool_call('{"x": 1} ' * 999 + call) == ("submit", {})
+    assert parse_json_tool_call('{"x": 1} ' * 1000 + call) is None
+    assert parse_json_tool_call("{" * 1_000_000) is None

@@ -98,6 +98,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 import traceback
@@ -190,6 +191,10 @@ class LLMRequestError(RuntimeError):
         self.attempts = attempts
 
 
+_OBJECT_START = re.compile(r'\{\s*["}]')
+_MAX_OBJECT_STARTS = 1000
+
+
 def parse_json_tool_call(text: str) -> tuple[str, Any] | None:
     """Find a tool call written as JSON in a model's reply, tolerantly.
 
@@ -201,6 +206,10 @@ def parse_json_tool_call(text: str) -> tuple[str, Any] | None:
 
     JSON nested deeper than the interpreter can decode ends the search: the reply holds no call
     (trying again from every ``{`` inside such nesting would take time quadratic in its depth).
+    Only a ``{`` followed by ``"`` or ``}`` can open an object, and only the first
+    :data:`_MAX_OBJECT_STARTS` of those are tried: each failed attempt costs time linear in the
+    reply (the decoder's error locates itself), so a reply of a million braces would otherwise
+    take minutes.
 
     Returns
     -------
@@ -216,19 +225,19 @@ def parse_json_tool_call(text: str) -> tuple[str, Any] | None:
     True
     """
     decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
+    for tried, start in enumerate(match.start() for match in _OBJECT_START.finditer(text)):
+        if tried == _MAX_OBJECT_STARTS:
+            return None
         try:
             value, _ = decoder.raw_decode(text, start)
         except RecursionError:
             return None
         except ValueError:  # not JSON here, or an integer past int()'s digit limit
-            value = None
+            continue
         if isinstance(value, dict):
             name = value.get("tool", value.get("name"))
             if isinstance(name, str):
                 return name, value.get("arguments", value.get("parameters", {}))
-        start = text.find("{", start + 1)
     return None
 
 
