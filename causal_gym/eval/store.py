@@ -68,7 +68,8 @@ from typing import Any
 from causal_gym._files import open_regular, write_atomic
 from causal_gym._jsonable import to_jsonable
 
-__all__ = ["EPISODES_FILE", "LOCK_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "episode_key", "line_problem", "redact"]
+__all__ = ["EPISODES_FILE", "LOCK_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "episode_key", "line_problem",
+           "redact"]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"

@@ -22,8 +22,8 @@ import numpy as np
 
 from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.causalab.spec import SPEC
-from causal_gym.tables import (ReportTable, build_table, check_fields, check_finite, column, in_order, interval, interval_cells, mean,
-                               new_figure, played, save_figure)
+from causal_gym.tables import (ReportTable, build_table, check_fields, check_finite, column, in_order, interval,
+                               interval_cells, mean, new_figure, played, save_figure)
 
 if TYPE_CHECKING:
     import pandas as pd
