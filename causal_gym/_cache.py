@@ -6,8 +6,9 @@ and parameters, the options, and a code version string that is bumped whenever t
 changes -- so a stale entry is never read: a changed input is simply a different file.
 
 Writes go to a temporary file in the same directory and are moved into place with
-``os.replace``, which is atomic on POSIX and Windows: a crash or a concurrent writer leaves
-either no entry or a whole one. An entry that cannot be read back (truncated, not JSON, or
+``os.replace`` (:func:`causal_gym._files.write_atomic`), which is atomic on POSIX and Windows: a
+crash or a concurrent writer leaves either no entry or a whole one, and a link planted under an
+entry's name is replaced, not written through. An entry that cannot be read back (truncated, not JSON, or
 stored under a different key after a hash collision) is recomputed and overwritten. The cache
 only ever saves time, so the directory is safe to delete at any moment.
 
@@ -20,11 +21,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from causal_gym._files import write_atomic
 from causal_gym._jsonable import to_jsonable
 from causal_gym._workers import call_with_time_limit
 
@@ -67,14 +68,7 @@ def _read(path: Path, key_json: str) -> dict[str, Any] | None:
 
 def _write(path: Path, entry: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(entry, stream, allow_nan=False)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(entry, allow_nan=False))
 
 
 def is_cached(key_parts: Mapping[str, Any]) -> bool:

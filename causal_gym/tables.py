@@ -22,13 +22,16 @@ pandas and matplotlib are imported inside the functions that need them
 from __future__ import annotations
 
 import importlib
+import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from causal_gym._files import write_atomic
 from causal_gym.metrics import bootstrap_interval, paired_bootstrap
 
 if TYPE_CHECKING:
@@ -37,9 +40,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ReportTable",
     "require",
+    "save_figure",
     "build_table",
     "played",
     "score_columns",
+    "check_fields",
+    "check_finite",
     "interval",
     "paired_interval",
     "interval_cells",
@@ -109,10 +115,98 @@ def build_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def played(frame: pd.DataFrame, benchmark: str) -> pd.DataFrame:
-    """The episodes of ``benchmark`` that did not fail (failed ones have no scores)."""
+    """The episodes of ``benchmark`` that ended in the env: not failed, and with a final info (a timeout or
+    an interruption leaves none). They are the ones with scores; the outcome table counts the others."""
     if frame.empty or "benchmark" not in frame:
         return frame.iloc[0:0]
-    return frame[(frame["benchmark"] == benchmark) & (frame["status"] != "failed")]
+    ended = frame["status"] != "failed"
+    if "final_info" in frame:
+        ended &= np.array([isinstance(info, Mapping) for info in frame["final_info"]], dtype=bool)
+    return frame[(frame["benchmark"] == benchmark) & ended]
+
+
+def check_fields(record: Mapping[str, Any], fields: Mapping[str, tuple[Any, ...]]) -> None:
+    """Check the types of the fields of a JSON ``record`` that a report reads; raise ``ValueError`` naming
+    the first wrong one.
+
+    ``fields`` maps a dotted path (``"record.final_info.scores"``; ``*`` stands for every item of a
+    list or every value of an object) to the accepted types: JSON's ``str``, ``int``, ``float`` (an
+    integer is accepted too, if a float can hold it), ``bool`` (only where listed: it is no number
+    here), ``list``, ``dict``, and ``None`` for null. A path whose value is missing or null is not
+    checked further (the report reads it as absent); list a container before its fields.
+
+    Examples
+    --------
+    >>> check_fields({"record": {"final_info": [1]}}, {"record": (dict, None), "record.final_info": (dict, None)})
+    Traceback (most recent call last):
+    ...
+    ValueError: record.final_info is a list, expected dict or null
+    >>> check_fields({"usage": {"cost": 10**400}}, {"usage.cost": (float, None)})
+    Traceback (most recent call last):
+    ...
+    ValueError: usage.cost is an int too large for a float
+    """
+    for path, kinds in fields.items():
+        for where, value in _field_values(record, path.split(".")):
+            if value is None:
+                if None not in kinds:
+                    raise ValueError(f"{where} is null, expected {_kind_names(kinds)}")
+            elif isinstance(value, bool):
+                if bool not in kinds:
+                    raise ValueError(f"{where} is a bool, expected {_kind_names(kinds)}")
+            elif isinstance(value, int) and float in kinds and int not in kinds:
+                try:
+                    float(value)
+                except OverflowError:
+                    raise ValueError(f"{where} is an int too large for a float") from None
+            elif not isinstance(value, tuple(k for k in kinds if k is not None and k is not bool)):
+                raise ValueError(f"{where} is a {type(value).__name__}, expected {_kind_names(kinds)}")
+
+
+def check_finite(scores: Mapping[str, Any], names: Sequence[str]) -> None:
+    """Raise ``ValueError`` unless every one of ``names`` in ``scores`` is a finite number (or a bool): the values a
+    bootstrap interval resamples (a missing one is NaN there, and NaN refuses to be resampled).
+
+    Examples
+    --------
+    >>> check_finite({"f1": 0.5, "shd": None}, ("f1",))
+    >>> check_finite({"f1": float("nan")}, ("f1",))
+    Traceback (most recent call last):
+    ...
+    ValueError: 'f1' must be a finite number, got nan
+    """
+    for name in names:
+        value = scores.get(name)
+        try:
+            finite = isinstance(value, (int, float)) and math.isfinite(value)  # a bool counts as 0 or 1
+        except OverflowError:  # an int no float can hold
+            finite = False
+        if not finite:
+            raise ValueError(f"{name!r} must be a finite number, got {str(value)[:80]}")
+
+
+def _kind_names(kinds: tuple[Any, ...]) -> str:
+    return " or ".join("null" if k is None else k.__name__ for k in kinds)
+
+
+def _field_values(record: Any, steps: list[str]) -> list[tuple[str, Any]]:
+    """``(path, value)`` of every value at ``steps`` below ``record`` (``*`` fans out); missing ones are left out."""
+    found: list[tuple[str, Any]] = [("", record)]
+    for step in steps:
+        below: list[tuple[str, Any]] = []
+        for where, value in found:
+            if value is None:
+                continue
+            if step == "*":
+                items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+                below.extend((f"{where}[{key!r}]", item) for key, item in items)
+            elif isinstance(value, Mapping):
+                if step in value:
+                    below.append((f"{where}.{step}" if where else step, value[step]))
+            else:
+                raise ValueError(f"{where} is a {type(value).__name__}, expected an object with {step!r}")
+        found = below
+    return found
 
 
 def score_columns(scores: Mapping[str, Any], prefix: str = "score") -> dict[str, float]:
@@ -322,6 +416,13 @@ def new_figure(width: float, height: float, panels: int, columns: int) -> tuple[
     for extra in axes[panels:]:
         extra.set_visible(False)
     return figure, axes[:panels]
+
+
+def save_figure(figure: Any, path: str | Path) -> None:
+    """Save ``figure`` as a PNG at 120 dpi, written atomically (a link at ``path`` is replaced, not followed)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=120)
+    write_atomic(path, buffer.getvalue())
 
 
 def error_bars(table: pd.DataFrame, name: str) -> np.ndarray:

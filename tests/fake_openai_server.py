@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeOpenAIServer", "RecordedRequest", "delayed", "error_reply", "text_reply", "tool_reply"]
+__all__ = ["FakeOpenAIServer", "RecordedRequest", "delayed", "error_reply", "raw_text_reply", "text_reply", "tool_reply"]
+
+_RAW_MARK = "\u0000raw content\u0000"  # stands for the bytes of a raw_text_reply in the JSON body
 
 
 def _usage(usage: tuple[int, int] | None) -> dict[str, int] | None:
@@ -44,6 +46,12 @@ def text_reply(content: str, usage: tuple[int, int] | None = (10, 5)) -> dict:
     """A completion whose message is plain text."""
     message = {"role": "assistant", "content": content}
     return {"status": 200, "message": message, "finish_reason": "stop", "usage": _usage(usage)}
+
+
+def raw_text_reply(content: bytes, usage: tuple[int, int] | None = (10, 5)) -> dict:
+    """A text completion whose content is these bytes, put into the JSON body unescaped (so bytes that
+    are not UTF-8 can be scripted, as a server that passes a broken token through would send them)."""
+    return {**text_reply(_RAW_MARK, usage), "raw": content}
 
 
 def delayed(item: dict, seconds: float) -> dict:
@@ -109,7 +117,10 @@ class FakeOpenAIServer:
                 status, payload, headers, delay = server._respond(self.path, headers, body)
                 if delay:
                     time.sleep(delay)
+                raw = payload.pop("raw", None)
                 data = json.dumps(payload).encode("utf-8")
+                if raw is not None:
+                    data = data.replace(json.dumps(_RAW_MARK).encode("utf-8")[1:-1], raw)
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -169,4 +180,6 @@ class FakeOpenAIServer:
             }
             if item["usage"] is not None:
                 payload["usage"] = item["usage"]
+            if "raw" in item:
+                payload["raw"] = item["raw"]
             return 200, payload, {}, delay

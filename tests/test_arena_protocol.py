@@ -278,6 +278,13 @@ def test_npz_round_trip(tmp_path, suite):
     assert back.targets == ds.targets and np.array_equal(back.regime, ds.regime)
     assert np.array_equal(back.true_adjacency, ds.true_adjacency) and back.meta == ds.meta
     assert back.file_seed == ds.file_seed
+    # a link planted under the name is replaced, not written through (issue 28, finding 9)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours")
+    (tmp_path / "planted.npz").symlink_to(victim)
+    ds.to_npz(tmp_path / "planted")  # numpy's rule: the suffix is added
+    assert victim.read_text() == "not yours" and not (tmp_path / "planted.npz").is_symlink()
+    assert np.array_equal(ArenaDataset.from_npz(tmp_path / "planted.npz").data, ds.data)
 
 
 def test_protocol_errors_name_the_problem(scm):

@@ -3,6 +3,8 @@ management, deterministic errors, timeouts and time limits, all against a local 
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -14,7 +16,14 @@ from causal_gym.agents.context import ContextOverflow, ContextWindow, window_fro
 from causal_gym.agents.llm import LLMAgent, LLMRequestError  # noqa: E402
 from causal_gym.eval import rollout  # noqa: E402
 from causal_gym.harness.working_graph import parse_edge_list  # noqa: E402
-from fake_openai_server import FakeOpenAIServer, delayed, error_reply, text_reply, tool_reply  # noqa: E402
+from fake_openai_server import (  # noqa: E402
+    FakeOpenAIServer,
+    delayed,
+    error_reply,
+    raw_text_reply,
+    text_reply,
+    tool_reply,
+)
 
 OPTIONS = {"split": "test", "instance": 0}
 
@@ -176,3 +185,91 @@ def test_long_results_are_cut_and_a_time_limit_submits(server):
     assert record.final_info["submission_source"] == "agent" and len(server.requests) < 6
     assert any(e.get("event") == "episode_time_limit" for e in agent.transcript())
     assert np.isfinite(record.total_reward)
+
+
+# -- a model cannot void its own episode (issue 28, finding 8) ---------------------------------------------------------
+
+_DEEP = 100_000
+HOSTILE_ARGUMENTS = {
+    "nested [ 100k": "[" * _DEEP + "]" * _DEEP,
+    "nested { 100k": '{"a":' * _DEEP + "1" + "}" * _DEEP,
+    "unterminated [ 100k": "[" * _DEEP,
+    "nested [ 480": '{"x": ' + "[" * 480 + "]" * 480 + "}",
+    "int of 100k digits": '{"x": ' + "1" * _DEEP + "}",
+    "NaN and Infinity": '{"x": NaN, "y": Infinity, "alpha": -Infinity}',
+    "lone surrogate": '{"x": "\ud800", "y": "X1"}',
+    "escaped lone surrogate": '{"x": "\\udc00", "y": "X1"}',
+    "5 MB string": '{"x": "' + "A" * 5_000_000 + '"}',
+}
+
+
+def _hostile_run(tmp_path, reply, mode):
+    from causal_gym.eval import RunConfig, RunStore, run
+
+    submit = text_reply('{"tool": "submit", "arguments": {}}') if mode == "json" else tool_reply(("submit", {}))
+    with FakeOpenAIServer([reply, submit]) as server:
+        config = RunConfig(("Heuresis-lg-v0",), "llm", {"model": "m", "base_url": server.base_url, "tool_mode": mode,
+                                                        "retry_base_delay": 0.001},
+                           env_kwargs={"d": 4, "n": 60})
+        first = run(config, tmp_path, progress=False)
+        second = run(config, tmp_path, progress=False)
+        requests = [r.body for r in server.requests]
+    (line,) = RunStore(tmp_path).episodes()
+    return first, second, line, requests
+
+
+@pytest.mark.parametrize("mode", ["json", "native"])
+@pytest.mark.parametrize("name", list(HOSTILE_ARGUMENTS))
+def test_a_hostile_reply_is_an_invalid_call_and_the_episode_is_scored_not_replayed(tmp_path, name, mode):
+    arguments = HOSTILE_ARGUMENTS[name]
+    reply = (text_reply('{"tool": "ci_test", "arguments": ' + arguments + "}") if mode == "json"
+             else tool_reply(("ci_test", arguments)))
+    first, second, line, requests = _hostile_run(tmp_path, reply, mode)
+    assert first.played == 1 and line["status"] == "finished", line.get("error")
+    assert second.played == 0  # final: a rerun does not play it again
+    assert np.isfinite(line["reward"]) and "adjacency_f1" in line["scores"]
+    calls = line["record"]["env_record"]["calls"]
+    assert [c["ok"] for c in calls] == [False, True] and calls[1]["tool"] == "submit"
+    assert line["usage"]["n_invalid_calls"] == 1
+    # the conversation went on: the model was sent the error, in a body that is valid UTF-8 JSON
+    assert len(requests) == 2 and "error: " in json.dumps(json.loads(requests[1])["messages"][-1])
+
+
+@pytest.mark.parametrize("mode", ["json", "native"])
+def test_a_reply_that_is_not_utf8_is_an_invalid_call_and_the_runner_warns(tmp_path, mode, caplog):
+    first, second, line, requests = _hostile_run(tmp_path, raw_text_reply(b'{"tool": "ci_test\xff\xfe \xc3'), mode)
+    assert line["status"] == "finished" and second.played == 0
+    assert line["usage"]["n_invalid_calls"] == 1 and line["usage"]["n_unreadable_replies"] == 1
+    assert any(e.get("event") == "unreadable_reply" and e["error"] == "UnicodeDecodeError" for e in line["transcript"])
+    assert "1 repl(ies) could not be read" in caplog.text  # a bug of ours on ordinary replies would not go unseen
+
+
+def test_any_error_while_reading_a_reply_is_the_models_invalid_call(server, monkeypatch):
+    """The boundary: an exception raised while reading a reply (here injected into the JSON reader) costs the
+    model its turn, puts the conversation back as it was and is counted, never failing the episode."""
+    import causal_gym.agents.llm as llm
+
+    def broken(text):
+        raise MemoryError("injected")
+
+    monkeypatch.setattr(llm, "parse_json_tool_call", broken)
+    server.default = text_reply('{"tool": "summarize"}')
+    env, agent, record = play(server, [], env=make_env(budgets={"turns": 3}), tool_mode="json")
+    usage = agent.usage()
+    assert usage["n_unreadable_replies"] >= 1 and usage["n_invalid_calls"] == usage["n_unreadable_replies"]
+    assert record.final_info["submission_source"] == "rescued_working_graph"
+    later = server.requests[1].json["messages"]
+    assert [m["role"] for m in later[-2:]] == ["assistant", "user"] and later[-2]["content"] == ""
+    assert "could not be read (MemoryError)" in later[-1]["content"]
+
+
+def test_the_json_reader_tries_a_bounded_number_of_object_starts():
+    """Each failed start costs time linear in the reply, so only the first 1,000 places where an object can
+    open are tried (a reply of a million braces has none: ``{`` must be followed by ``"`` or ``}``)."""
+    from causal_gym.agents.llm import parse_json_tool_call
+
+    call = '{"tool": "submit", "arguments": {}}'
+    assert parse_json_tool_call("{ not json } " * 5000 + call) == ("submit", {})  # no object can open there
+    assert parse_json_tool_call('{"x": 1} ' * 999 + call) == ("submit", {})
+    assert parse_json_tool_call('{"x": 1} ' * 1000 + call) is None
+    assert parse_json_tool_call("{" * 1_000_000) is None

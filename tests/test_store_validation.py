@@ -1,9 +1,12 @@
-"""What a new user and a corrupted store met: episodes beyond a suite, a deleted run.json, a hand-edited
-line; each is refused up front with a message that names the problem, and nothing is written."""
+"""What a new user, a corrupted store and an attacker met: episodes beyond a suite, a deleted run.json, a
+hand-edited line, links planted in a shared run or report folder; each is refused up front with a message
+that names the problem, and nothing is written."""
 
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -80,3 +83,85 @@ def test_reset_options_that_are_not_a_dict_get_a_clear_error(env_id, options) ->
     env = gym.make(env_id)
     with pytest.raises(ValueError, match="reset options must be a dict"):
         env.reset(seed=0, options=options)
+
+
+# -- links planted in a run store or a report folder (issue 28, finding 9) ----------------------------------------------
+
+VICTIM = b"precious data that belongs to someone else\n" * 32  # 1,408 bytes
+
+
+def _victim(tmp_path: Path) -> Path:
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(VICTIM)
+    return victim
+
+
+@pytest.mark.parametrize("name", [".lock", "episodes.jsonl", "run.json"])
+def test_a_store_file_that_is_a_symlink_is_refused_before_anything_is_written(tmp_path: Path, name) -> None:
+    victim = _victim(tmp_path)
+    store = tmp_path / "run"
+    store.mkdir()
+    (store / name).symlink_to(victim)
+    with pytest.raises(ValueError, match=rf"{name} is a symbolic link"):
+        run(LAB, store, progress=False)
+    assert victim.read_bytes() == VICTIM  # not truncated, not appended to
+    assert sorted(p.name for p in store.iterdir()) == [name] and (store / name).is_symlink()  # nothing else written
+
+
+def test_appending_through_a_symlink_planted_after_the_check_is_refused(tmp_path: Path) -> None:
+    run(LAB, tmp_path / "run", progress=False)
+    store = RunStore(tmp_path / "run")
+    victim = _victim(tmp_path)
+    store.episodes_path.unlink()
+    store.episodes_path.symlink_to(victim)
+    with pytest.raises(ValueError, match="is a symbolic link"):
+        store.append({"key": "CausaLab-3node-v0|test|0|0", "status": "finished"})
+    with pytest.raises(ValueError, match="is a symbolic link"):
+        store.episodes()
+    assert victim.read_bytes() == VICTIM
+
+
+def test_a_hard_linked_episode_file_is_refused_for_writing(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    store = tmp_path / "run"
+    store.mkdir()
+    os.link(victim, store / "episodes.jsonl")
+    with pytest.raises(ValueError, match="hard links"):
+        run(LAB, store, progress=False)
+    assert victim.read_bytes() == VICTIM
+
+
+def test_a_fifo_as_lock_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    store = tmp_path / "run"
+    store.mkdir()
+    os.mkfifo(store / ".lock")
+    outcome: list[BaseException | None] = []
+
+    def take_lock() -> None:
+        try:
+            with RunStore(store).lock():
+                outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the test thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=take_lock, daemon=True)
+    worker.start()
+    worker.join(timeout=30)  # an open() that blocks on the FIFO never returns
+    assert outcome and isinstance(outcome[0], ValueError) and "not a regular file" in str(outcome[0])
+
+
+def test_report_files_replace_a_planted_symlink_instead_of_writing_through_it(tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    from causal_gym.eval.report import load_runs, report_tables, write_tables
+
+    run(LAB, tmp_path / "run", progress=False)
+    frame = load_runs(tmp_path / "run")
+    out = tmp_path / "report"
+    out.mkdir()
+    victim = _victim(tmp_path)
+    for name in ("report.md", "outcomes.csv", "episodes.csv"):
+        (out / name).symlink_to(victim)
+    written = write_tables(report_tables(frame), out, frame)
+    assert victim.read_bytes() == VICTIM
+    for name in ("report.md", "outcomes.csv", "episodes.csv"):
+        assert out / name in written and not (out / name).is_symlink() and (out / name).stat().st_size > 0

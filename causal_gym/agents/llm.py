@@ -69,7 +69,19 @@ validation error is deterministic and not retried, nor is any other error (400, 
 The per-request timeout defaults to 30 s plus the time for ``max_tokens`` at 20 tokens/s. A request
 that finally fails raises :class:`LLMRequestError`: the episode cannot go on without the model, and
 submitting on its behalf would score an infrastructure failure as the agent's answer. The runner
-records such an episode as failed. ``episode_time_limit`` (seconds) makes the agent submit the
+records such an episode as failed, and a rerun plays it again.
+
+Replies the agent cannot read
+-----------------------------
+What the model writes must never fail the episode: a failed episode is played again, so a model
+that could make its reply raise would drop a losing episode and get another try. Whatever a reply
+holds -- JSON nested past the interpreter's recursion limit, integers of 100,000 digits, NaN, lone
+surrogates, bytes that are not UTF-8 -- it is read as far as it can be and anything left is an
+invalid call: the env answers it with an error result, the turn is spent, the episode goes on.
+Lone surrogates become U+FFFD (the server could not be sent them back), bytes that are not UTF-8
+make the reply unreadable, and a reply whose reading raises for any other reason is unreadable too
+(``{"event": "unreadable_reply"}`` in the transcript with the traceback, ``n_unreadable_replies``
+in :meth:`LLMAgent.usage`, so a bug of ours on ordinary replies shows up rather than hides). ``episode_time_limit`` (seconds) makes the agent submit the
 working graph once it is exceeded.
 
 Record
@@ -86,8 +98,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,6 +122,7 @@ __all__ = [
     "EMPTY_SUBMISSION_TEXT",
     "LAST_TURN_TEXT",
     "NOT_RUN_TEXT",
+    "UNREADABLE_TEXT",
     "NO_TOOL_CALL_TEXT",
     "MODEL_ENV",
     "STATED_TARGETS",
@@ -155,6 +170,7 @@ NO_TOOL_CALL_TEXT = {
 }
 EMPTY_SUBMISSION_TEXT = "the reply was empty; submit an edge list, or submit without one to keep the working graph"
 NOT_RUN_TEXT = "not run: only submit is accepted now"
+UNREADABLE_TEXT = "the reply could not be read ({error}); reply again"
 _RAW_CHARS = 1000
 
 
@@ -175,6 +191,10 @@ class LLMRequestError(RuntimeError):
         self.attempts = attempts
 
 
+_OBJECT_START = re.compile(r'\{\s*["}]')
+_MAX_OBJECT_STARTS = 1000
+
+
 def parse_json_tool_call(text: str) -> tuple[str, Any] | None:
     """Find a tool call written as JSON in a model's reply, tolerantly.
 
@@ -183,6 +203,13 @@ def parse_json_tool_call(text: str) -> tuple[str, Any] | None:
     ``"parameters"``), as an object or as a JSON string, and default to none. An object nesting
     the call, such as ``{"function": {"name": ..., "arguments": ...}}``, is found through its
     inner object.
+
+    JSON nested deeper than the interpreter can decode ends the search: the reply holds no call
+    (trying again from every ``{`` inside such nesting would take time quadratic in its depth).
+    Only a ``{`` followed by ``"`` or ``}`` can open an object, and only the first
+    :data:`_MAX_OBJECT_STARTS` of those are tried: each failed attempt costs time linear in the
+    reply (the decoder's error locates itself), so a reply of a million braces would otherwise
+    take minutes.
 
     Returns
     -------
@@ -198,17 +225,19 @@ def parse_json_tool_call(text: str) -> tuple[str, Any] | None:
     True
     """
     decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
+    for tried, start in enumerate(match.start() for match in _OBJECT_START.finditer(text)):
+        if tried == _MAX_OBJECT_STARTS:
+            return None
         try:
             value, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            value = None
+        except RecursionError:
+            return None
+        except ValueError:  # not JSON here, or an integer past int()'s digit limit
+            continue
         if isinstance(value, dict):
             name = value.get("tool", value.get("name"))
             if isinstance(name, str):
                 return name, value.get("arguments", value.get("parameters", {}))
-        start = text.find("{", start + 1)
     return None
 
 
@@ -237,9 +266,22 @@ def _history_arguments(arguments: Any) -> str:
     try:
         if isinstance(json.loads(text), dict):
             return text
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     return json.dumps({"invalid_arguments": text[:_RAW_CHARS]})
+
+
+def _text(value: Any) -> Any:
+    """A string of the reply as valid Unicode: lone surrogates, which a JSON body can carry but UTF-8
+    cannot, become U+FFFD (sent back to the server as they were, they would fail every later
+    request). Anything but a string is returned as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
 
 
 def budget_status(info: Mapping[str, Any]) -> str:
@@ -576,7 +618,8 @@ class LLMAgent:
         the calls the model made (native or JSON); ``n_invalid_calls`` the malformed ones sent to
         the env; ``n_rejected_calls`` well-formed calls the env refused; ``never_called_a_tool``
         flags an episode in which the model made no call at all; ``turns_dropped`` counts turns
-        trimmed to fit the context; ``tool_mode`` is the mode played."""
+        trimmed to fit the context; ``n_unreadable_replies`` the replies that could not be read
+        (see *Replies the agent cannot read*); ``tool_mode`` is the mode played."""
         price = self.prices.get(self.model)
         cost = None if price is None else (self._prompt_tokens * price[0] + self._completion_tokens * price[1]) / 1e6
         return {
@@ -594,6 +637,7 @@ class LLMAgent:
             "never_called_a_tool": self._n_requests > 0 and self._n_tool_calls == 0,
             "turns_dropped": self._turns_dropped,
             "n_replies_without_usage": self._n_without_usage,
+            "n_unreadable_replies": self._n_unreadable,
             "tool_mode": self._mode,
         }
 
@@ -606,7 +650,7 @@ class LLMAgent:
         self._played: _Call | None = None
         self._prompt_tokens = self._completion_tokens = 0
         self._n_requests = self._n_retries = self._n_api_errors = self._n_invalid_calls = self._n_without_usage = 0
-        self._n_rejected_calls = self._n_tool_calls = self._turns_dropped = 0
+        self._n_rejected_calls = self._n_tool_calls = self._turns_dropped = self._n_unreadable = 0
         self._jitter = np.random.default_rng(self.seed if self.seed is not None else 0)
         self._started = time.monotonic()
 
@@ -626,38 +670,63 @@ class LLMAgent:
             self._say({"role": "user", "content": text})
 
     def _ask(self, last_turn: bool) -> list[_Call]:
-        """Request the model's next reply and return the calls it makes (at least one)."""
+        """Request the model's next reply and return the calls it makes (at least one).
+
+        A reply that cannot be read is one invalid call (see *Replies the agent cannot read*): the
+        conversation is put back as it was before the reply and gets an empty assistant turn."""
         assert self._task is not None
         tools = list(self._task.tool_specs)
         if last_turn:
             tools = [spec for spec in tools if spec["function"]["name"] == SUBMIT]
-        response = self._complete(tools)
+        try:
+            response = self._complete(tools)
+        except UnicodeDecodeError as exc:  # the body's framing is the server's ASCII; only model text breaks UTF-8
+            return [self._unreadable(exc, len(self._messages), len(self._transcript))]
         usage = getattr(response, "usage", None)
         if usage is None:
             self._n_without_usage += 1
         else:
             self._prompt_tokens += int(usage.prompt_tokens or 0)
             self._completion_tokens += int(usage.completion_tokens or 0)
+        messages, transcript = len(self._messages), len(self._transcript)
+        try:
+            return self._read(response, last_turn)
+        except Exception as exc:  # noqa: BLE001 -- whatever a reply holds, it is the model's turn, never a failed episode
+            return [self._unreadable(exc, messages, transcript)]
+
+    def _unreadable(self, exc: Exception, messages: int, transcript: int) -> _Call:
+        """The invalid call standing for a reply that could not be read; the conversation is cut back to
+        ``messages`` (and the transcript to ``transcript`` entries) first, so no half-recorded reply stays."""
+        del self._messages[messages:], self._transcript[transcript:]
+        self._n_unreadable += 1
+        error = type(exc).__name__
+        self._say({"role": "assistant", "content": ""}, {"event": "unreadable_reply", "error": error,
+                                                         "traceback": traceback.format_exc()[-_RAW_CHARS:]})
+        return _Call(None, None, {"reply": f"<unreadable: {error}>"}, UNREADABLE_TEXT.format(error=error))
+
+    def _read(self, response: Any, last_turn: bool) -> list[_Call]:
+        """The calls of a reply (at least one), recorded in the conversation."""
+        usage = getattr(response, "usage", None)
         choice = response.choices[0] if response.choices else None
         message = choice.message if choice is not None else None
-        content = (message.content if message is not None else None) or ""
+        content = _text((message.content if message is not None else None) or "")
         meta = {
             "usage": None if usage is None else {"prompt_tokens": usage.prompt_tokens,
                                                  "completion_tokens": usage.completion_tokens},
             "finish_reason": None if choice is None else choice.finish_reason,
         }
-        reasoning = (getattr(message, "model_extra", None) or {}).get("reasoning_content")
+        reasoning = _text((getattr(message, "model_extra", None) or {}).get("reasoning_content"))
         if reasoning:
             meta["reasoning_content"] = reasoning
         tool_calls = (message.tool_calls if message is not None else None) or []
         if self._mode == "native" and tool_calls:
             calls = [
-                _Call(tc.id or f"call_{len(self._messages)}_{k}", tc.function.name, tc.function.arguments)
+                _Call(tc.id or f"call_{len(self._messages)}_{k}", _text(tc.function.name), _text(tc.function.arguments))
                 for k, tc in enumerate(tool_calls)
             ]
             self._n_tool_calls += len(calls)
             # content "" rather than null: servers that validate messages strictly reject null.
-            sent = {"role": "assistant", "content": message.content or "", "tool_calls": [
+            sent = {"role": "assistant", "content": content, "tool_calls": [
                 {"id": c.call_id, "type": "function",
                  "function": {"name": c.name, "arguments": _history_arguments(c.arguments)}} for c in calls
             ]}
@@ -684,7 +753,12 @@ class LLMAgent:
         if call.problem is not None:
             action = ToolError(call.problem, call.name, call.arguments)
         else:
-            action = self._convert(call.name, call.arguments)
+            try:
+                action = self._convert(call.name, call.arguments)
+            except Exception as exc:  # noqa: BLE001 -- the env's converter never raises on agent input; if it
+                # does, the call is still the model's invalid one, not a failed episode
+                action = ToolError(f"the call could not be read ({type(exc).__name__})", None,
+                                   {"reply": f"<unreadable: {type(exc).__name__}>"})
         if isinstance(action, ToolError):
             self._n_invalid_calls += 1
         return action
@@ -806,7 +880,7 @@ class LLMAgent:
             calls = response.choices[0].message.tool_calls if response.choices else None
             mode = "native" if calls else "json"
             self._probe = {"event": "tool_mode_probe", "mode": mode, "tool_calls": len(calls or ())}
-        except openai.APIError as exc:
+        except (openai.APIError, UnicodeDecodeError) as exc:  # an unreadable reply: the model did not call ping
             mode = "json"
             self._probe = {"event": "tool_mode_probe", "mode": mode, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         logger.info("tool mode probe: %s", self._probe)

@@ -35,7 +35,10 @@ Report modules
   ``expected_degree`` fill the frame's shared instance columns (they make up the ``unit`` that
   pairs episodes of one instance); ``scores`` replaces the line's scores as the ``score.*``
   columns; any other key becomes a column of its own (leave out None values). None: an id whose
-  episodes the benchmark does not report (its rows get benchmark ``"other"``);
+  episodes the benchmark does not report (its rows get benchmark ``"other"``). It raises
+  ``ValueError`` for a line holding a value its tables could not read (a wrong type, a missing
+  score that an interval resamples; ``causal_gym.tables.check_fields`` and ``check_finite``
+  help): ``load_runs`` then skips the line and names it, so a bad line never stops a report;
 - ``report_tables(frame, options) -> list[causal_gym.tables.ReportTable]`` (required): the
   benchmark's tables, given the frame's rows of the benchmark (``options``:
   :class:`ReportOptions`); empty tables are left out of the report;

@@ -27,10 +27,12 @@ Conventions
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from causal_gym._files import write_atomic
 from causal_gym.envs.benchmark import (
     BenchmarkSpec,
     ReportModule,
@@ -43,7 +45,16 @@ from causal_gym.envs.benchmark import (
 )
 from causal_gym.eval.store import STATUSES, RunStore
 from causal_gym.seal import Seal
-from causal_gym.tables import ReportTable, build_table, is_missing, markdown_table, mean, require, score_columns
+from causal_gym.tables import (
+    ReportTable,
+    build_table,
+    check_fields,
+    is_missing,
+    markdown_table,
+    mean,
+    require,
+    score_columns,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,6 +74,28 @@ OTHER = "other"
 """The ``benchmark`` of episodes no benchmark reports (ids of other packages, RL-only tasks)."""
 
 _INSTANCE_COLUMNS = ("setting", "condition", "d", "n", "expected_degree")
+_COUNT = (float, None)
+_LINE_FIELDS: dict[str, tuple[Any, ...]] = {
+    "split": (str, None),
+    "seal": (str, None),
+    "agent_kwargs.*": (str, int, float, bool, list, dict, None),
+    "usage.total_tokens": _COUNT, "usage.prompt_tokens": _COUNT, "usage.completion_tokens": _COUNT, "usage.cost": _COUNT,
+    "record.final_info": (dict, None),
+    "record.final_info.truncated_reason": (str, None),
+    "record.final_info.submission_source": (str, None),
+    "record.final_info.end_reason": (str, None),
+    "record.final_info.sandbox": (str, None),
+    "record.final_info.record": (dict, None),
+    "record.final_info.record.tool_counts": (dict, None),
+    "record.final_info.record.tool_counts.*": (float,),
+    "record.env_record": (dict, None),
+    "record.env_record.summary": (dict, None),
+    "record.env_record.summary.tool_counts": (dict, None),
+    "record.env_record.summary.tool_counts.*": (float,),
+    "record.env_record.calls": (list, None),
+}
+"""The fields of a store line that the generic report reads, beyond those the store checks
+(:func:`causal_gym.eval.store.line_problem`), and their types (:func:`causal_gym.tables.check_fields`)."""
 _OBJECT_COLUMNS = ("tool_counts", "calls", "final_info")
 
 
@@ -112,7 +145,28 @@ def _usage(usage: Any) -> dict[str, float]:
     }
 
 
+def _score_problem(scores: Mapping[str, Any]) -> str | None:
+    """Why the score leaves cannot be report columns (a number too large for a float), or None."""
+    pending: list[tuple[str, Any]] = [("scores", scores)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, Mapping):
+            pending.extend((f"{where}.{key}", item) for key, item in value.items())
+        elif isinstance(value, int) and not isinstance(value, bool):
+            try:
+                float(value)
+            except OverflowError:
+                return f"{where} is an int too large for a float"
+    return None
+
+
 def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -> dict[str, Any]:
+    """The frame row of one store line; ``ValueError`` (or any error of a benchmark's
+    ``episode_columns``) when the line holds a value the report cannot read."""
+    check_fields(line, _LINE_FIELDS)
+    problem = _score_problem(line.get("scores") or {})
+    if problem is not None:
+        raise ValueError(problem)
     env_id = line["env_id"]
     bare = env_id.rsplit(":", 1)[-1]  # "causal_gym:Heuresis-lg-v0" is registered as "Heuresis-lg-v0"
     spec = benchmark_of(bare)
@@ -126,6 +180,9 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
     benchmark = OTHER if spec is None or columns is None else spec.name  # None: an id its report leaves out
     columns = dict(columns or {})
     scores = columns.pop("scores", line.get("scores") or {})
+    problem = _score_problem(scores)
+    if problem is not None:
+        raise ValueError(problem)
     row: dict[str, Any] = {
         "run": run,
         "env_id": env_id,
@@ -169,6 +226,11 @@ def _object_columns(frame: pd.DataFrame) -> list[str]:
 def load_runs(*dirs: str | Path) -> pd.DataFrame:
     """One row per episode of the given run stores (the last line per episode key).
 
+    A line the report cannot read -- not JSON, not an episode line, or a field the report reads
+    with the wrong type (:data:`_LINE_FIELDS`, and what each benchmark's ``episode_columns``
+    checks) -- is skipped with a ``RuntimeWarning`` that names the store and the line or episode
+    key; the skipped lines are listed in ``frame.attrs["skipped"]`` and as a table of the report.
+
     Columns: ``run`` (the directory as given), ``env_id``, ``benchmark`` (the name of the
     benchmark whose report covers the id, else ``other``), ``setting`` and ``condition`` (the
     benchmark's: Heuresis family and guided / unguided, CausaLab setting, CausalArena source and
@@ -192,14 +254,32 @@ def load_runs(*dirs: str | Path) -> pd.DataFrame:
     if not dirs:
         raise ValueError("load_runs needs at least one run store directory")
     rows: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+
+    def skip(run: str, where: str, problem: str) -> None:
+        warnings.warn(f"{where}: {problem}; the report skips it", RuntimeWarning, stacklevel=3)
+        skipped.append({"run": run, "line": where, "problem": problem})
+
     for directory in dirs:
         store = RunStore(directory)
         content = store.read_config()
         if content is None:
             raise ValueError(f"{directory} is not a run store (it has no run.json); pass directories written by "
                              "causal-gym run or causal_gym.eval.run")
-        rows.extend(_episode_row(str(directory), content["config"], line) for line in store.latest().values())
+        config = content["config"]
+        try:
+            check_fields(content, {"config": (dict,), "config.env_kwargs": (dict, None), "config.seal": (str, None)})
+        except ValueError as exc:
+            raise ValueError(f"{store.run_path}: {exc}") from None
+        lines = store.latest(lambda number, problem: skip(str(directory), f"{store.episodes_path}, line {number}",
+                                                          problem))
+        for key, line in lines.items():
+            try:
+                rows.append(_episode_row(str(directory), config, line))
+            except Exception as exc:  # noqa: BLE001 -- a line the report cannot read is named and skipped
+                skip(str(directory), f"{store.episodes_path}, episode {key}", f"{type(exc).__name__}: {exc}")
     frame = pd.DataFrame.from_records(rows)
+    frame.attrs["skipped"] = skipped
     if frame.empty:
         return frame
     for name in _object_columns(frame):
@@ -289,8 +369,8 @@ def report_tables(
 ) -> list[ReportTable]:
     """Every table the frame's episodes support, in print order (empty tables left out).
 
-    First the runs by seal and sandbox (:func:`integrity_table`) and the episodes by status
-    (:func:`outcome_table`), then each benchmark's tables of
+    First the runs by seal and sandbox (:func:`integrity_table`), the episodes by status
+    (:func:`outcome_table`) and the lines :func:`load_runs` skipped, then each benchmark's tables of
     its own episodes (its report module's ``report_tables``, given ``dev``, ``labels``, ``full_menu``,
     ``workers``, ``progress`` and ``seal`` as :class:`~causal_gym.envs.benchmark.ReportOptions`),
     last the tool calls (:func:`tool_call_table`).
@@ -302,6 +382,8 @@ def report_tables(
                     "(process = agent code ran without OS isolation)", integrity_table(frame)),
         ReportTable("outcomes", "Episodes by status (failed: an exception, no scores; rescued: the env submitted "
                     "the working graph) and episodes whose model never called a tool", outcome_table(frame)),
+        ReportTable("skipped", "Store lines the report could not read and left out (see load_runs)",
+                    build_table(list(frame.attrs.get("skipped") or []))),
     ]
     present = set() if frame.empty else set(frame["benchmark"])
     for spec, module in _reports():
@@ -313,6 +395,9 @@ def report_tables(
 
 def write_tables(tables: Sequence[ReportTable], out_dir: str | Path, episodes: pd.DataFrame | None = None) -> list[Path]:
     """Write each table as ``<name>.csv``, all of them in ``report.md``, and the figures as PNG.
+
+    Every file is written atomically (:func:`causal_gym._files.write_atomic`): a link planted under
+    one of these names in a shared folder is replaced, never written through.
 
     Figures come from each benchmark's ``write_figures`` (e.g. ``heuresis_residual_gain.png``,
     ``causalab_trajectories_<setting>.png``). ``episodes``, when given, is written as
@@ -329,16 +414,16 @@ def write_tables(tables: Sequence[ReportTable], out_dir: str | Path, episodes: p
     sections = []
     for table in tables:
         path = out / f"{table.name}.csv"
-        table.frame.to_csv(path, index=False)
+        write_atomic(path, table.frame.to_csv(index=False))
         written.append(path)
         legend = "".join(f"- {line}\n" for line in table.legend_lines())
         sections.append(f"## {table.title}\n\n{markdown_table(table.frame)}\n" + (f"\n{legend}" if legend else ""))
     if episodes is not None:
         path = out / "episodes.csv"
-        episodes.drop(columns=_object_columns(episodes)).to_csv(path, index=False)
+        write_atomic(path, episodes.drop(columns=_object_columns(episodes)).to_csv(index=False))
         written.append(path)
     report = out / "report.md"
-    report.write_text("# causal_gym report\n\n" + "\n".join(sections), encoding="utf-8")
+    write_atomic(report, "# causal_gym report\n\n" + "\n".join(sections))
     written.append(report)
     for _, module in _reports():
         write_figures = figure_writer(module)

@@ -61,13 +61,28 @@ when it has them, and stores the results as the line's ``usage`` and ``transcrip
 built for the episode, so both describe that episode alone. A hook that raises is recorded as
 ``{"error": ...}`` and does not fail the episode.
 
-Failures
---------
-An exception in an episode (the agent's or the env's) gives a ``"failed"`` line with the error,
-the traceback and the call record up to the failure; the run goes on. Failed episodes are played
-again by the next :func:`run` on the same store. Invalid configurations (unknown env id, bad env
-or agent arguments, an agent that cannot play the env, such as the LLM agent on an env without
-tools) raise before any episode is played.
+Failures: which are played again, which are final
+--------------------------------------------------
+A rerun plays an episode again only when what stopped it was not the agent's doing, so that an
+agent cannot drop an episode it is losing and get another try:
+
+- *played again* (``"failed"``, ``"interrupted"``): infrastructure and our own faults -- the model's
+  server unreachable or refusing for good (:class:`~causal_gym.agents.llm.LLMRequestError`), an
+  exception in the env's or an agent's code, a worker process lost (killed, out of memory), a stop
+  request (SIGTERM, Ctrl-C, a kill of the run). The line keeps the error, the traceback and the
+  call record up to the failure; the run goes on.
+- *final* (``"finished"``, ``"truncated"``, ``"rescued"``, ``"timeout"``): everything derived
+  from what the agent sent. A malformed or hostile call (for the LLM agent: anything in a reply,
+  however deeply nested, huge or badly encoded; see *Replies the agent cannot read* in
+  :mod:`causal_gym.agents.llm`) is an invalid call inside the episode, answered with an error
+  result; it never raises, so it never produces a failed line. An episode that runs past the
+  run's ``time_limit`` is a timeout.
+
+The runner warns about an LLM episode with unreadable replies (``n_unreadable_replies`` in its
+usage): they are counted as the model's invalid calls, and a reply that raises on every turn
+would be a bug of ours. Invalid configurations (unknown env id, bad env or agent arguments, an
+agent that cannot play the env, such as the LLM agent on an env without tools) raise before any
+episode is played.
 
 Interruptions
 -------------
@@ -645,13 +660,13 @@ class _Progress:
         self.done += 1
         self.counts[line["status"]] += 1
         usage = line.get("usage")
-        if isinstance(usage, Mapping) and usage.get("never_called_a_tool"):
+        if isinstance(usage, Mapping):
             # such an episode's low score measures the setup (tools not sent or not understood), not the model
-            message = f"{line['key']}: the model never called a tool (tool mode {usage.get('tool_mode')})"
-            if self.bar is not None:
-                self.bar.write("warning: " + message, file=sys.stderr)
-            else:
-                logger.warning(message)
+            if usage.get("never_called_a_tool"):
+                self._warn(f"{line['key']}: the model never called a tool (tool mode {usage.get('tool_mode')})")
+            if usage.get("n_unreadable_replies"):
+                self._warn(f"{line['key']}: {usage['n_unreadable_replies']} repl(ies) could not be read and counted as "
+                           "the model's invalid calls (the transcript's unreadable_reply events say why)")
         if not self.enabled:
             return
         failure = f"{line['key']} failed: {line['error']}" if line["status"] == "failed" else None
@@ -668,6 +683,12 @@ class _Progress:
         problems = "".join(f", {status} {self.counts[status]}" for status in ("timeout", "failed") if self.counts[status])
         print(f"[{self.done}/{self.total}, {elapsed:.0f} s, ETA {eta:.0f} s{problems}] {detail}", file=sys.stderr,
               flush=True)
+
+    def _warn(self, message: str) -> None:
+        if self.bar is not None:
+            self.bar.write("warning: " + message, file=sys.stderr)
+        else:
+            logger.warning(message)
 
     def close(self) -> None:
         if self.bar is not None:

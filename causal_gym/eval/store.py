@@ -37,7 +37,16 @@ Resuming. An episode is *done* once a line with its key and a status other than 
 interrupted is on disk; :meth:`RunStore.finished_keys` lists those keys and the runner skips them.
 Failed and interrupted episodes are kept in the file (their traceback and partial trace are
 evidence) but are played again on the next run, which appends a new line for the same key:
-:meth:`RunStore.latest` keeps the last line per key.
+:meth:`RunStore.latest` keeps the last line per key. Only infrastructure and our own faults
+produce those two statuses; whatever the agent sends is final (an invalid call inside the
+episode), so no agent can have a losing episode replayed (see *Failures* in
+:mod:`causal_gym.eval.runner`).
+
+Links. The store's files (``run.json``, ``episodes.jsonl``, ``.lock``) must be regular files:
+one that is a symbolic link (or, for writing, has other hard links) is refused before anything is
+written, and every open uses ``O_NOFOLLOW`` (:mod:`causal_gym._files`), so a link planted in a
+shared run directory cannot make a run truncate or append to another file. The directory itself
+may be a link.
 
 Crash tolerance. A line counts once its newline is on disk. A torn last line (an interrupted
 write) is ignored with a warning when reading and cut off before the next append; a malformed
@@ -49,20 +58,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from causal_gym._files import open_regular, write_atomic
 from causal_gym._jsonable import to_jsonable
 
-__all__ = ["EPISODES_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "episode_key", "line_problem", "redact"]
+__all__ = ["EPISODES_FILE", "LOCK_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "episode_key", "line_problem",
+           "redact"]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
+LOCK_FILE = ".lock"
 STATUSES = ("finished", "truncated", "rescued", "timeout", "failed", "interrupted")
 """Episode statuses, from best to worst (see the module docstring)."""
 
@@ -147,15 +158,22 @@ class RunStore:
         self.directory = Path(directory)
         self.run_path = self.directory / RUN_FILE
         self.episodes_path = self.directory / EPISODES_FILE
+        self.lock_path = self.directory / LOCK_FILE
+
+    def _open(self, path: Path, flags: int) -> int:
+        """A descriptor of the store's file ``path``, refused when it is a link (see *Links*)."""
+        return open_regular(path, flags, what="run store file")
 
     # -- run.json ------------------------------------------------------------------------------
 
     def read_config(self) -> dict[str, Any] | None:
         """The content of ``run.json`` (None when the directory holds no run yet)."""
-        if not self.run_path.exists():
+        if not self.run_path.exists() and not self.run_path.is_symlink():
             return None
+        with os.fdopen(self._open(self.run_path, os.O_RDONLY), "rb") as stream:
+            text = stream.read()
         try:
-            content = json.loads(self.run_path.read_text(encoding="utf-8"))
+            content = json.loads(text.decode("utf-8"))
         except ValueError as exc:
             raise ValueError(f"{self.run_path} is not valid JSON ({exc}); it is not a causal_gym run store") from exc
         if not isinstance(content, dict) or "config" not in content:
@@ -182,7 +200,7 @@ class RunStore:
         if existing is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             payload = {"schema": _SCHEMA, "causal_gym_version": version, "created": _now(), "config": wanted}
-            self._write_atomic(self.run_path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
+            write_atomic(self.run_path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
             return
         if existing["config"] != wanted:
             old = existing["config"]
@@ -199,19 +217,6 @@ class RunStore:
                 stacklevel=2,
             )
 
-    @staticmethod
-    def _write_atomic(path: Path, text: str) -> None:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-
     # -- episodes.jsonl ------------------------------------------------------------------------
 
     def append(self, line: Mapping[str, Any]) -> None:
@@ -226,15 +231,15 @@ class RunStore:
         text = _dumps({**line, "recorded_at": _now()}) + "\n"
         self.directory.mkdir(parents=True, exist_ok=True)
         self._cut_torn_tail()
-        with open(self.episodes_path, "a", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(self._open(self.episodes_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "wb") as stream:
+            stream.write(text.encode("utf-8"))
             stream.flush()
             os.fsync(stream.fileno())
 
     def _cut_torn_tail(self) -> None:
-        if not self.episodes_path.exists():
+        if not self.episodes_path.exists() and not self.episodes_path.is_symlink():
             return
-        with open(self.episodes_path, "rb+") as stream:
+        with os.fdopen(self._open(self.episodes_path, os.O_RDWR), "rb+") as stream:
             size = stream.seek(0, os.SEEK_END)
             if size == 0:
                 return
@@ -261,12 +266,17 @@ class RunStore:
             stream.flush()
             os.fsync(stream.fileno())
 
-    def episodes(self) -> list[dict[str, Any]]:
-        """Every complete episode line in file order (a torn last line is skipped with a warning)."""
-        if not self.episodes_path.exists():
+    def episodes(self, on_bad_line: Callable[[int, str], None] | None = None) -> list[dict[str, Any]]:
+        """Every complete episode line in file order (a torn last line is skipped with a warning).
+
+        A line that is not valid JSON or fails :func:`line_problem` raises ``ValueError`` naming it;
+        with ``on_bad_line`` it is skipped and ``on_bad_line(line_number, problem)`` is called instead
+        (a report reads what it can; a run refuses to resume a store it cannot read).
+        """
+        if not self.episodes_path.exists() and not self.episodes_path.is_symlink():
             return []
         out = []
-        with open(self.episodes_path, "rb") as stream:
+        with os.fdopen(self._open(self.episodes_path, os.O_RDONLY), "rb") as stream:
             for number, text in enumerate(stream, start=1):
                 if not text.endswith(b"\n"):  # only the last line can lack its newline
                     warnings.warn(
@@ -280,17 +290,21 @@ class RunStore:
                     continue
                 try:
                     line = json.loads(text)
-                except ValueError as exc:
-                    raise ValueError(f"{self.episodes_path}, line {number}: not valid JSON ({exc})") from exc
-                problem = line_problem(line)
-                if problem is not None:
+                    problem = line_problem(line)
+                except (ValueError, RecursionError) as exc:  # RecursionError: nested past the decoder's limit
+                    line, problem = None, f"not valid JSON ({type(exc).__name__}: {str(exc)[:200]})"
+                if problem is None:
+                    out.append(line)
+                elif on_bad_line is None:
                     raise ValueError(f"{self.episodes_path}, line {number}: {problem}")
-                out.append(line)
+                else:
+                    on_bad_line(number, problem)
         return out
 
-    def latest(self) -> dict[str, dict[str, Any]]:
-        """Key -> the last line written for it (a retried failure is replaced by its retry)."""
-        return {line["key"]: line for line in self.episodes()}
+    def latest(self, on_bad_line: Callable[[int, str], None] | None = None) -> dict[str, dict[str, Any]]:
+        """Key -> the last line written for it (a retried failure is replaced by its retry); ``on_bad_line``
+        as in :meth:`episodes`."""
+        return {line["key"]: line for line in self.episodes(on_bad_line)}
 
     def finished_keys(self) -> set[str]:
         """Keys with a done line: the episodes a rerun skips (failed and interrupted ones are played again)."""
@@ -300,7 +314,15 @@ class RunStore:
     def lock(self) -> Iterator[None]:
         """Hold an exclusive lock on the store, so two runs never append to one file at once.
 
-        Uses ``fcntl.flock`` on a ``.lock`` file (POSIX); elsewhere it does nothing.
+        Uses ``fcntl.flock`` on a ``.lock`` file (POSIX); elsewhere it does nothing. A store whose
+        files are links is refused first, before anything is written (see *Links*).
+
+        Raises
+        ------
+        ValueError
+            A file of the store is a symbolic link, not a regular file, or has other hard links.
+        RuntimeError
+            Another run holds the lock.
         """
         try:
             import fcntl
@@ -308,7 +330,11 @@ class RunStore:
             yield
             return
         self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / ".lock", "w") as handle:
+        # run.json is replaced, never written in place; episodes.jsonl is appended to
+        for path, flags in ((self.run_path, os.O_RDONLY), (self.episodes_path, os.O_RDWR)):
+            if path.exists() or path.is_symlink():
+                os.close(self._open(path, flags))
+        with os.fdopen(self._open(self.lock_path, os.O_RDWR | os.O_CREAT), "rb") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -86,6 +86,7 @@ aligns every replayed row with the row it shipped as -- what
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import zlib
 from collections.abc import Mapping, Sequence
@@ -95,6 +96,7 @@ from typing import Any, Protocol as TypingProtocol
 
 import numpy as np
 
+from causal_gym._files import write_atomic
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_adjacency, check_count, check_range, check_real
 from causal_gym.scm.interventions import HardDo, Intervention, ParameterShift, Shift
@@ -333,13 +335,15 @@ class ArenaDataset:
         return zlib.crc32(json.dumps(identity, sort_keys=True).encode())
 
     def to_npz(self, path: str | Path) -> None:
-        """Write a compressed ``.npz`` (no pickles; ``meta`` as JSON text)."""
+        """Write a compressed ``.npz`` (no pickles; ``meta`` as JSON text), atomically: a link at ``path``
+        is replaced, not written through (:func:`causal_gym._files.write_atomic`)."""
         width = max((len(row) for row in self.targets), default=0)
         padded = np.full((self.n, width), -1, dtype=np.int64)
         for i, row in enumerate(self.targets):
             padded[i, : len(row)] = row
+        buffer = io.BytesIO()
         np.savez_compressed(
-            path,
+            buffer,
             data=self.data,
             mask=self.mask,
             targets=padded,
@@ -347,6 +351,8 @@ class ArenaDataset:
             true_adjacency=self.true_adjacency,
             meta=np.array(json.dumps(self.meta, allow_nan=False)),
         )
+        path = Path(path)  # numpy's rule: a name without the .npz suffix gets it
+        write_atomic(path if path.suffix == ".npz" else path.with_name(path.name + ".npz"), buffer.getvalue())
 
     @classmethod
     def from_npz(cls, path: str | Path) -> ArenaDataset:

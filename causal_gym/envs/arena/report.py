@@ -22,12 +22,14 @@ from causal_gym.envs.arena.spec import SPEC
 from causal_gym.tables import (
     ReportTable,
     build_table,
+    check_finite,
     column,
     error_bars,
     interval,
     interval_cells,
     mean,
     new_figure,
+    save_figure,
     per_unit,
     played,
 )
@@ -72,6 +74,8 @@ def episode_columns(params: Mapping[str, Any], line: Mapping[str, Any], info: Ma
     }
     if info.get("factors") is not None:
         columns["factors"] = info["factors"]
+    if info:
+        check_finite(line.get("scores") or {}, ("f1",))  # its interval needs it; the others are plain means
     return columns
 
 
@@ -139,7 +143,7 @@ def plot_f1_by_d(agents: pd.DataFrame, path: str | Path) -> Path:
         axis.set_ylim(0.0, 1.0)
     axes[0].legend(fontsize=7, loc="best")
     path = Path(path)
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path)
     return path
 
 

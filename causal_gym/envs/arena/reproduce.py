@@ -96,6 +96,7 @@ from typing import Any
 
 import numpy as np
 
+from causal_gym._files import write_atomic
 from causal_gym._validation import check_choice
 
 __all__ = [
@@ -760,7 +761,6 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
         **summary,
     }
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as stream:
-            json.dump(output, stream, indent=1)
+        write_atomic(args.json, json.dumps(output, indent=1))  # replaces a link at that name, never follows it
     return output
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.causalab.spec import SPEC
-from causal_gym.tables import ReportTable, build_table, column, in_order, interval, interval_cells, mean, new_figure, played
+from causal_gym.tables import (ReportTable, build_table, check_fields, check_finite, column, in_order, interval,
+                               interval_cells, mean, new_figure, played, save_figure)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,9 +92,30 @@ def episode_scores(info: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in scores.items() if value is not None}
 
 
+_NUMBER = (float, bool)
+_INFO_FIELDS: dict[str, tuple[Any, ...]] = {
+    "instance": (dict, None), "instance.setting": (str,),
+    "metrics": (dict, None), "final_reproduces": (*_NUMBER, None),
+    "budget_used_at_commit": (float, None), "budgets_remaining": (dict, None),
+    "budgets_remaining.interventions": (float, None),
+    "trajectory": (list, None), "trajectory.*": (dict,),
+    **{f"trajectory.*.{name}": _NUMBER for name in (*TRAJECTORY_METRICS, "stated")},
+}
+"""The final-info fields the CausaLab tables read, and their types (:func:`causal_gym.tables.check_fields`)."""
+
+
 def episode_columns(params: Mapping[str, Any], line: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
     """The setting played (the instance's, else the id's), the scores of :func:`episode_scores`
-    and the ``trajectory`` (the metrics of the hypothesis in force after each step) when there is one."""
+    and the ``trajectory`` (the metrics of the hypothesis in force after each step) when there is one.
+
+    Raises ``ValueError`` for a final info the tables cannot read (the report skips the line)."""
+    check_fields(info, _INFO_FIELDS)
+    if info:
+        check_finite(info, ("success",))  # the accuracy interval needs it; the other scores are plain means
+    for step in info.get("trajectory") or ():
+        missing = [name for name in (*TRAJECTORY_METRICS, "stated") if name not in step]
+        if missing:
+            raise ValueError(f"a trajectory step lacks {missing}")
     columns: dict[str, Any] = {
         "setting": (info.get("instance") or {}).get("setting", params.get("setting")),
         "scores": episode_scores(info) if info else {},
@@ -202,7 +224,7 @@ def plot_trajectories(curves: pd.DataFrame, path: str | Path, setting: str) -> P
     axes[0].legend(fontsize=7)
     figure.suptitle(f"CausaLab {setting}")
     path = Path(path)
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path)
     return path
 
 

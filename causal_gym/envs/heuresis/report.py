@@ -2,8 +2,10 @@
 
 The report module of the Heuresis benchmark (see :mod:`causal_gym.envs.benchmark`): its episode
 columns for :func:`causal_gym.eval.report.load_runs`, its tables and its figure. Every table takes
-the episode frame and uses its non-failed Heuresis episodes; the interval conventions are those of
-:mod:`causal_gym.tables`.
+the episode frame and uses its Heuresis episodes that ended in the env (those with a final info:
+not failed, interrupted or timed out, which the outcome table counts); the interval conventions are
+those of :mod:`causal_gym.tables`. :func:`episode_columns` refuses a line whose scores, trace or
+final info these tables could not read, so the report skips it by name instead of failing.
 
 Tables
 ------
@@ -25,7 +27,7 @@ Tables
 
 Conventions
 -----------
-- Views. *All*: every episode that did not fail. *Finished*: status ``"finished"`` (the agent
+- Views. *All*: every episode that ended in the env. *Finished*: status ``"finished"`` (the agent
   submitted before any limit was reached). The truncation rate is the share of the non-failed
   episodes that are not finished (``"truncated"``: a limit was reached but the agent submitted;
   ``"rescued"``: the env submitted for it). The paper's finished view also keeps the episodes
@@ -54,12 +56,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from causal_gym.envs.benchmark import ReportOptions
-from causal_gym.envs.heuresis.instances import DEFAULT_D, DEFAULT_EXPECTED_DEGREE, DEFAULT_N
+from causal_gym._validation import check_instance_option
+from causal_gym.envs.heuresis.instances import DEFAULT_D, DEFAULT_EXPECTED_DEGREE, DEFAULT_N, split_size
 from causal_gym.envs.heuresis.spec import FAMILIES, SPEC
 from causal_gym.seal import Seal
 from causal_gym.tables import (
     ReportTable,
     build_table,
+    check_finite,
     error_bars,
     in_order,
     interval,
@@ -71,6 +75,7 @@ from causal_gym.tables import (
     paired_interval,
     per_unit,
     played,
+    save_figure,
 )
 
 if TYPE_CHECKING:
@@ -116,13 +121,38 @@ def episode_columns(params: Mapping[str, Any], line: Mapping[str, Any], info: Ma
     """
     if line["env_id"].rsplit(":", 1)[-1] not in _WORKING_GRAPH_IDS:
         return None
-    return {
+    columns = {
         "setting": params["family"],
         "condition": "guided" if params["guided"] else "unguided",
         "d": int(params.get("d", DEFAULT_D)),
         "n": int(params.get("n", DEFAULT_N)),
         "expected_degree": float(params.get("expected_degree", DEFAULT_EXPECTED_DEGREE)),
     }
+    if info:
+        check_instance_option(line["instance"], split_size(line.get("split")), "a Heuresis split")  # references need it
+        _check_readable(line, info, columns["d"], params["guided"])
+    return columns
+
+
+def _check_readable(line: Mapping[str, Any], info: Mapping[str, Any], d: int, guided: bool) -> None:
+    """Raise ``ValueError`` when the tables could not read the episode: the scores they average must be
+    finite numbers, and the behaviour table's readers must read the trace and the final info."""
+    from causal_gym.envs.heuresis.analysis import distinct_algorithms, shortcut
+
+    guided_scores = ("pc_kci_f1", "restoration_precision", "restoration_recall", *_DRILL_DOWN) if guided else ()
+    check_finite(line.get("scores") or {}, ("adjacency_f1", *guided_scores))  # the paired intervals need them
+
+    env_record = (line.get("record") or {}).get("env_record") or {}
+    calls = env_record.get("calls") or []
+    try:
+        shortcut(calls, info)
+        distinct_algorithms(calls)
+        family = info["scores"]["instance"]["family"]
+        shape = np.shape(info["completed_graph"])
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValueError(f"the trace or the final info cannot be read ({type(exc).__name__}: {exc})") from None
+    if shape != (d, d) or not isinstance(family, str):
+        raise ValueError(f"final_info['completed_graph'] has shape {shape} for d = {d}, or the family is not a string")
 
 
 def _heuresis(frame: pd.DataFrame) -> pd.DataFrame:
@@ -536,7 +566,7 @@ def _attribution(row: Any, seal: Seal | None) -> dict[str, Any]:
 
 
 def heuresis_behaviour_table(frame: pd.DataFrame, seal: Seal | None = None) -> pd.DataFrame:
-    """Behaviour statistics (§4.3) and trace attribution (Table 4), all episodes.
+    """Behaviour statistics (§4.3) and trace attribution (Table 4), all episodes that ended in the env.
 
     Columns: ``episodes``, ``calls`` and ``errors`` (means per episode), ``shortcut_rate``,
     ``distinct_algorithms`` (mean), ``merge_k`` and ``merge_f1`` (merge*: the k-vote merge of
@@ -626,7 +656,7 @@ def plot_residual_gain(headroom: pd.DataFrame, path: str | Path) -> Path:
         axis.set_ylabel("adjacency F1 − F1(BCA_φ)")
     figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
     path = Path(path)
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path)
     return path
 
 

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.references import MENU, collect_rows, difficulty_table, reference_table
 
@@ -218,8 +219,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
         print_menu_cost(dev_rows + test_rows)
     print(f"\nmenu: {', '.join(labels)}; {time.perf_counter() - start:.0f} s")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as stream:
-            json.dump(output, stream, indent=1)
+        write_atomic(args.json, json.dumps(output, indent=1))  # replaces a link at that name, never follows it
 
 
 if __name__ == "__main__":
