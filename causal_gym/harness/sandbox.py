@@ -100,6 +100,7 @@ __all__ = [
     "check_sandbox_options",
     "resolve_sandbox",
     "run_code",
+    "sandbox_bounds",
     "sandbox_in_use",
 ]
 
@@ -148,6 +149,10 @@ class SandboxLimits:
         Largest file the program may write in its scratch directory (``RLIMIT_FSIZE``; writing
         beyond it fails with ``OSError``); under the namespace backends also the size of the
         scratch directory. Not named in the paper; default 64.
+    max_tasks : int
+        Namespace backends: processes and threads of the call's sandbox user, its init and
+        supervisor included (``RLIMIT_NPROC``, which the kernel counts per user namespace, so one
+        call's threads never count against another's). Default 64.
     """
 
     cpu_seconds: float = 10
@@ -156,13 +161,14 @@ class SandboxLimits:
     max_output_chars: int = 4000
     max_code_chars: int = 20_000
     file_mb: int = 64
+    max_tasks: int = 64
 
     def __post_init__(self) -> None:
         for name in ("cpu_seconds", "wall_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive number, got {value!r}")
-        for name in ("memory_mb", "max_output_chars", "max_code_chars", "file_mb"):
+        for name in ("memory_mb", "max_output_chars", "max_code_chars", "file_mb", "max_tasks"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive integer, got {value!r}")
@@ -187,6 +193,8 @@ class CodeResult:
     sandbox : str
         The backend that ran the program (``"bwrap"``, ``"unshare"`` or ``"process"``); the
         requested name when the call was refused before running.
+    bounds : str
+        What bounded the call (:func:`sandbox_bounds`); empty when it was refused before running.
     """
 
     ok: bool
@@ -195,6 +203,7 @@ class CodeResult:
     wall_time: float
     output_truncated: bool
     sandbox: str
+    bounds: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the result as a JSON-serialisable dict (for the call record)."""
@@ -246,6 +255,31 @@ def check_sandbox_options(limits: object, sandbox: object) -> tuple[SandboxLimit
     if not isinstance(sandbox, str) or sandbox not in SANDBOXES:
         raise ValueError(f"sandbox must be one of {SANDBOXES}, got {sandbox!r}")
     return limits, sandbox
+
+
+def sandbox_bounds(sandbox: str, limits: SandboxLimits | None = None) -> str:
+    """In words: the host user, task bound and memory bound of a call under ``sandbox`` here.
+
+    Envs put it in their final info next to :func:`sandbox_in_use`, so a record says which bound
+    applied (for instance that the ``"process"`` backend's task bound does not bind a root caller).
+    """
+    return _bounds(sandbox_in_use(sandbox), SandboxLimits() if limits is None else limits)
+
+
+def _bounds(backend: str, limits: SandboxLimits) -> str:
+    """:func:`sandbox_bounds` for a resolved backend (or ``"unavailable"``)."""
+    memory = f"{limits.memory_mb} MB address space (RLIMIT_AS)"
+    if backend == "unavailable":
+        return "none: no sandbox ran"
+    if backend == "process":
+        uid = os.getuid()
+        tasks = "no new process or thread (RLIMIT_NPROC 0" + (", which does not bind root)" if uid == 0 else ")")
+        return f"host uid {uid}; tasks: {tasks}; memory: {memory}; not a security boundary"
+    return (
+        f"host uid {namespaces.host_uid()}; tasks: at most {limits.max_tasks} (RLIMIT_NPROC in the call's user "
+        f"namespace); memory: {memory} + {limits.file_mb} MB scratch tmpfs, memfd, System V and POSIX IPC "
+        "and io_uring refused"
+    )
 
 
 def sandbox_in_use(sandbox: str) -> str:
@@ -365,11 +399,13 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
                 "data_fd": data_file.fileno(),
                 "code_fd": code_file.fileno(),
                 "cpu_seconds": limits.cpu_seconds,
+                "max_tasks": 0 if workdir else limits.max_tasks,
                 "memory_bytes": limits.memory_mb * 2**20,
                 "file_bytes": limits.file_mb * 2**20,
                 "deny": _denied_dirs() if workdir else [],
                 "site_dirs": [] if workdir else list(namespaces.root_plan().site_dirs),
                 "old_root": namespaces.OLD_ROOT if backend == "unshare" else None,
+                "scratch_mount": namespaces.scratch_options(limits.file_mb * 2**20) if backend == "bwrap" else None,
                 "drop_capabilities": not workdir,
                 "seccomp": None if workdir else seccomp.process_filter().hex(),
             }
@@ -415,7 +451,7 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
     if backend != "process" and returncode > 128:
         returncode = 128 - returncode
     ok, error = _outcome(status, returncode, timed_out)
-    return CodeResult(ok, output, error, wall_time, truncated, backend)
+    return CodeResult(ok, output, error, wall_time, truncated, backend, _bounds(backend, limits))
 
 
 def _collect(
