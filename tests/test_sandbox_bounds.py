@@ -339,3 +339,31 @@ os.write(status, b'{"error": null}')
             assert outcome.startswith(("PermissionError", "FileNotFoundError", "OSError: [Errno 30]")), (name, outcome)
     assert outcomes["pidfd_getfd"] == "ok: (-1, 1)"
     assert result.error == "OSError: [Errno 9] Bad file descriptor", result
+
+
+_NOBODY_PROGRAMS = """
+import json, sys
+import numpy as np
+from causal_gym.harness import run_code
+programs = json.loads(sys.argv[1])
+results = {}
+for backend in ("bwrap", "unshare"):
+    for name, program in programs.items():
+        r = run_code(program, np.random.default_rng(0).normal(size=(5, 2)), sandbox=backend)
+        results[backend + " " + name] = {"sandbox": r.sandbox, "error": r.error, "out": r.output}
+print(json.dumps(results))
+"""
+
+
+def test_task_bound_and_report_hold_for_an_unprivileged_caller(tmp_path: Path) -> None:
+    """The thread bomb and both forgeries, started by "nobody" (the host counts are above)."""
+    programs = {"bomb": BOMB, **FORGERIES}
+    results = run_as_nobody(_NOBODY_PROGRAMS, [json.dumps(programs)], tmp_path)
+    for backend in NAMESPACE_BACKENDS:
+        bomb = results[backend + " bomb"]
+        assert bomb["sandbox"] == backend and bomb["error"] is None, bomb
+        assert "refused after" in bomb["out"] and int(bomb["out"].split("started ")[1].split()[0]) < 64, bomb
+        assert results[backend + " every_descriptor"]["error"] == (
+            "blocked: file access outside the sandbox (/etc/hostname)")
+        assert results[backend + " replaced_descriptor"]["error"] == (
+            "blocked: tampering with the sandbox's report channel")

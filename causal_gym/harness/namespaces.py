@@ -10,11 +10,15 @@ cgroup namespaces, inside a root file system that holds only what a numpy/scipy 
   to them (``/lib -> usr/lib`` on merged-/usr systems);
 - the ``numpy`` and ``scipy`` packages and their bundled ``*.libs`` directories, at their real
   paths (nothing else of their ``site-packages``: not causal_gym, not other packages);
-- a fresh ``/proc`` (this pid namespace's only), a minimal ``/dev`` (null, zero, full, random,
-  urandom), and ``/scratch``: an empty tmpfs of bounded size, the program's working directory and the
-  only writable place. ``$HOME``, the cache, the project tree and the host's ``/proc`` are absent.
+- a fresh ``/proc`` (this pid namespace's only, mounted read-only: no sysctl, ``sysrq-trigger``
+  or per-process knob can be written), a minimal ``/dev`` (null, zero, full, random, urandom; no
+  pseudo-terminals, no ``/dev/shm``), and ``/scratch``: an empty tmpfs of bounded size and number of
+  files, the program's working directory and the only writable place. ``$HOME``, the cache, the
+  project tree and the host's ``/proc`` are absent.
 
-Everything is read-only but ``/scratch``. The data and the program reach the interpreter as inherited
+Everything is read-only but ``/scratch``. When the caller is root, ``setpriv`` first drops to
+:data:`HOST_UID`, so the namespace's users map to an unprivileged host user and no agent code runs
+as host uid 0. The data and the program reach the interpreter as inherited
 file descriptors, so neither is written to the host's disk, and nothing remains when the caller
 is killed: bwrap's ``--die-with-parent`` and, for unshare, ``setpriv --pdeathsig KILL`` with
 ``unshare --kill-child`` take the whole namespace down with the caller, and killing the outermost
@@ -23,8 +27,10 @@ process (on a timeout) kills every process of the namespace.
 bubblewrap sets the tree up from a list of arguments; with unshare a short ``sh`` script mounts it
 on a directory such as ``/tmp`` of the new mount namespace (private, so the host sees nothing) and ``pivot_root`` s
 into it; the bootstrap then detaches the old root (``umount2(MNT_DETACH)``) before anything else
-runs. The shell stays PID 1 of the namespace and runs the interpreter as its child, as bwrap's own
-init does, so the kernel's ``SIGXCPU`` (CPU limit) is not swallowed by PID 1's signal protection.
+runs. The shell then ``exec`` s the interpreter, whose supervisor is PID 1 (so the program, its
+child, can neither signal it nor read the shell's descriptors). bwrap cannot bound a tmpfs's
+files, so under bwrap the bootstrap mounts ``/scratch`` itself with :func:`scratch_options`
+(bwrap grants it ``CAP_SYS_ADMIN`` in the namespace, which it drops before any agent code runs).
 """
 
 from __future__ import annotations

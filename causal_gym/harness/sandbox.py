@@ -23,10 +23,17 @@ Backends (``sandbox=``)
 
 Both namespace backends run the program in new user, pid, network, mount, ipc, uts and cgroup
 namespaces over a read-only minimal root (the interpreter, its standard library, numpy and scipy;
-see :mod:`causal_gym.harness.namespaces`), with a private size-limited scratch directory as the only
-writable place, no capabilities and a syscall filter that refuses process creation and sockets
-(:mod:`causal_gym.harness.seccomp`). The sandbox dies with its caller and is killed as a whole on a
-timeout. They work as root and as an unprivileged user (unprivileged user namespaces).
+see :mod:`causal_gym.harness.namespaces`) with its own read-only ``/proc``, with a private scratch
+tmpfs (``file_mb``, at most 4096 files) as the only writable place, no capabilities and a syscall
+filter that refuses process creation, sockets, io_uring, memfds, shared memory and namespace
+changes (:mod:`causal_gym.harness.seccomp`). Agent code never runs as host root: a root caller
+drops to ``nobody`` (:data:`~causal_gym.harness.namespaces.HOST_UID`) before the namespaces are
+created; an unprivileged caller runs the sandbox as itself. Per call, the program's tasks are
+bounded by ``RLIMIT_NPROC`` (``max_tasks``; the kernel counts it per user namespace, and it binds
+because the host user is not root) and its memory by ``RLIMIT_AS`` plus the scratch size (nothing
+else can hold memory outside the address space). :attr:`CodeResult.bounds` and
+:func:`sandbox_bounds` say which bounds applied. The sandbox dies with its caller and is killed as
+a whole on a timeout.
 
 Each call
 ---------
@@ -36,11 +43,14 @@ Each call
    calling process, so no SCM, ground truth or harness state exists in its memory) with a minimal
    environment (``PATH``, ``HOME`` and ``TMPDIR`` = the scratch directory, a UTF-8 locale, BLAS and
    OpenMP thread counts of 1);
-3. the bootstrap (:mod:`causal_gym.harness.sandbox_bootstrap`) loads the data, drops capabilities,
-   installs the syscall filter (namespace backends), sets resource limits (``RLIMIT_CPU``,
-   ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``, ``RLIMIT_NPROC`` = 0, no core files) and an
-   audit hook, then runs the program with ``X`` (the ``n x d`` float64 array), ``n``, ``d``, ``np``
-   and ``scipy``. Whatever the program prints is the tool's output;
+3. the bootstrap (:mod:`causal_gym.harness.sandbox_bootstrap`) loads the data, drops capabilities
+   and forks: a *supervisor*, not dumpable, keeps the descriptor on which the call's outcome is
+   reported; the *worker*, which never holds that descriptor, installs the syscall filter
+   (namespace backends), sets resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
+   ``RLIMIT_NOFILE``, ``RLIMIT_NPROC``, no core files) and an audit hook, then runs the program
+   with ``X`` (the ``n x d`` float64 array), ``n``, ``d``, ``np`` and ``scipy``. Whatever the
+   program prints is the tool's output; the supervisor reports from the worker's messages and its
+   exit;
 4. the parent reads the output incrementally (keeping at most ``max_output_chars``), enforces the
    wall-clock limit and finally kills the sandbox: its process group and, for a namespace, its
    init, waiting until the kernel has reaped every process of the namespace.
@@ -49,7 +59,10 @@ The audit hook refuses, with ``PermissionError("blocked: ...")`` inside the prog
 process creation and signals, ``ctypes``, files outside the scratch directory (reading the Python
 installation is allowed), ``/proc``, and tampering (``sys.settrace``, ``resource.setrlimit``,
 replacing the hook's code). A blocked attempt fails the call (``ok=False``, ``error="blocked:
-<what>"``) even when the program catches the exception. Under the namespace backends the hook only
+<what>"``) even when the program catches the exception: the hook tells the supervisor before the
+program sees the exception, and the program can add messages to that pipe but not take one back
+(closing or replacing it ends the call as ``"blocked: tampering with the sandbox's report
+channel"``). Under the namespace backends the hook only
 makes refusals legible; a program that subverts it meets the kernel's refusals instead
 (``PermissionError: [Errno 1] Operation not permitted``, ``FileNotFoundError``, ...). Under
 ``"process"`` the hook also denies the causal_gym package and the on-disk cache.

@@ -3,19 +3,26 @@
 :mod:`causal_gym.harness.sandbox` passes this file's *source* to ``python -I -B -X utf8 -c``; the
 child never imports causal_gym (in the namespace backends it cannot even see it). Order matters:
 
-1. (unshare backend) detach the host root left behind by ``pivot_root``; read the data matrix and the program from inherited file descriptors (nothing of either is
-   ever written to the host's disk), import numpy and scipy, compile the program;
-2. namespace backends: drop every capability (``capset`` to zero, empty bounding and ambient
-   sets) and install the syscall filter of :mod:`causal_gym.harness.seccomp`;
-3. set the resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
-   ``RLIMIT_NPROC`` = 0, no core files);
-4. install an audit hook (:func:`sys.addaudithook`) that refuses, with a readable
-   ``PermissionError("blocked: ...")``, network access, process creation, signals, ctypes, files
-   outside the scratch directory and tampering; it makes refusals legible to honest agents. In the
-   namespace backends the boundary is the kernel (steps 1-3), so code that subverts the hook (which
-   Python cannot prevent) gains nothing; in the ``"process"`` backend the hook is all there is;
-5. run the program with ``X``, ``n``, ``d``, ``np`` and ``scipy`` and report ``{"error": ...}``
-   on the status descriptor.
+1. (unshare backend) detach the host root left behind by ``pivot_root``; (bwrap) mount the
+   scratch tmpfs with its file limit; read the data matrix and the program from inherited file
+   descriptors (nothing of either is ever written to the host's disk), import numpy and scipy,
+   compile the program;
+2. namespace backends: drop every capability (``capset`` to zero, empty bounding and ambient sets);
+3. fork. The parent is the *supervisor*: it makes itself not dumpable (so the worker, the same
+   user without capabilities, cannot open its memory or descriptors through /proc, ptrace or
+   pidfd_getfd), installs the syscall filter, reads the worker's messages until the worker exits,
+   and writes the verdict on the status descriptor. The child is the *worker*: it closes the
+   status descriptor, then
+4. installs the syscall filter of :mod:`causal_gym.harness.seccomp` (namespace backends), sets the
+   resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
+   ``RLIMIT_NPROC`` = ``max_tasks``, no core files) and an audit hook (:func:`sys.addaudithook`)
+   that refuses, with a readable ``PermissionError("blocked: ...")``, network access, process
+   creation, signals, ctypes, files outside the scratch directory and tampering, and sends each
+   refusal to the supervisor before raising. The hook makes refusals legible to honest agents; in
+   the namespace backends the boundary is the kernel (steps 1-4), so code that subverts the hook
+   (which Python cannot prevent) gains nothing; in the ``"process"`` backend the hook is all there
+   is;
+5. runs the program with ``X``, ``n``, ``d``, ``np`` and ``scipy`` and sends ``{"error": ...}``.
 """
 
 import builtins
