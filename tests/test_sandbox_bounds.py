@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causal_gym.harness import SandboxLimits, run_code
+from causal_gym.harness import SandboxLimits, run_code, sandbox_bounds
 from sandbox_helpers import NAMESPACE_BACKENDS, require_backend, run_as_nobody, sandbox_processes, unique_limits
 from test_sandbox_escapes import DISABLE_HOOK, RUNNER
 
@@ -367,3 +367,16 @@ def test_task_bound_and_report_hold_for_an_unprivileged_caller(tmp_path: Path) -
             "blocked: file access outside the sandbox (/etc/hostname)")
         assert results[backend + " replaced_descriptor"]["error"] == (
             "blocked: tampering with the sandbox's report channel")
+
+
+def test_the_bounds_are_named_for_each_backend(backend: str) -> None:
+    """What the final info says: the host uid (never 0 for a namespace backend), tasks, memory."""
+    limits = SandboxLimits(max_tasks=17, memory_mb=300, file_mb=5)
+    text = sandbox_bounds(backend, limits)
+    host_uid = 65534 if os.geteuid() == 0 else os.getuid()
+    assert text.startswith(f"host uid {host_uid}; tasks: at most 17 (RLIMIT_NPROC"), text
+    assert "300 MB address space" in text and "5 MB scratch" in text and "io_uring refused" in text
+    if os.geteuid() == 0:
+        assert "which does not bind root" in sandbox_bounds("process", limits)
+    with pytest.raises(ValueError, match="max_tasks must be a positive integer"):
+        SandboxLimits(max_tasks=0)

@@ -288,11 +288,20 @@ def _bounds(backend: str, limits: SandboxLimits) -> str:
         uid = os.getuid()
         tasks = "no new process or thread (RLIMIT_NPROC 0" + (", which does not bind root)" if uid == 0 else ")")
         return f"host uid {uid}; tasks: {tasks}; memory: {memory}; not a security boundary"
+    # Linux counts RLIMIT_NPROC per user namespace since 5.14; before, per host uid.
+    counted = "in the call's user namespace" if _kernel_at_least(5, 14) else "shared by every process of this host uid"
     return (
-        f"host uid {namespaces.host_uid()}; tasks: at most {limits.max_tasks} (RLIMIT_NPROC in the call's user "
-        f"namespace); memory: {memory} + {limits.file_mb} MB scratch tmpfs, memfd, System V and POSIX IPC "
-        "and io_uring refused"
+        f"host uid {namespaces.host_uid()}; tasks: at most {limits.max_tasks} (RLIMIT_NPROC {counted}); "
+        f"memory: {memory} + {limits.file_mb} MB scratch tmpfs, memfd, System V and POSIX IPC and io_uring refused"
     )
+
+
+def _kernel_at_least(major: int, minor: int) -> bool:
+    try:
+        found = tuple(int(part) for part in os.uname().release.split("-")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return found >= (major, minor)
 
 
 def sandbox_in_use(sandbox: str) -> str:
