@@ -56,6 +56,8 @@ attempt("msgget", lambda: (libc.msgget(0, 0o1600), ctypes.get_errno()))
 attempt("pidfd_open", lambda: raw(434, 1, 0))
 attempt("clone_newnet_thread", lambda: raw(56 if x86 else 220, 0x40000000 | 0x00010F00, 0, 0, 0, 0))
 attempt("future_syscall", lambda: raw(500))
+attempt("devices", lambda: sorted(os.listdir("/dev")))
+attempt("sys", lambda: os.listdir("/sys"))
 print(json.dumps(outcomes))
 """
 
@@ -76,6 +78,9 @@ def _check_knob_outcomes(outcomes: dict[str, str]) -> None:
         assert outcomes[name] == "ok: (-1, 1)", (name, outcomes[name])  # EPERM from the filter
     assert outcomes["memfd_create"] == "PermissionError: [Errno 1] Operation not permitted"
     assert outcomes["future_syscall"] == "ok: (-1, 38)"  # ENOSYS: not reviewed, not allowed
+    # no pseudo-terminals, no /dev/shm, no /sys
+    assert outcomes["devices"] == "ok: ['full', 'null', 'random', 'urandom', 'zero']", outcomes["devices"]
+    assert outcomes["sys"].startswith("FileNotFoundError"), outcomes["sys"]
 
 
 @pytest.fixture(params=NAMESPACE_BACKENDS)
