@@ -250,8 +250,10 @@ def resolve_sandbox(sandbox: str = "auto") -> str:
         reasons.append(f"{backend}: {problem}")
     raise SandboxUnavailable(
         "no namespace sandbox works on this machine (" + "; ".join(reasons) + "). Install bubblewrap "
-        "(apt-get install bubblewrap) or allow unprivileged user namespaces; sandbox='process' runs agent "
-        "code without OS isolation (not a security boundary)."
+        "(apt-get install bubblewrap) or allow unprivileged user namespaces"
+        + (f"; as root the sandbox runs as uid {namespaces.HOST_UID}, which must be able to reach the interpreter "
+           "and numpy/scipy (for instance chmod o+x /root)" if namespaces.host_uid() != os.getuid() else "")
+        + "; sandbox='process' runs agent code without OS isolation (not a security boundary)."
     )
 
 
