@@ -7,13 +7,20 @@ backend skips its tests with the reason.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import causal_gym
 from causal_gym.harness import SandboxLimits, SandboxUnavailable, resolve_sandbox
+from causal_gym.harness.namespaces import root_plan
 
 BACKENDS = ("bwrap", "unshare", "process")
 NAMESPACE_BACKENDS = ("bwrap", "unshare")
@@ -52,3 +59,29 @@ def sandbox_processes(marker: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def run_as_nobody(script: str, args: list[str], home: Path) -> Any:
+    """Run ``script`` (``python -c``) as the unprivileged user "nobody"; its last output line, parsed as JSON.
+
+    Skips unless the tests run as root (needed to switch users); in CI, fails when "nobody" cannot
+    reach the interpreter or the project.
+    """
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root to switch to an unprivileged user")
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    project = os.path.dirname(os.path.dirname(causal_gym.__file__))
+    plan = root_plan()
+    check = f"import os, causal_gym; [os.stat(p) for p in {[plan.interpreter, *plan.binds, *plan.packages]!r}]"
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", os.defpath), "TMPDIR": str(home)}
+    reachable = subprocess.run([*as_nobody, sys.executable, "-c", check], cwd=project, capture_output=True, env=env)
+    if reachable.returncode != 0:
+        message = f"the interpreter or the project is not readable by nobody: {reachable.stderr.decode()[-300:]}"
+        if os.environ.get("CAUSAL_GYM_REQUIRE_SANDBOXES"):
+            pytest.fail(message)
+        pytest.skip(message)
+    home.chmod(0o777)
+    completed = subprocess.run([*as_nobody, sys.executable, "-c", script, *args], cwd=project, capture_output=True,
+                               timeout=180, env=env)
+    assert completed.returncode == 0, completed.stderr.decode()[-2000:]
+    return json.loads(completed.stdout.decode().strip().splitlines()[-1])

@@ -17,6 +17,7 @@ from causal_gym.harness.sandbox import (
     check_sandbox_options,
     resolve_sandbox,
     run_code,
+    sandbox_bounds,
     sandbox_in_use,
 )
 from causal_gym.harness.tool_env import ToolEnv, ToolResult
@@ -60,6 +61,7 @@ __all__ = [
     "render_rgb",
     "resolve_sandbox",
     "run_code",
+    "sandbox_bounds",
     "sandbox_in_use",
     "set_relation",
 ]

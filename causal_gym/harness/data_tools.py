@@ -51,7 +51,7 @@ import numpy as np
 
 from causal_gym._validation import check_count, check_real
 from causal_gym._workers import TimeLimitExceeded
-from causal_gym.harness.sandbox import SandboxLimits, check_sandbox_options, run_code, sandbox_in_use
+from causal_gym.harness.sandbox import SandboxLimits, check_sandbox_options, run_code, sandbox_bounds, sandbox_in_use
 from causal_gym.harness.tool_env import ERROR_PREFIX, ToolResult
 from causal_gym.harness.toolbox import ActionField, Tool
 from causal_gym.harness.working_graph import format_edge_list, variable_name
@@ -537,7 +537,8 @@ class DataTools:
     ``_resample_rng``. A menu run that is not cached yet and takes longer than
     ``algorithm_time_limit`` seconds is stopped: the call is charged and says so, and nothing is
     cached. The final info names the sandbox backend agent code ran under (``"sandbox"``;
-    ``"process"`` means it was not isolated). ``_refusal`` lets an env reject nodes before any
+    ``"process"`` means it was not isolated) and, in words, the host user, task and memory bounds
+    that applied to each call (``"sandbox_bounds"``). ``_refusal`` lets an env reject nodes before any
     budget is charged (CausalArena's padding slots).
     """
 
@@ -643,4 +644,5 @@ class DataTools:
         return ToolResult(text, data, ok=ok)
 
     def _final_info(self) -> dict[str, Any]:
-        return {"sandbox": sandbox_in_use(self.sandbox)}
+        return {"sandbox": sandbox_in_use(self.sandbox),
+                "sandbox_bounds": sandbox_bounds(self.sandbox, self.sandbox_limits)}

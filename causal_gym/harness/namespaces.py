@@ -10,11 +10,15 @@ cgroup namespaces, inside a root file system that holds only what a numpy/scipy 
   to them (``/lib -> usr/lib`` on merged-/usr systems);
 - the ``numpy`` and ``scipy`` packages and their bundled ``*.libs`` directories, at their real
   paths (nothing else of their ``site-packages``: not causal_gym, not other packages);
-- a fresh ``/proc`` (this pid namespace's only), a minimal ``/dev`` (null, zero, full, random,
-  urandom), and ``/scratch``: an empty tmpfs of bounded size, the program's working directory and the
-  only writable place. ``$HOME``, the cache, the project tree and the host's ``/proc`` are absent.
+- a fresh ``/proc`` (this pid namespace's only, mounted read-only: no sysctl, ``sysrq-trigger``
+  or per-process knob can be written), a minimal ``/dev`` (null, zero, full, random, urandom; no
+  pseudo-terminals, no ``/dev/shm``), and ``/scratch``: an empty tmpfs of bounded size and number of
+  files, the program's working directory and the only writable place. ``$HOME``, the cache, the
+  project tree and the host's ``/proc`` are absent.
 
-Everything is read-only but ``/scratch``. The data and the program reach the interpreter as inherited
+Everything is read-only but ``/scratch``. When the caller is root, ``setpriv`` first drops to
+:data:`HOST_UID`, so the namespace's users map to an unprivileged host user and no agent code runs
+as host uid 0. The data and the program reach the interpreter as inherited
 file descriptors, so neither is written to the host's disk, and nothing remains when the caller
 is killed: bwrap's ``--die-with-parent`` and, for unshare, ``setpriv --pdeathsig KILL`` with
 ``unshare --kill-child`` take the whole namespace down with the caller, and killing the outermost
@@ -23,8 +27,10 @@ process (on a timeout) kills every process of the namespace.
 bubblewrap sets the tree up from a list of arguments; with unshare a short ``sh`` script mounts it
 on a directory such as ``/tmp`` of the new mount namespace (private, so the host sees nothing) and ``pivot_root`` s
 into it; the bootstrap then detaches the old root (``umount2(MNT_DETACH)``) before anything else
-runs. The shell stays PID 1 of the namespace and runs the interpreter as its child, as bwrap's own
-init does, so the kernel's ``SIGXCPU`` (CPU limit) is not swallowed by PID 1's signal protection.
+runs. The shell then ``exec`` s the interpreter, whose supervisor is PID 1 (so the program, its
+child, can neither signal it nor read the shell's descriptors). bwrap cannot bound a tmpfs's
+files, so under bwrap the bootstrap mounts ``/scratch`` itself with :func:`scratch_options`
+(bwrap grants it ``CAP_SYS_ADMIN`` in the namespace, which it drops before any agent code runs).
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 
-__all__ = ["NAMESPACE_BACKENDS", "SCRATCH", "OLD_ROOT", "RootPlan", "root_plan", "command", "missing_tools"]
+__all__ = ["NAMESPACE_BACKENDS", "SCRATCH", "SCRATCH_FILES", "OLD_ROOT", "HOST_UID", "RootPlan", "root_plan",
+           "command", "host_uid", "missing_tools", "scratch_options"]
 
 NAMESPACE_BACKENDS = ("bwrap", "unshare")
 """The namespace backends, in the order ``sandbox="auto"`` tries them."""
@@ -48,12 +55,22 @@ NAMESPACE_BACKENDS = ("bwrap", "unshare")
 SCRATCH = "/scratch"
 """The program's working directory inside the namespace: an empty, size-limited tmpfs."""
 
+SCRATCH_FILES = 4096
+"""Files and directories the scratch directory can hold (the tmpfs's ``nr_inodes``)."""
+
 OLD_ROOT = "/.oldroot"
 """Where the unshare backend's ``pivot_root`` leaves the host root until the bootstrap detaches it."""
 
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 _PACKAGES = ("numpy", "scipy")
 _SANDBOX_UID = 65534  # "nobody" inside bwrap's user namespace
+
+HOST_UID = 65534
+"""The host user (and group) the sandbox runs as when the caller is root: "nobody", never uid 0.
+
+A caller that is not root runs the sandbox as itself. Either way the namespace's users map to one
+unprivileged host user, so the kernel's checks on host objects (sysctls, files, devices) are those
+of an unprivileged user, and ``RLIMIT_NPROC`` binds (it does not bind host root)."""
 
 
 @dataclass(frozen=True)
@@ -219,8 +236,9 @@ def _bwrap_arguments(plan: RootPlan, scratch_bytes: int) -> list[str]:
         "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
         "--uid", str(_SANDBOX_UID), "--gid", str(_SANDBOX_UID), "--hostname", "sandbox",
     ]
-    if _bwrap_supports("--disable-userns"):
-        args.append("--disable-userns")
+    # No --disable-userns (nor --dev): each nests a second user namespace, which does not own the
+    # mount namespace, so the bootstrap could not mount /scratch; the syscall filter refuses new
+    # namespaces instead.
     for path in plan.binds:
         args += ["--ro-bind", path, path]
     for path in plan.masks:
@@ -231,11 +249,25 @@ def _bwrap_arguments(plan: RootPlan, scratch_bytes: int) -> list[str]:
         args += ["--remount-ro", path]
     for link, target in plan.symlinks:
         args += ["--symlink", target, link]
+    for device in _DEVICES:  # not --dev: its devpts would make bwrap nest a second user namespace
+        args += ["--dev-bind", f"/dev/{device}", f"/dev/{device}"]
     args += [
-        "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
+        "--proc", "/proc", "--remount-ro", "/proc",
         "--size", str(scratch_bytes), "--tmpfs", SCRATCH, "--chdir", SCRATCH, "--remount-ro", "/",
+        # bwrap cannot bound a tmpfs's inodes: the bootstrap mounts /scratch itself (with
+        # scratch_options) and then drops this and every other capability.
+        "--cap-add", "CAP_SYS_ADMIN",
     ]
     return args
+
+
+def scratch_options(scratch_bytes: int) -> str:
+    """Mount options of the scratch tmpfs: its size and its number of files.
+
+    Without ``nr_inodes`` a tmpfs allows about one file per two pages of RAM, and each empty file
+    holds kernel memory that no size limit counts (about a kilobyte; 100,000 files took 130 MB).
+    """
+    return f"mode=0755,size={scratch_bytes},nr_inodes={SCRATCH_FILES}"
 
 
 def _unshare_script(plan: RootPlan, scratch_bytes: int) -> str:
@@ -274,13 +306,13 @@ def _unshare_script(plan: RootPlan, scratch_bytes: int) -> str:
     lines += [f"ln -s {q(target)} {inside(link)}" for link, target in plan.symlinks]
     lines += [f'{mount} --bind /dev/{device} "$R/dev/{device}"' for device in _DEVICES]
     lines += [
-        f'{mount} -t proc proc "$R/proc"',
-        f"{mount} -t tmpfs -o mode=0755,size={scratch_bytes} scratch {inside(SCRATCH)}",
+        f'{mount} -t proc -o ro,nosuid,nodev,noexec proc "$R/proc"',
+        f"{mount} -t tmpfs -o {scratch_options(scratch_bytes)} scratch {inside(SCRATCH)}",
         f'{mount} -o remount,bind,ro "$R"',
         'cd "$R"',
         f"{pivot_root} . .{OLD_ROOT}",
         f"cd {SCRATCH}",
-        '"$@"',
+        'exec "$@"',
     ]
     return "\n".join(lines)
 
@@ -300,16 +332,22 @@ def _tool_path(name: str) -> str:
     return found
 
 
+def host_uid() -> int:
+    """The host uid the sandbox's processes run as: :data:`HOST_UID` for a root caller, else the caller's."""
+    return HOST_UID if _unprivileged() else os.getuid()
+
+
+def _unprivileged() -> list[str]:
+    """``setpriv`` options that drop a root caller to :data:`HOST_UID` (none for other callers)."""
+    if 0 not in os.getresuid():
+        return []
+    return [f"--reuid={HOST_UID}", f"--regid={HOST_UID}", "--clear-groups"]
+
+
 def missing_tools(backend: str) -> list[str]:
     """Programs ``backend`` needs that are found neither on ``PATH`` nor in the system directories."""
-    needed = {"bwrap": ("bwrap",), "unshare": ("setpriv", "unshare", "sh", "mount", "pivot_root")}[backend]
+    needed = {"bwrap": ("bwrap", "setpriv"), "unshare": ("setpriv", "unshare", "sh", "mount", "pivot_root")}[backend]
     return [tool for tool in needed if shutil.which(tool) is None and shutil.which(tool, path=_SYSTEM_PATH) is None]
-
-
-@functools.lru_cache(maxsize=None)
-def _bwrap_supports(option: str) -> bool:
-    completed = subprocess.run([_tool_path("bwrap"), "--help"], capture_output=True, text=True, check=False)
-    return option in completed.stdout + completed.stderr
 
 
 def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> list[str]:
@@ -325,9 +363,10 @@ def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> li
     """
     plan = root_plan()
     if backend == "bwrap":
-        return [_tool_path("bwrap"), *_bwrap_arguments(plan, scratch_bytes), plan.interpreter, *interpreter_args]
+        drop = [_tool_path("setpriv"), *_unprivileged(), "--"] if _unprivileged() else []
+        return [*drop, _tool_path("bwrap"), *_bwrap_arguments(plan, scratch_bytes), plan.interpreter, *interpreter_args]
     if backend == "unshare":
         script = _unshare_script(plan, scratch_bytes)
-        return [_tool_path("setpriv"), "--pdeathsig", "KILL", "--", _tool_path("unshare"), *_UNSHARE[1:], "--",
-                _tool_path("sh"), "-c", script, "sh", plan.interpreter, *interpreter_args]
+        return [_tool_path("setpriv"), *_unprivileged(), "--pdeathsig", "KILL", "--", _tool_path("unshare"),
+                *_UNSHARE[1:], "--", _tool_path("sh"), "-c", script, "sh", plan.interpreter, *interpreter_args]
     raise ValueError(f"unknown namespace backend {backend!r}; expected one of {NAMESPACE_BACKENDS}")

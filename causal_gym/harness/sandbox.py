@@ -23,10 +23,17 @@ Backends (``sandbox=``)
 
 Both namespace backends run the program in new user, pid, network, mount, ipc, uts and cgroup
 namespaces over a read-only minimal root (the interpreter, its standard library, numpy and scipy;
-see :mod:`causal_gym.harness.namespaces`), with a private size-limited scratch directory as the only
-writable place, no capabilities and a syscall filter that refuses process creation and sockets
-(:mod:`causal_gym.harness.seccomp`). The sandbox dies with its caller and is killed as a whole on a
-timeout. They work as root and as an unprivileged user (unprivileged user namespaces).
+see :mod:`causal_gym.harness.namespaces`) with its own read-only ``/proc``, with a private scratch
+tmpfs (``file_mb``, at most 4096 files) as the only writable place, no capabilities and a syscall
+filter that refuses process creation, sockets, io_uring, memfds, shared memory and namespace
+changes (:mod:`causal_gym.harness.seccomp`). Agent code never runs as host root: a root caller
+drops to ``nobody`` (:data:`~causal_gym.harness.namespaces.HOST_UID`) before the namespaces are
+created; an unprivileged caller runs the sandbox as itself. Per call, the program's tasks are
+bounded by ``RLIMIT_NPROC`` (``max_tasks``; the kernel counts it per user namespace, and it binds
+because the host user is not root) and its memory by ``RLIMIT_AS`` plus the scratch size (nothing
+else can hold memory outside the address space). :attr:`CodeResult.bounds` and
+:func:`sandbox_bounds` say which bounds applied. The sandbox dies with its caller and is killed as
+a whole on a timeout.
 
 Each call
 ---------
@@ -36,11 +43,14 @@ Each call
    calling process, so no SCM, ground truth or harness state exists in its memory) with a minimal
    environment (``PATH``, ``HOME`` and ``TMPDIR`` = the scratch directory, a UTF-8 locale, BLAS and
    OpenMP thread counts of 1);
-3. the bootstrap (:mod:`causal_gym.harness.sandbox_bootstrap`) loads the data, drops capabilities,
-   installs the syscall filter (namespace backends), sets resource limits (``RLIMIT_CPU``,
-   ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``, ``RLIMIT_NPROC`` = 0, no core files) and an
-   audit hook, then runs the program with ``X`` (the ``n x d`` float64 array), ``n``, ``d``, ``np``
-   and ``scipy``. Whatever the program prints is the tool's output;
+3. the bootstrap (:mod:`causal_gym.harness.sandbox_bootstrap`) loads the data, drops capabilities
+   and forks: a *supervisor*, not dumpable, keeps the descriptor on which the call's outcome is
+   reported; the *worker*, which never holds that descriptor, installs the syscall filter
+   (namespace backends), sets resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
+   ``RLIMIT_NOFILE``, ``RLIMIT_NPROC``, no core files) and an audit hook, then runs the program
+   with ``X`` (the ``n x d`` float64 array), ``n``, ``d``, ``np`` and ``scipy``. Whatever the
+   program prints is the tool's output; the supervisor reports from the worker's messages and its
+   exit;
 4. the parent reads the output incrementally (keeping at most ``max_output_chars``), enforces the
    wall-clock limit and finally kills the sandbox: its process group and, for a namespace, its
    init, waiting until the kernel has reaped every process of the namespace.
@@ -49,7 +59,10 @@ The audit hook refuses, with ``PermissionError("blocked: ...")`` inside the prog
 process creation and signals, ``ctypes``, files outside the scratch directory (reading the Python
 installation is allowed), ``/proc``, and tampering (``sys.settrace``, ``resource.setrlimit``,
 replacing the hook's code). A blocked attempt fails the call (``ok=False``, ``error="blocked:
-<what>"``) even when the program catches the exception. Under the namespace backends the hook only
+<what>"``) even when the program catches the exception: the hook tells the supervisor before the
+program sees the exception, and the program can add messages to that pipe but not take one back
+(closing or replacing it ends the call as ``"blocked: tampering with the sandbox's report
+channel"``). Under the namespace backends the hook only
 makes refusals legible; a program that subverts it meets the kernel's refusals instead
 (``PermissionError: [Errno 1] Operation not permitted``, ``FileNotFoundError``, ...). Under
 ``"process"`` the hook also denies the causal_gym package and the on-disk cache.
@@ -100,6 +113,7 @@ __all__ = [
     "check_sandbox_options",
     "resolve_sandbox",
     "run_code",
+    "sandbox_bounds",
     "sandbox_in_use",
 ]
 
@@ -148,6 +162,10 @@ class SandboxLimits:
         Largest file the program may write in its scratch directory (``RLIMIT_FSIZE``; writing
         beyond it fails with ``OSError``); under the namespace backends also the size of the
         scratch directory. Not named in the paper; default 64.
+    max_tasks : int
+        Namespace backends: processes and threads of the call's sandbox user, its init and
+        supervisor included (``RLIMIT_NPROC``, which the kernel counts per user namespace, so one
+        call's threads never count against another's). Default 64.
     """
 
     cpu_seconds: float = 10
@@ -156,13 +174,14 @@ class SandboxLimits:
     max_output_chars: int = 4000
     max_code_chars: int = 20_000
     file_mb: int = 64
+    max_tasks: int = 64
 
     def __post_init__(self) -> None:
         for name in ("cpu_seconds", "wall_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive number, got {value!r}")
-        for name in ("memory_mb", "max_output_chars", "max_code_chars", "file_mb"):
+        for name in ("memory_mb", "max_output_chars", "max_code_chars", "file_mb", "max_tasks"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive integer, got {value!r}")
@@ -187,6 +206,8 @@ class CodeResult:
     sandbox : str
         The backend that ran the program (``"bwrap"``, ``"unshare"`` or ``"process"``); the
         requested name when the call was refused before running.
+    bounds : str
+        What bounded the call (:func:`sandbox_bounds`); empty when it was refused before running.
     """
 
     ok: bool
@@ -195,6 +216,7 @@ class CodeResult:
     wall_time: float
     output_truncated: bool
     sandbox: str
+    bounds: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the result as a JSON-serialisable dict (for the call record)."""
@@ -228,8 +250,10 @@ def resolve_sandbox(sandbox: str = "auto") -> str:
         reasons.append(f"{backend}: {problem}")
     raise SandboxUnavailable(
         "no namespace sandbox works on this machine (" + "; ".join(reasons) + "). Install bubblewrap "
-        "(apt-get install bubblewrap) or allow unprivileged user namespaces; sandbox='process' runs agent "
-        "code without OS isolation (not a security boundary)."
+        "(apt-get install bubblewrap) or allow unprivileged user namespaces"
+        + (f"; as root the sandbox runs as uid {namespaces.HOST_UID}, which must be able to reach the interpreter "
+           "and numpy/scipy (for instance chmod o+x /root)" if namespaces.host_uid() != os.getuid() else "")
+        + "; sandbox='process' runs agent code without OS isolation (not a security boundary)."
     )
 
 
@@ -246,6 +270,40 @@ def check_sandbox_options(limits: object, sandbox: object) -> tuple[SandboxLimit
     if not isinstance(sandbox, str) or sandbox not in SANDBOXES:
         raise ValueError(f"sandbox must be one of {SANDBOXES}, got {sandbox!r}")
     return limits, sandbox
+
+
+def sandbox_bounds(sandbox: str, limits: SandboxLimits | None = None) -> str:
+    """In words: the host user, task bound and memory bound of a call under ``sandbox`` here.
+
+    Envs put it in their final info next to :func:`sandbox_in_use`, so a record says which bound
+    applied (for instance that the ``"process"`` backend's task bound does not bind a root caller).
+    """
+    return _bounds(sandbox_in_use(sandbox), SandboxLimits() if limits is None else limits)
+
+
+def _bounds(backend: str, limits: SandboxLimits) -> str:
+    """:func:`sandbox_bounds` for a resolved backend (or ``"unavailable"``)."""
+    memory = f"{limits.memory_mb} MB address space (RLIMIT_AS)"
+    if backend == "unavailable":
+        return "none: no sandbox ran"
+    if backend == "process":
+        uid = os.getuid()
+        tasks = "no new process or thread (RLIMIT_NPROC 0" + (", which does not bind root)" if uid == 0 else ")")
+        return f"host uid {uid}; tasks: {tasks}; memory: {memory}; not a security boundary"
+    # Linux counts RLIMIT_NPROC per user namespace since 5.14; before, per host uid.
+    counted = "in the call's user namespace" if _kernel_at_least(5, 14) else "shared by every process of this host uid"
+    return (
+        f"host uid {namespaces.host_uid()}; tasks: at most {limits.max_tasks} (RLIMIT_NPROC {counted}); "
+        f"memory: {memory} + {limits.file_mb} MB scratch tmpfs, memfd, System V and POSIX IPC and io_uring refused"
+    )
+
+
+def _kernel_at_least(major: int, minor: int) -> bool:
+    try:
+        found = tuple(int(part) for part in os.uname().release.split("-")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return found >= (major, minor)
 
 
 def sandbox_in_use(sandbox: str) -> str:
@@ -365,11 +423,13 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
                 "data_fd": data_file.fileno(),
                 "code_fd": code_file.fileno(),
                 "cpu_seconds": limits.cpu_seconds,
+                "max_tasks": 0 if workdir else limits.max_tasks,
                 "memory_bytes": limits.memory_mb * 2**20,
                 "file_bytes": limits.file_mb * 2**20,
                 "deny": _denied_dirs() if workdir else [],
                 "site_dirs": [] if workdir else list(namespaces.root_plan().site_dirs),
                 "old_root": namespaces.OLD_ROOT if backend == "unshare" else None,
+                "scratch_mount": namespaces.scratch_options(limits.file_mb * 2**20) if backend == "bwrap" else None,
                 "drop_capabilities": not workdir,
                 "seccomp": None if workdir else seccomp.process_filter().hex(),
             }
@@ -415,7 +475,7 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
     if backend != "process" and returncode > 128:
         returncode = 128 - returncode
     ok, error = _outcome(status, returncode, timed_out)
-    return CodeResult(ok, output, error, wall_time, truncated, backend)
+    return CodeResult(ok, output, error, wall_time, truncated, backend, _bounds(backend, limits))
 
 
 def _collect(

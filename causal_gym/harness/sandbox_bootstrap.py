@@ -3,19 +3,26 @@
 :mod:`causal_gym.harness.sandbox` passes this file's *source* to ``python -I -B -X utf8 -c``; the
 child never imports causal_gym (in the namespace backends it cannot even see it). Order matters:
 
-1. (unshare backend) detach the host root left behind by ``pivot_root``; read the data matrix and the program from inherited file descriptors (nothing of either is
-   ever written to the host's disk), import numpy and scipy, compile the program;
-2. namespace backends: drop every capability (``capset`` to zero, empty bounding and ambient
-   sets) and install the syscall filter of :mod:`causal_gym.harness.seccomp`;
-3. set the resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
-   ``RLIMIT_NPROC`` = 0, no core files);
-4. install an audit hook (:func:`sys.addaudithook`) that refuses, with a readable
-   ``PermissionError("blocked: ...")``, network access, process creation, signals, ctypes, files
-   outside the scratch directory and tampering; it makes refusals legible to honest agents. In the
-   namespace backends the boundary is the kernel (steps 1-3), so code that subverts the hook (which
-   Python cannot prevent) gains nothing; in the ``"process"`` backend the hook is all there is;
-5. run the program with ``X``, ``n``, ``d``, ``np`` and ``scipy`` and report ``{"error": ...}``
-   on the status descriptor.
+1. (unshare backend) detach the host root left behind by ``pivot_root``; (bwrap) mount the
+   scratch tmpfs with its file limit; read the data matrix and the program from inherited file
+   descriptors (nothing of either is ever written to the host's disk), import numpy and scipy,
+   compile the program;
+2. namespace backends: drop every capability (``capset`` to zero, empty bounding and ambient sets);
+3. fork. The parent is the *supervisor*: it makes itself not dumpable (so the worker, the same
+   user without capabilities, cannot open its memory or descriptors through /proc, ptrace or
+   pidfd_getfd), installs the syscall filter, reads the worker's messages until the worker exits,
+   and writes the verdict on the status descriptor. The child is the *worker*: it closes the
+   status descriptor, then
+4. installs the syscall filter of :mod:`causal_gym.harness.seccomp` (namespace backends), sets the
+   resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
+   ``RLIMIT_NPROC`` = ``max_tasks``, no core files) and an audit hook (:func:`sys.addaudithook`)
+   that refuses, with a readable ``PermissionError("blocked: ...")``, network access, process
+   creation, signals, ctypes, files outside the scratch directory and tampering, and sends each
+   refusal to the supervisor before raising. The hook makes refusals legible to honest agents; in
+   the namespace backends the boundary is the kernel (steps 1-4), so code that subverts the hook
+   (which Python cannot prevent) gains nothing; in the ``"process"`` backend the hook is all there
+   is;
+5. runs the program with ``X``, ``n``, ``d``, ``np`` and ``scipy`` and sends ``{"error": ...}``.
 """
 
 import builtins
@@ -47,6 +54,10 @@ PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MNT_DETACH = 2
+MS_NOSUID, MS_NODEV = 2, 4
+PR_SET_DUMPABLE = 4
+TAMPERED = 86  # the worker's exit code when its report pipe was closed or replaced
+MAX_MESSAGES = 65536
 
 
 class SetupError(Exception):
@@ -57,13 +68,13 @@ def within(path, roots):
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def make_guard(workdir, read_roots, denied, blocked):
+def make_guard(workdir, read_roots, denied, send):
     # Bind helpers now, so that a program rebinding os.path.realpath & co. does not change the guard.
     inside, realpath, fsdecode, fspath, isdir = within, os.path.realpath, os.fsdecode, os.fspath, os.path.isdir
     sandbox = (workdir,)
 
     def refuse(reason):
-        blocked.append(reason)
+        send({"blocked": reason})  # sent before the program can catch anything; it cannot be taken back
         raise PermissionError("blocked: " + reason)
 
     def resolve(path):
@@ -117,7 +128,7 @@ def make_guard(workdir, read_roots, denied, blocked):
         elif event in METADATA:
             refuse("changing directories, permissions or links (" + event + ")")
 
-    protected = (guard, refuse, resolve, check_read, check_write, inside)
+    protected = (guard, refuse, resolve, check_read, check_write, inside, send)
     return guard
 
 
@@ -131,6 +142,13 @@ def readable_dirs(*modules):
 def libc_call(libc, name, *args):
     if getattr(libc, name)(*args) != 0:
         raise SetupError(name + " failed: " + os.strerror(ctypes.get_errno()))
+
+
+def mount_scratch(options):
+    """(bwrap) Mount the scratch tmpfs with a bounded number of files over bwrap's, and enter it."""
+    libc_call(ctypes.CDLL(None, use_errno=True), "mount", b"scratch", b"/scratch", b"tmpfs",
+              ctypes.c_ulong(MS_NOSUID | MS_NODEV), options.encode())
+    os.chdir("/scratch")
 
 
 def detach(old_root):
@@ -165,16 +183,16 @@ def install_filter(libc, program):
     libc_call(libc, "prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)
 
 
-def harden(config):
-    """Namespace backends: no capabilities, then the syscall filter (before any agent code)."""
+def harden(config, install_seccomp):
+    """Namespace backends: no capabilities (before the fork), the syscall filter (after it)."""
     if not (config["drop_capabilities"] or config["seccomp"]):
         return
     if not sys.platform.startswith("linux"):
         raise SetupError("capabilities and seccomp need Linux")
     libc = ctypes.CDLL(None, use_errno=True)
-    if config["drop_capabilities"]:
+    if config["drop_capabilities"] and not install_seccomp:
         drop_capabilities(libc)
-    if config["seccomp"]:
+    if config["seccomp"] and install_seccomp:
         install_filter(libc, bytes.fromhex(config["seccomp"]))
 
 
@@ -183,7 +201,7 @@ def set_limits(config):
     cpu = math.ceil(usage.ru_utime + usage.ru_stime + config["cpu_seconds"])
     wanted = [("RLIMIT_CPU", cpu, cpu + 1), ("RLIMIT_AS", config["memory_bytes"], None),
               ("RLIMIT_FSIZE", config["file_bytes"], None), ("RLIMIT_NOFILE", 64, None),
-              ("RLIMIT_NPROC", 0, None), ("RLIMIT_CORE", 0, None)]
+              ("RLIMIT_NPROC", config["max_tasks"], None), ("RLIMIT_CORE", 0, None)]
     for name, soft, hard in wanted:
         if not hasattr(resource, name):
             continue
@@ -210,16 +228,44 @@ def show(exc, skip_frames):
         return type(exc).__name__
 
 
-def report(status_fd, error):
+def flush_output():
     for stream in (sys.stdout, sys.__stdout__):
         try:
             stream.flush()
         except BaseException:
             pass
+
+
+def report(status_fd, error):
+    """Write the call's verdict on the host's status descriptor and end this process."""
+    flush_output()
     try:
         os.write(status_fd, json.dumps({"error": error}).encode())
     finally:
         os._exit(0)
+
+
+def make_sender(fd):
+    """A function that appends one JSON line to the supervisor's pipe ``fd``, or ends the process.
+
+    The program can write to ``fd`` too, but only add lines, never take one back; if it closed or
+    replaced the descriptor (checked by the pipe's inode before every write) nothing it could have
+    forged counts: the process exits at once with :data:`TAMPERED`, which the supervisor reports.
+    """
+    fstat, write, dumps, exit_now = os.fstat, os.write, json.dumps, os._exit
+    identity = (fstat(fd).st_dev, fstat(fd).st_ino)
+
+    def send(message):
+        try:
+            same = (fstat(fd).st_dev, fstat(fd).st_ino) == identity
+            if same:
+                write(fd, (dumps(message) + "\n").encode())
+        except BaseException:
+            same = False
+        if not same:
+            exit_now(TAMPERED)
+
+    return send
 
 
 def read_inputs(config):
@@ -233,6 +279,94 @@ def read_inputs(config):
     return X, source
 
 
+def run_program(config, code, X, np, scipy, send):
+    """The worker: no capabilities, the syscall filter, limits and the hook, then the agent's program."""
+    harden(config, install_seccomp=True)
+    workdir = os.path.realpath(os.getcwd())
+    read_roots = readable_dirs(np, scipy)
+    sys.path[:] = [p for p in sys.path if within(os.path.realpath(p), read_roots)]
+    set_limits(config)
+    sys.addaudithook(make_guard(workdir, read_roots, tuple(config["deny"]), send))
+    namespace = {"__name__": "__main__", "__builtins__": builtins, "X": X, "n": X.shape[0],
+                 "d": X.shape[1], "np": np, "scipy": scipy}
+    error = None
+    try:
+        exec(code, namespace)
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            error = "SystemExit: " + str(exc.code)
+    except MemoryError as exc:
+        show(exc, skip_frames=1)
+        error = "memory limit"
+    except BaseException as exc:
+        error = show(exc, skip_frames=1)
+    flush_output()
+    send({"error": error[:500] if error else None})
+    os._exit(0)
+
+
+def verdict(lines, overflow, wait_status):
+    """The call's error (None when it succeeded) from the worker's messages and its exit.
+
+    A refusal reported by the hook fails the call whatever else the program wrote; a message that
+    is not one the bootstrap sends means the program wrote to the pipe itself.
+    """
+    final, blocked = None, None
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if isinstance(message, dict) and set(message) == {"blocked"} and isinstance(message["blocked"], str):
+            blocked = blocked or message["blocked"]
+        elif isinstance(message, dict) and set(message) == {"error"} and isinstance(message["error"], (str, type(None))):
+            final = message
+        else:
+            return "blocked: writing to the sandbox's report channel"
+    if overflow:
+        return "blocked: writing to the sandbox's report channel"
+    if blocked:
+        return "blocked: " + blocked[:400]
+    if os.WIFSIGNALED(wait_status):
+        signum = os.WTERMSIG(wait_status)
+        if signum == signal.SIGXCPU:
+            return "cpu time limit"
+        try:
+            return "crashed (" + signal.Signals(signum).name + ")"
+        except ValueError:
+            return "crashed (signal " + str(signum) + ")"
+    code = os.WEXITSTATUS(wait_status)
+    if code == TAMPERED:
+        return "blocked: tampering with the sandbox's report channel"
+    if code != 0 or final is None:
+        return "exited early with code " + str(code)
+    return final["error"]
+
+
+def supervise(config, worker, messages):
+    """The supervisor: collect the worker's messages and exit, then report on the host's channel.
+
+    It is not dumpable, so the worker (same user, no capabilities) can neither read nor write its
+    memory or descriptors through /proc, ptrace or pidfd_getfd; it can only kill it, which the
+    host reports as a crash.
+    """
+    libc_call(ctypes.CDLL(None, use_errno=True), "prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)
+    harden(config, install_seccomp=True)
+    received, overflow = bytearray(), False
+    while True:
+        chunk = os.read(messages, 65536)
+        if not chunk:
+            break
+        if len(received) + len(chunk) > MAX_MESSAGES:
+            overflow = True
+        else:
+            received += chunk
+    os.close(messages)
+    _, wait_status = os.waitpid(worker, 0)
+    lines = bytes(received).decode("utf-8", errors="replace").splitlines()
+    report(config["status_fd"], verdict(lines, overflow, wait_status))
+
+
 def main():
     config = json.loads(sys.argv[1])
     status_fd = config["status_fd"]
@@ -242,6 +376,8 @@ def main():
     try:
         if config["old_root"]:
             detach(config["old_root"])
+        if config["scratch_mount"]:
+            mount_scratch(config["scratch_mount"])
     except SetupError as exc:
         report(status_fd, "sandbox setup failed: " + str(exc))
     import numpy as np
@@ -256,31 +392,25 @@ def main():
     except (SyntaxError, ValueError) as exc:
         report(status_fd, show(exc, skip_frames=1))
     try:
-        harden(config)
+        harden(config, install_seccomp=False)
     except SetupError as exc:
         report(status_fd, "sandbox setup failed: " + str(exc))
-    workdir = os.path.realpath(os.getcwd())
-    read_roots = readable_dirs(np, scipy)
-    sys.path[:] = [p for p in sys.path if within(os.path.realpath(p), read_roots)]
-    blocked = []
-    set_limits(config)
-    sys.addaudithook(make_guard(workdir, read_roots, tuple(config["deny"]), blocked))
-    namespace = {"__name__": "__main__", "__builtins__": builtins, "X": X, "n": X.shape[0],
-                 "d": X.shape[1], "np": np, "scipy": scipy}
-    error = None
+    messages, worker_end = os.pipe()
+    worker = os.fork()
+    if worker == 0:
+        os.close(status_fd)
+        os.close(messages)
+        send = make_sender(worker_end)
+        try:
+            run_program(config, code, X, np, scipy, send)
+        except SetupError as exc:
+            send({"error": "sandbox setup failed: " + str(exc)})
+        os._exit(0)
+    os.close(worker_end)
     try:
-        exec(code, namespace)
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            error = "SystemExit: " + str(exc.code)
-    except MemoryError as exc:
-        show(exc, skip_frames=1)
-        error = "memory limit"
+        supervise(config, worker, messages)
     except BaseException as exc:
-        error = show(exc, skip_frames=1)
-    if blocked:
-        error = "blocked: " + blocked[0]
-    report(status_fd, error[:500] if error else None)
+        report(status_fd, "sandbox setup failed: " + type(exc).__name__ + ": " + str(exc))
 
 
 if __name__ == "__main__":
