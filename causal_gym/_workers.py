@@ -1,17 +1,29 @@
-"""Process-pool helpers shared by the reference runs, the evaluation runner and time-limited calls."""
+"""Worker processes for the reference runs, the evaluation runner and time-limited calls.
+
+The library starts them on the caller's behalf, inside whatever the caller runs: a script without an
+``if __name__ == "__main__":`` guard, ``python -c``, a script piped to ``python -``, a notebook. So a
+worker must never run the caller's ``__main__``. The standard library's ``spawn`` and ``forkserver``
+workers do: they re-import the main script (its top-level code runs again in every worker, then the
+pool breaks), and ``fork`` copies a process whose BLAS and pool threads may hold locks. The pools
+here are loky's (``joblib.externals.loky``, the process pool behind joblib and scikit-learn): a
+worker is a fresh interpreter started with ``python -m`` that imports only what its calls need
+(``init_main_module`` off), and calls travel with cloudpickle, so even a function defined in the
+caller's ``__main__`` reaches the worker by value instead of by re-running the script.
+"""
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from concurrent.futures import Executor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-__all__ = ["limit_blas_threads", "die_with_parent", "worker_pool", "stop_pool", "in_daemonic_process", "TimeLimitExceeded",
-           "call_with_time_limit", "start_time_limited_worker"]
+__all__ = ["limit_blas_threads", "die_with_parent", "worker_pool", "process_pool", "stop_pool", "in_daemonic_process",
+           "TimeLimitExceeded", "call_with_time_limit", "start_time_limited_worker"]
 
 T = TypeVar("T")
 
@@ -55,27 +67,47 @@ class TimeLimitExceeded(RuntimeError):
 _LOCAL = threading.local()
 
 
-def _worker_start(parent: int) -> None:
+def _worker_start(parent: int, then: Callable[[], None] | None) -> None:
     die_with_parent(parent)
     limit_blas_threads()
+    if then is not None:
+        then()
 
 
-def worker_pool(workers: int = 1) -> ProcessPoolExecutor:
-    """A ``spawn`` process pool whose workers have one BLAS thread and die with this process.
+def worker_pool(workers: int = 1, then: Callable[[], None] | None = None) -> Executor:
+    """A pool of ``workers`` processes that have one BLAS thread, die with this process and never run
+    the caller's ``__main__`` (a loky pool, see the module docstring); ``then`` (a module-level
+    function) runs in each worker after that set-up.
 
     It is closed at this process's exit (:func:`_close_pool`), before a ``multiprocessing.Process``
     would wait for its children; :func:`stop_pool` stops it earlier.
     """
-    import multiprocessing
     from multiprocessing.util import Finalize
 
-    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_worker_start, initargs=(os.getpid(),))
+    from joblib.externals.loky import ProcessPoolExecutor
+    from joblib.externals.loky.backend.context import get_context
+
+    # "loky" by name: loky's default start method is a global a caller may have changed
+    executor = ProcessPoolExecutor(workers, context=get_context("loky"), initializer=_worker_start,
+                                   initargs=(os.getpid(), then))
     Finalize(None, _close_pool, args=(executor,), exitpriority=100)
     return executor
 
 
-def _close_pool(executor: ProcessPoolExecutor) -> None:
+@contextmanager
+def process_pool(workers: int, then: Callable[[], None] | None = None) -> Iterator[Executor]:
+    """:func:`worker_pool` for a ``with`` block: shut down in order when the block ends, stopped
+    (:func:`stop_pool`) when it raises, so a Ctrl-C does not wait for the calls still queued."""
+    executor = worker_pool(workers, then)
+    try:
+        yield executor
+    except BaseException:
+        stop_pool(executor)
+        raise
+    executor.shutdown(wait=True)
+
+
+def _close_pool(executor: Executor) -> None:
     """Shut an idle pool down in order, and stop one with a call in progress (:func:`stop_pool`).
 
     A worker that ends in order runs its own exit handlers, which release the semaphores a library
@@ -88,14 +120,17 @@ def _close_pool(executor: ProcessPoolExecutor) -> None:
         executor.shutdown(wait=True)
 
 
-def stop_pool(executor: ProcessPoolExecutor) -> None:
-    """Kill the pool's workers now (a call in progress dies with them) and drop its queue."""
+def stop_pool(executor: Executor) -> None:
+    """Kill a :func:`worker_pool`'s workers now (a call in progress dies with them; so do the workers
+    such a call started) and fail the calls still queued."""
+    from joblib.externals.loky.backend.utils import kill_process_tree
+
     for process in list((getattr(executor, "_processes", None) or {}).values()):
-        process.kill()
-    executor.shutdown(wait=False, cancel_futures=True)
+        kill_process_tree(process)
+    executor.shutdown(wait=False, kill_workers=True)  # type: ignore[call-arg]  # loky's shutdown
 
 
-def _executor() -> ProcessPoolExecutor:
+def _executor() -> Executor:
     """This thread's one-worker pool (spawned on first use and kept: the worker's imports are paid once;
     one per thread, so concurrent episodes do not queue behind each other's calls)."""
     executor = getattr(_LOCAL, "executor", None)

@@ -8,9 +8,10 @@ Backends
 --------
 ``"local"`` (default)
     ``workers=1`` plays the episodes in this process, one after the other (easy to debug).
-    ``workers>1`` uses a ``ProcessPoolExecutor`` with the ``spawn`` start method: fresh
+    ``workers>1`` plays them in a :func:`causal_gym._workers.worker_pool`: fresh
     interpreters, no inherited threads or locks (forking a process that runs BLAS threads, Ray or
-    an HTTP client can deadlock). Each worker runs BLAS on one thread, so the pool does not
+    an HTTP client can deadlock), and none re-runs the caller's ``__main__``, so a script without
+    a main guard can call :func:`run`. Each worker runs BLAS on one thread, so the pool does not
     oversubscribe the cores.
     Workers die with the run (``PR_SET_PDEATHSIG``), so a ``kill -9`` of the run leaves none behind.
     ``concurrency>1`` (with ``workers=1``) plays that many episodes at once in threads of this
@@ -104,8 +105,7 @@ from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym._workers import (
     TimeLimitExceeded,
     call_with_time_limit,
-    die_with_parent,
-    limit_blas_threads,
+    process_pool,
     start_time_limited_worker,
 )
 from causal_gym.agents.registry import agent_factory, make_agent
@@ -492,10 +492,8 @@ def _stop_request(signum: int, frame: Any) -> None:
     raise RolloutInterrupted(f"stopped by {signal.Signals(signum).name}")
 
 
-def _init_worker(parent: int) -> None:
-    """Pool initializer: one BLAS thread, die with the run, and SIGTERM as a stop request."""
-    limit_blas_threads()
-    die_with_parent(parent)
+def _stop_on_sigterm() -> None:
+    """Worker set-up: SIGTERM is a stop request."""
     signal.signal(signal.SIGTERM, _stop_request)
 
 
@@ -526,39 +524,30 @@ def _local_results(tasks: list[EpisodeTask], workers: int, sink: Callable[[dict[
             if line["status"] == "interrupted":
                 raise RolloutInterrupted("stopped")
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
+    from concurrent.futures import as_completed
 
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(tasks)),
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker,
-        initargs=(os.getpid(),),
-    )
-    futures = {pool.submit(_play, task): task for task in tasks}
-    try:
-        for future in as_completed(futures):
-            task = futures.pop(future)
-            try:
-                sink(future.result())
-            except BrokenProcessPool as exc:
-                raise RuntimeError(
-                    "a worker process died (killed, out of memory or crashed); the episodes finished so far are "
-                    "saved -- run again with the same configuration to continue"
-                ) from exc
-            except Exception:  # noqa: BLE001 -- e.g. a result that could not be sent back
-                sink(_failure(task, None, None))
-    except (RolloutInterrupted, KeyboardInterrupt):
-        for process in list(getattr(pool, "_processes", {}).values()):
-            try:
-                process.terminate()  # SIGTERM: the worker's handler stops its episode
-            except (OSError, ValueError):
-                pass
-        _drain(futures, sink)
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    with process_pool(min(workers, len(tasks)), then=_stop_on_sigterm) as executor:
+        futures = {executor.submit(_play, task): task for task in tasks}
+        try:
+            for future in as_completed(futures):
+                task = futures.pop(future)
+                try:
+                    sink(future.result())
+                except BrokenProcessPool as exc:
+                    raise RuntimeError(
+                        "a worker process died (killed, out of memory or crashed); the episodes finished so far are "
+                        "saved -- run again with the same configuration to continue"
+                    ) from exc
+                except Exception:  # noqa: BLE001 -- e.g. a result that could not be sent back
+                    sink(_failure(task, None, None))
+        except (RolloutInterrupted, KeyboardInterrupt):
+            for process in list(getattr(executor, "_processes", {}).values()):
+                try:
+                    process.terminate()  # SIGTERM: the worker's handler stops its episode
+                except (OSError, ValueError):
+                    pass
+            _drain(futures, sink)
+            raise
 
 
 def _threaded_results(tasks: list[EpisodeTask], concurrency: int, sink: Callable[[dict[str, Any]], None]) -> None:
