@@ -131,7 +131,7 @@ def stop_pool(executor: Executor) -> None:
 
 
 def _executor() -> Executor:
-    """This thread's one-worker pool (spawned on first use and kept: the worker's imports are paid once;
+    """This thread's one-worker pool (started on first use and kept: the worker's imports are paid once;
     one per thread, so concurrent episodes do not queue behind each other's calls)."""
     executor = getattr(_LOCAL, "executor", None)
     if executor is None:
@@ -183,8 +183,9 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
     """``function()`` in a worker process, killed after ``seconds`` (None: called here, no limit).
 
     A computation that cannot be interrupted from inside (a causal-discovery run in a C or numpy
-    loop) is stopped by killing its process, so ``function`` must be picklable: a module-level
-    function or a :func:`functools.partial` of one. The worker has one BLAS thread and dies with
+    loop) is stopped by killing its process, so ``function`` travels there (with cloudpickle: a
+    module-level function, a :func:`functools.partial`, also one defined in the caller's
+    ``__main__``, which the worker never imports). The worker has one BLAS thread and dies with
     this process. Exceptions inside ``function`` propagate; an exception that interrupts the wait
     (a signal handler's) kills the worker too. Inside a daemonic process (the workers
     of Gymnasium's ``AsyncVectorEnv``), which may not have children, ``function`` runs here without

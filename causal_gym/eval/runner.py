@@ -47,7 +47,7 @@ A benchmark's full grid (CausalArena: configuration x split x replicate x method
 Time limit
 ----------
 With ``RunConfig(time_limit=seconds)`` each episode plays in the helper process of
-:func:`causal_gym._workers.call_with_time_limit` (spawned once per worker and kept, so imports are
+:func:`causal_gym._workers.call_with_time_limit` (started once per worker and kept, so imports are
 paid once, and before the clock starts); when the limit expires that process is killed and the episode gets a ``"timeout"``
 line (no scores, the limit in ``error``). A timeout is a final status: it is recorded, never
 dropped, and a rerun does not play it again (a paper's protocol counts it as a result). The helper
