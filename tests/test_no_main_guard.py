@@ -191,17 +191,21 @@ def test_ctrl_c_during_a_call_leaves_no_worker_behind(tmp_path: Path, target: st
 
 _RUN = _COUNT + """
 import sys
+from causal_gym.agents.random_agent import RandomAgent
 from causal_gym.eval.runner import RunConfig, run
 
-config = RunConfig(env_ids=("Heuresis-lg-v0",), agent="random", instances=(0, 1), split="dev", workers=2,
+class Walker(RandomAgent):  # an agent of this __main__: the workers get it by value
+    pass
+
+config = RunConfig(env_ids=("Heuresis-lg-v0",), agent="__main__:Walker", instances=(0, 1), split="dev", workers=2,
                    env_kwargs={"d": 4, "n": 60}, max_steps=8, time_limit=300.0)
-summary = run(config, sys.argv[1] if len(sys.argv) > 1 else "store", progress=False)
-print(summary)
+run(config, "store", progress=False)
 """
 
 
 def test_the_runner_with_worker_processes_from_a_script_without_a_main_guard(tmp_path: Path) -> None:
-    """``eval.run`` with ``workers=2`` (each episode in a time-limited call's worker inside a pool worker)."""
+    """``eval.run`` with ``workers=2`` and an agent class of the script (each episode in a time-limited
+    call's worker inside a pool worker)."""
     from causal_gym.eval.store import RunStore
 
     _run("file", _RUN, tmp_path)

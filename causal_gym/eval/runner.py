@@ -24,7 +24,8 @@ Backends
 Workers rebuild the env with ``gym.make(env_id, **env_kwargs)`` and the agent with
 :func:`causal_gym.agents.registry.make_agent`, so ids must be registered when their package is
 imported (or written ``"package:EnvId-v0"``) and agents must be registry names or importable
-``"package.module:Factory"`` paths. A fresh agent is built for every episode: its behaviour then
+``"package.module:Factory"`` paths; a factory of the caller's own script (``"__main__:Factory"``)
+travels to the workers by value, since they never run that script. A fresh agent is built for every episode: its behaviour then
 depends on its seed only, not on which episodes a worker played before.
 
 Seeds
@@ -287,7 +288,8 @@ def _check_variants(variants: object) -> tuple[dict[str, Any], ...]:
 
 @dataclass(frozen=True)
 class EpisodeTask:
-    """Everything a worker needs to play one episode (picklable, plain values)."""
+    """Everything a worker needs to play one episode (picklable: plain values, and the factory of an
+    agent of the caller's ``__main__``)."""
 
     key: str
     env_id: str
@@ -304,6 +306,9 @@ class EpisodeTask:
     pass_seal: bool = False
     variant: str | None = None
     time_limit: float | None = None
+    factory: Callable[..., Any] | None = field(default=None, repr=False)
+    """The agent's factory when it lives in the caller's ``__main__`` (``"__main__:Factory"``), which no
+    worker runs: the task carries it by value (cloudpickle)."""
 
     def header(self) -> dict[str, Any]:
         """The identifying fields of the episode's line."""
@@ -353,7 +358,9 @@ def _takes_seal(env_id: str) -> bool:
 
 def _tasks(config: RunConfig) -> list[EpisodeTask]:
     """The run's episodes in grid order (variant, env id, instance, repeat)."""
-    takes_seed = "seed" in inspect.signature(agent_factory(config.agent)).parameters
+    factory = agent_factory(config.agent)
+    takes_seed = "seed" in inspect.signature(factory).parameters
+    in_main = config.agent.partition(":")[0] == "__main__"
     variants = config.variants or ({"name": None, "env_kwargs": {}, "agent_kwargs": {}},)
     pass_seal = {env_id: _takes_seal(env_id) for env_id in config.env_ids}
     unsealable = [env_id for env_id, takes in pass_seal.items() if not takes]
@@ -384,6 +391,7 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                         pass_seal=pass_seal[env_id],
                         variant=variant["name"],
                         time_limit=config.time_limit,
+                        factory=factory if in_main else None,
                     ))
     return tasks
 
@@ -441,7 +449,7 @@ def _play_episode(task: EpisodeTask) -> dict[str, Any]:
     env = agent = None
     try:
         env = task.make_env()
-        agent = make_agent(task.agent, **task.agent_kwargs)
+        agent = make_agent(task.agent, task.factory, **task.agent_kwargs)
         options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
         record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps,
                          should_stop=_STOP.is_set)
