@@ -121,12 +121,15 @@ def _close_pool(executor: Executor) -> None:
 
 
 def stop_pool(executor: Executor) -> None:
-    """Kill a :func:`worker_pool`'s workers now (a call in progress dies with them; so do the workers
-    such a call started) and fail the calls still queued."""
-    from joblib.externals.loky.backend.utils import kill_process_tree
+    """Kill a :func:`worker_pool`'s workers now (a call in progress dies with them, and so do the
+    workers such a call started: :func:`die_with_parent`) and fail the calls still queued."""
+    import signal
 
     for process in list((getattr(executor, "_processes", None) or {}).values()):
-        kill_process_tree(process)
+        if process.exitcode is None:  # not reaped yet, so its pid is still its own
+            # SIGKILL by hand: loky's process has no kill(), and its kill_process_tree needs psutil or pgrep
+            os.kill(process.pid, signal.SIGKILL)
+        process.join()
     executor.shutdown(wait=False, kill_workers=True)  # type: ignore[call-arg]  # loky's shutdown
 
 

@@ -190,26 +190,32 @@ def test_ctrl_c_during_a_call_leaves_no_worker_behind(tmp_path: Path, target: st
 
 
 _RUN = _COUNT + """
-import sys
+import gymnasium as gym
 from causal_gym.agents.random_agent import RandomAgent
+from causal_gym.envs.heuresis.env import HeuresisEnv
 from causal_gym.eval.runner import RunConfig, run
 
-class Walker(RandomAgent):  # an agent of this __main__: the workers get it by value
+class Walker(RandomAgent):  # an agent and an env of this __main__: the workers get them by value
     pass
 
-config = RunConfig(env_ids=("Heuresis-lg-v0",), agent="__main__:Walker", instances=(0, 1), split="dev", workers=2,
-                   env_kwargs={"d": 4, "n": 60}, max_steps=8, time_limit=300.0)
+class Mine(HeuresisEnv):
+    pass
+
+gym.register("Mine-v0", entry_point=Mine, kwargs={"family": "lg", "d": 4, "n": 60})
+config = RunConfig(env_ids=("Mine-v0",), agent="__main__:Walker", instances=(0, 1), split="dev", workers=2,
+                   max_steps=8, time_limit=300.0)
 run(config, "store", progress=False)
 """
 
 
 def test_the_runner_with_worker_processes_from_a_script_without_a_main_guard(tmp_path: Path) -> None:
-    """``eval.run`` with ``workers=2`` and an agent class of the script (each episode in a time-limited
-    call's worker inside a pool worker)."""
+    """``eval.run`` with ``workers=2``, an agent class and an env registered by the script (each episode
+    in a time-limited call's worker inside a pool worker)."""
     from causal_gym.eval.store import RunStore
 
     _run("file", _RUN, tmp_path)
     lines = list(RunStore(tmp_path / "store").latest().values())
     assert sorted(line["instance"] for line in lines) == [0, 1]
-    # played to their end (max_steps cuts the random agent short): no failure, no timeout
-    assert all(line["status"] in ("finished", "truncated") and line["steps"] for line in lines), lines
+    # played: no failure (an unknown env or agent in the worker), no timeout
+    assert all(line["status"] not in ("failed", "timeout", "interrupted") and line["steps"] for line in lines), [
+        (line["status"], line["error"]) for line in lines]

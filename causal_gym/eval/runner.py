@@ -24,9 +24,10 @@ Backends
 Workers rebuild the env with ``gym.make(env_id, **env_kwargs)`` and the agent with
 :func:`causal_gym.agents.registry.make_agent`, so ids must be registered when their package is
 imported (or written ``"package:EnvId-v0"``) and agents must be registry names or importable
-``"package.module:Factory"`` paths; a factory of the caller's own script (``"__main__:Factory"``)
-travels to the workers by value, since they never run that script. A fresh agent is built for every episode: its behaviour then
-depends on its seed only, not on which episodes a worker played before.
+``"package.module:Factory"`` paths. An agent factory (``"__main__:Factory"``) or an env entry
+point of the caller's own script travels to the workers by value, since they never run that
+script. A fresh agent is built for every episode: its behaviour then depends on its seed only,
+not on which episodes a worker played before.
 
 Seeds
 -----
@@ -93,12 +94,14 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 
 import causal_gym
 from causal_gym._jsonable import to_jsonable
@@ -309,6 +312,9 @@ class EpisodeTask:
     factory: Callable[..., Any] | None = field(default=None, repr=False)
     """The agent's factory when it lives in the caller's ``__main__`` (``"__main__:Factory"``), which no
     worker runs: the task carries it by value (cloudpickle)."""
+    env_spec: EnvSpec | None = field(default=None, repr=False)
+    """The env's ``EnvSpec`` when the caller's script registered it with an entry point of its own
+    ``__main__``: carried by value likewise, since a worker's registry lacks it."""
 
     def header(self) -> dict[str, Any]:
         """The identifying fields of the episode's line."""
@@ -332,12 +338,12 @@ class EpisodeTask:
         kwargs = dict(self.env_kwargs)
         if self.pass_seal:
             kwargs["seal"] = OPEN if self.seal is None else self.seal
-        return gym.make(self.env_id, **kwargs)
+        return gym.make(self.env_id if self.env_spec is None else self.env_spec, **kwargs)
 
 
-def _takes_seal(env_id: str) -> bool:
-    """Whether the entry point of ``env_id`` (``"package:EnvId-v0"`` imports the package first) has a
-    ``seal`` parameter."""
+def _entry(env_id: str) -> tuple[EnvSpec, Callable[..., Any]]:
+    """The spec of ``env_id`` and its entry point, imported (``"package:EnvId-v0"`` imports the
+    package first)."""
     module, _, name = env_id.rpartition(":")
     try:
         if module:
@@ -350,10 +356,23 @@ def _takes_seal(env_id: str) -> bool:
     creator = spec.entry_point
     if isinstance(creator, str):
         creator = gym.envs.registration.load_env_creator(creator)
+    return spec, creator
+
+
+def _takes_seal(creator: Callable[..., Any]) -> bool:
+    """Whether an env's entry point has a ``seal`` parameter."""
     try:
         return "seal" in inspect.signature(creator).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _spec_in_main(spec: EnvSpec, creator: Callable[..., Any]) -> EnvSpec | None:
+    """``spec`` with its entry point resolved when that entry point lives in the caller's ``__main__``
+    (an env the script registered itself, which no worker runs), else None."""
+    if getattr(creator, "__module__", None) != "__main__":
+        return None
+    return dataclasses.replace(spec, entry_point=creator)
 
 
 def _tasks(config: RunConfig) -> list[EpisodeTask]:
@@ -362,7 +381,8 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
     takes_seed = "seed" in inspect.signature(factory).parameters
     in_main = config.agent.partition(":")[0] == "__main__"
     variants = config.variants or ({"name": None, "env_kwargs": {}, "agent_kwargs": {}},)
-    pass_seal = {env_id: _takes_seal(env_id) for env_id in config.env_ids}
+    entries = {env_id: _entry(env_id) for env_id in config.env_ids}
+    pass_seal = {env_id: _takes_seal(creator) for env_id, (_, creator) in entries.items()}
     unsealable = [env_id for env_id, takes in pass_seal.items() if not takes]
     if config.seal is not None and unsealable:
         raise ValueError(f"{unsealable[0]} has no seal argument, so a sealed run cannot play it")
@@ -392,6 +412,7 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                         variant=variant["name"],
                         time_limit=config.time_limit,
                         factory=factory if in_main else None,
+                        env_spec=_spec_in_main(*entries[env_id]),
                     ))
     return tasks
 
