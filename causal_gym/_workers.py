@@ -15,26 +15,28 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from concurrent.futures import Executor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from types import MappingProxyType
 from typing import TypeVar
 
-__all__ = ["limit_blas_threads", "die_with_parent", "worker_pool", "process_pool", "stop_pool", "in_daemonic_process",
+__all__ = ["ONE_THREAD", "die_with_parent", "worker_pool", "process_pool", "stop_pool", "in_daemonic_process",
            "TimeLimitExceeded", "call_with_time_limit", "start_time_limited_worker"]
 
 T = TypeVar("T")
 
 
-def limit_blas_threads() -> None:
-    """Pool initializer: one BLAS thread per worker process, so ``workers`` processes fit ``workers``
-    cores instead of each spawning a thread per core (measured: oversubscription made NOTEARS 600x
-    slower on the 2-core machine)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
+ONE_THREAD: Mapping[str, str] = MappingProxyType({name: "1" for name in (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS")})
+"""The environment of every worker, set before it imports anything: one BLAS and OpenMP thread per
+worker, so ``workers`` processes fit ``workers`` cores instead of each spawning a thread per core
+(measured: oversubscription made NOTEARS 600x slower on the 2-core machine). A limit set at run time
+(threadpoolctl) reaches only the libraries already loaded, and a fresh worker loads scipy's own
+OpenBLAS or torch's OpenMP later."""
 
 
 def die_with_parent(parent: int) -> None:
@@ -69,15 +71,14 @@ _LOCAL = threading.local()
 
 def _worker_start(parent: int, then: Callable[[], None] | None) -> None:
     die_with_parent(parent)
-    limit_blas_threads()
     if then is not None:
         then()
 
 
 def worker_pool(workers: int = 1, then: Callable[[], None] | None = None) -> Executor:
-    """A pool of ``workers`` processes that have one BLAS thread, die with this process and never run
-    the caller's ``__main__`` (a loky pool, see the module docstring); ``then`` (a module-level
-    function) runs in each worker after that set-up.
+    """A pool of ``workers`` processes that have one BLAS thread (:data:`ONE_THREAD`), die with this
+    process and never run the caller's ``__main__`` (a loky pool, see the module docstring); ``then``
+    (a module-level function) runs in each worker after that set-up.
 
     It is closed at this process's exit (:func:`_close_pool`), before a ``multiprocessing.Process``
     would wait for its children; :func:`stop_pool` stops it earlier.
@@ -89,7 +90,7 @@ def worker_pool(workers: int = 1, then: Callable[[], None] | None = None) -> Exe
 
     # "loky" by name: loky's default start method is a global a caller may have changed
     executor = ProcessPoolExecutor(workers, context=get_context("loky"), initializer=_worker_start,
-                                   initargs=(os.getpid(), then))
+                                   initargs=(os.getpid(), then), env=dict(ONE_THREAD))
     Finalize(None, _close_pool, args=(executor,), exitpriority=100)
     return executor
 
