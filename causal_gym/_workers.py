@@ -1,28 +1,42 @@
-"""Process-pool helpers shared by the reference runs, the evaluation runner and time-limited calls."""
+"""Worker processes for the reference runs, the evaluation runner and time-limited calls.
+
+The library starts them on the caller's behalf, inside whatever the caller runs: a script without an
+``if __name__ == "__main__":`` guard, ``python -c``, a script piped to ``python -``, a notebook. So a
+worker must never run the caller's ``__main__``. The standard library's ``spawn`` and ``forkserver``
+workers do: they re-import the main script (its top-level code runs again in every worker, then the
+pool breaks), and ``fork`` copies a process whose BLAS and pool threads may hold locks. The pools
+here are loky's (``joblib.externals.loky``, the process pool behind joblib and scikit-learn): a
+worker is a fresh interpreter started with ``python -m`` that imports only what its calls need
+(``init_main_module`` off), and calls travel with cloudpickle, so even a function defined in the
+caller's ``__main__`` reaches the worker by value instead of by re-running the script.
+"""
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from concurrent.futures import Executor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from types import MappingProxyType
 from typing import TypeVar
 
-__all__ = ["limit_blas_threads", "die_with_parent", "worker_pool", "stop_pool", "in_daemonic_process", "TimeLimitExceeded",
-           "call_with_time_limit", "start_time_limited_worker"]
+__all__ = ["ONE_THREAD", "die_with_parent", "worker_pool", "process_pool", "stop_pool", "in_daemonic_process",
+           "TimeLimitExceeded", "call_with_time_limit", "start_time_limited_worker"]
 
 T = TypeVar("T")
 
 
-def limit_blas_threads() -> None:
-    """Pool initializer: one BLAS thread per worker process, so ``workers`` processes fit ``workers``
-    cores instead of each spawning a thread per core (measured: oversubscription made NOTEARS 600x
-    slower on the 2-core machine)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
+ONE_THREAD: Mapping[str, str] = MappingProxyType({name: "1" for name in (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS")})
+"""The environment of every worker, set before it imports anything: one BLAS and OpenMP thread per
+worker, so ``workers`` processes fit ``workers`` cores instead of each spawning a thread per core
+(measured: oversubscription made NOTEARS 600x slower on the 2-core machine). A limit set at run time
+(threadpoolctl) reaches only the libraries already loaded, and a fresh worker loads scipy's own
+OpenBLAS or torch's OpenMP later."""
 
 
 def die_with_parent(parent: int) -> None:
@@ -55,27 +69,46 @@ class TimeLimitExceeded(RuntimeError):
 _LOCAL = threading.local()
 
 
-def _worker_start(parent: int) -> None:
+def _worker_start(parent: int, then: Callable[[], None] | None) -> None:
     die_with_parent(parent)
-    limit_blas_threads()
+    if then is not None:
+        then()
 
 
-def worker_pool(workers: int = 1) -> ProcessPoolExecutor:
-    """A ``spawn`` process pool whose workers have one BLAS thread and die with this process.
+def worker_pool(workers: int = 1, then: Callable[[], None] | None = None) -> Executor:
+    """A pool of ``workers`` processes that have one BLAS thread (:data:`ONE_THREAD`), die with this
+    process and never run the caller's ``__main__`` (a loky pool, see the module docstring); ``then``
+    (a module-level function) runs in each worker after that set-up.
 
     It is closed at this process's exit (:func:`_close_pool`), before a ``multiprocessing.Process``
     would wait for its children; :func:`stop_pool` stops it earlier.
     """
-    import multiprocessing
     from multiprocessing.util import Finalize
 
-    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_worker_start, initargs=(os.getpid(),))
+    from joblib.externals.loky import ProcessPoolExecutor
+    from joblib.externals.loky.backend.context import get_context
+
+    # "loky" by name: loky's default start method is a global a caller may have changed
+    executor = ProcessPoolExecutor(workers, context=get_context("loky"), initializer=_worker_start,
+                                   initargs=(os.getpid(), then), env=dict(ONE_THREAD))
     Finalize(None, _close_pool, args=(executor,), exitpriority=100)
     return executor
 
 
-def _close_pool(executor: ProcessPoolExecutor) -> None:
+@contextmanager
+def process_pool(workers: int, then: Callable[[], None] | None = None) -> Iterator[Executor]:
+    """:func:`worker_pool` for a ``with`` block: shut down in order when the block ends, stopped
+    (:func:`stop_pool`) when it raises, so a Ctrl-C does not wait for the calls still queued."""
+    executor = worker_pool(workers, then)
+    try:
+        yield executor
+    except BaseException:
+        stop_pool(executor)
+        raise
+    executor.shutdown(wait=True)
+
+
+def _close_pool(executor: Executor) -> None:
     """Shut an idle pool down in order, and stop one with a call in progress (:func:`stop_pool`).
 
     A worker that ends in order runs its own exit handlers, which release the semaphores a library
@@ -88,15 +121,21 @@ def _close_pool(executor: ProcessPoolExecutor) -> None:
         executor.shutdown(wait=True)
 
 
-def stop_pool(executor: ProcessPoolExecutor) -> None:
-    """Kill the pool's workers now (a call in progress dies with them) and drop its queue."""
+def stop_pool(executor: Executor) -> None:
+    """Kill a :func:`worker_pool`'s workers now (a call in progress dies with them, and so do the
+    workers such a call started: :func:`die_with_parent`) and fail the calls still queued."""
+    import signal
+
     for process in list((getattr(executor, "_processes", None) or {}).values()):
-        process.kill()
-    executor.shutdown(wait=False, cancel_futures=True)
+        if process.exitcode is None:  # not reaped yet, so its pid is still its own
+            # SIGKILL by hand: loky's process has no kill(), and its kill_process_tree needs psutil or pgrep
+            os.kill(process.pid, signal.SIGKILL)
+        process.join()
+    executor.shutdown(wait=False, kill_workers=True)  # type: ignore[call-arg]  # loky's shutdown
 
 
-def _executor() -> ProcessPoolExecutor:
-    """This thread's one-worker pool (spawned on first use and kept: the worker's imports are paid once;
+def _executor() -> Executor:
+    """This thread's one-worker pool (started on first use and kept: the worker's imports are paid once;
     one per thread, so concurrent episodes do not queue behind each other's calls)."""
     executor = getattr(_LOCAL, "executor", None)
     if executor is None:
@@ -148,8 +187,9 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
     """``function()`` in a worker process, killed after ``seconds`` (None: called here, no limit).
 
     A computation that cannot be interrupted from inside (a causal-discovery run in a C or numpy
-    loop) is stopped by killing its process, so ``function`` must be picklable: a module-level
-    function or a :func:`functools.partial` of one. The worker has one BLAS thread and dies with
+    loop) is stopped by killing its process, so ``function`` travels there (with cloudpickle: a
+    module-level function, a :func:`functools.partial`, also one defined in the caller's
+    ``__main__``, which the worker never imports). The worker has one BLAS thread and dies with
     this process. Exceptions inside ``function`` propagate; an exception that interrupts the wait
     (a signal handler's) kills the worker too. Inside a daemonic process (the workers
     of Gymnasium's ``AsyncVectorEnv``), which may not have children, ``function`` runs here without

@@ -26,6 +26,7 @@ import causal_gym
 from causal_gym.envs.arena import reproduce
 from causal_gym.eval.runner import run_plan
 from causal_gym.eval.store import RunStore
+from processes import live_processes
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
 
@@ -43,19 +44,6 @@ def _command(out: Path, workers: int, backend: tuple[str, ...] = ()) -> list[str
 def _lines(store: Path) -> int:
     path = store / "episodes.jsonl"
     return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
-def _alive(group: int) -> list[int]:
-    """Live (not zombie) processes of process group ``group``."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == group and fields[0] != "Z":
-            found.append(int(stat.parent.name))
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +78,7 @@ def ray_cluster(tmp_path_factory):
         try:
             head.wait(timeout=60)
         finally:
-            if _alive(head.pid):
+            if live_processes(pgrp=head.pid):
                 os.killpg(head.pid, signal.SIGKILL)
             shutil.rmtree(temp, ignore_errors=True)
 
@@ -111,9 +99,9 @@ def test_kill_9_in_the_middle_of_full_resumes_with_nothing_lost_or_duplicated(tm
     os.kill(proc.pid, signal.SIGKILL)  # kill -9 of the command only: its local workers must die with it
     proc.wait(timeout=60)
     deadline = time.monotonic() + 10
-    while _alive(proc.pid) and time.monotonic() < deadline:  # its workers die with it, and write nothing
+    while live_processes(pgrp=proc.pid) and time.monotonic() < deadline:  # its workers die with it, and write nothing
         time.sleep(0.2)
-    leftover = _alive(proc.pid)
+    leftover = live_processes(pgrp=proc.pid)
     if leftover:
         os.killpg(proc.pid, signal.SIGKILL)
     done = _lines(out / "synthetic")

@@ -16,6 +16,7 @@ import pytest
 import causal_gym
 from causal_gym.eval.runner import RunConfig, run
 from causal_gym.eval.store import RunStore
+from processes import live_processes
 
 TESTS = Path(__file__).parent
 ENV = ("Heuresis-lg-v0",)
@@ -37,18 +38,6 @@ def _cli(out: Path, *extra: str, steps: int | None = None, mark: Path | None = N
         env["SLOW_AGENT_MARK"] = str(mark)
     return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
 
 
 @pytest.mark.parametrize("extra", [(), ("--workers", "2"), ("--concurrency", "2")], ids=["inline", "processes", "threads"])
@@ -83,9 +72,9 @@ def test_sigterm_saves_the_episodes_in_flight_and_the_next_run_replays_them(tmp_
 def test_kill_9_of_a_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     proc = _cli(tmp_path / "run", "--workers", "2")
     deadline = time.monotonic() + 60
-    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+    while len(live_processes(ppid=proc.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
-    workers = _children(proc.pid)
+    workers = live_processes(ppid=proc.pid)
     assert len(workers) >= 2
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)

@@ -5,6 +5,7 @@ nothing, and the episode goes on."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -80,6 +81,31 @@ def test_an_idle_worker_ends_in_order_and_leaks_no_semaphore(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "leaked" not in done.stderr, done.stderr
+
+
+_THREADS_IN_THE_WORKER = """
+import json
+from causal_gym._workers import call_with_time_limit
+
+def threads():
+    import scipy.linalg  # noqa: F401 -- scipy's own OpenBLAS, loaded after the worker's set-up
+    from threadpoolctl import threadpool_info
+
+    return [(pool["internal_api"], pool["num_threads"]) for pool in threadpool_info()]
+
+print(json.dumps(call_with_time_limit(threads, 120.0)))
+"""
+
+
+def test_every_thread_pool_a_worker_loads_has_one_thread(tmp_path):
+    """Also those loaded after the worker started (a run-time limit misses them), in a process whose
+    environment sets no thread counts (the test session's does)."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_NUM_THREADS", "_MAXIMUM_THREADS"))}
+    done = subprocess.run([sys.executable, "-c", _THREADS_IN_THE_WORKER], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    pools = json.loads(done.stdout)
+    assert pools and all(threads == 1 for _, threads in pools), pools
 
 
 def test_a_call_past_its_limit_is_killed_and_the_next_call_gets_a_new_worker():

@@ -97,8 +97,12 @@ def agent_factory(name: str) -> Callable[..., Agent]:
     return factory
 
 
-def make_agent(name: str, **kwargs: Any) -> Agent:
+def make_agent(name: str, factory: Callable[..., Agent] | None = None, /, **kwargs: Any) -> Agent:
     """Build the agent registered as ``name`` with keyword arguments ``kwargs``.
+
+    ``factory``, when given, is what ``name`` resolved to in another process (:func:`agent_factory`):
+    a worker cannot resolve ``"__main__:Factory"`` itself, since it never runs the caller's
+    ``__main__`` (:mod:`causal_gym._workers`), so the runner sends it such a factory by value.
 
     Examples
     --------
@@ -113,7 +117,8 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     TypeError
         When the factory returns something without ``reset`` and ``act``.
     """
-    factory = agent_factory(name)
+    if factory is None:
+        factory = agent_factory(name)
     try:
         inspect.signature(factory).bind(**kwargs)
     except TypeError as exc:

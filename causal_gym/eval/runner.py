@@ -8,9 +8,10 @@ Backends
 --------
 ``"local"`` (default)
     ``workers=1`` plays the episodes in this process, one after the other (easy to debug).
-    ``workers>1`` uses a ``ProcessPoolExecutor`` with the ``spawn`` start method: fresh
+    ``workers>1`` plays them in a :func:`causal_gym._workers.worker_pool`: fresh
     interpreters, no inherited threads or locks (forking a process that runs BLAS threads, Ray or
-    an HTTP client can deadlock). Each worker runs BLAS on one thread, so the pool does not
+    an HTTP client can deadlock), and none re-runs the caller's ``__main__``, so a script without
+    a main guard can call :func:`run`. Each worker runs BLAS on one thread, so the pool does not
     oversubscribe the cores.
     Workers die with the run (``PR_SET_PDEATHSIG``), so a ``kill -9`` of the run leaves none behind.
     ``concurrency>1`` (with ``workers=1``) plays that many episodes at once in threads of this
@@ -23,8 +24,10 @@ Backends
 Workers rebuild the env with ``gym.make(env_id, **env_kwargs)`` and the agent with
 :func:`causal_gym.agents.registry.make_agent`, so ids must be registered when their package is
 imported (or written ``"package:EnvId-v0"``) and agents must be registry names or importable
-``"package.module:Factory"`` paths. A fresh agent is built for every episode: its behaviour then
-depends on its seed only, not on which episodes a worker played before.
+``"package.module:Factory"`` paths. An agent factory (``"__main__:Factory"``) or an env entry
+point of the caller's own script travels to the workers by value, since they never run that
+script. A fresh agent is built for every episode: its behaviour then depends on its seed only,
+not on which episodes a worker played before.
 
 Seeds
 -----
@@ -47,7 +50,7 @@ A benchmark's full grid (CausalArena: configuration x split x replicate x method
 Time limit
 ----------
 With ``RunConfig(time_limit=seconds)`` each episode plays in the helper process of
-:func:`causal_gym._workers.call_with_time_limit` (spawned once per worker and kept, so imports are
+:func:`causal_gym._workers.call_with_time_limit` (started once per worker and kept, so imports are
 paid once, and before the clock starts); when the limit expires that process is killed and the episode gets a ``"timeout"``
 line (no scores, the limit in ``error``). A timeout is a final status: it is recorded, never
 dropped, and a rerun does not play it again (a paper's protocol counts it as a result). The helper
@@ -106,12 +109,14 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 
 import causal_gym
 from causal_gym._jsonable import to_jsonable
@@ -119,8 +124,7 @@ from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym._workers import (
     TimeLimitExceeded,
     call_with_time_limit,
-    die_with_parent,
-    limit_blas_threads,
+    process_pool,
     start_time_limited_worker,
 )
 from causal_gym.agents.registry import agent_factory, agents, make_agent
@@ -304,7 +308,8 @@ def _check_variants(variants: object) -> tuple[dict[str, Any], ...]:
 
 @dataclass(frozen=True)
 class EpisodeTask:
-    """Everything a worker needs to play one episode (picklable, plain values)."""
+    """Everything a worker needs to play one episode (picklable: plain values, and the factory of an
+    agent of the caller's ``__main__``)."""
 
     key: str
     env_id: str
@@ -321,6 +326,12 @@ class EpisodeTask:
     pass_seal: bool = False
     variant: str | None = None
     time_limit: float | None = None
+    factory: Callable[..., Any] | None = field(default=None, repr=False)
+    """The agent's factory when it lives in the caller's ``__main__`` (``"__main__:Factory"``), which no
+    worker runs: the task carries it by value (cloudpickle)."""
+    env_spec: EnvSpec | None = field(default=None, repr=False)
+    """The env's ``EnvSpec`` when the caller's script registered it with an entry point of its own
+    ``__main__``: carried by value likewise, since a worker's registry lacks it."""
 
     def header(self) -> dict[str, Any]:
         """The identifying fields of the episode's line."""
@@ -344,12 +355,12 @@ class EpisodeTask:
         kwargs = dict(self.env_kwargs)
         if self.pass_seal:
             kwargs["seal"] = OPEN if self.seal is None else self.seal
-        return gym.make(self.env_id, **kwargs)
+        return gym.make(self.env_id if self.env_spec is None else self.env_spec, **kwargs)
 
 
-def _takes_seal(env_id: str) -> bool:
-    """Whether ``env_id`` (``"package:EnvId-v0"`` imports the package first) takes ``seal=``: its
-    benchmark's ``EnvEntry.takes_seal`` (False for an id no benchmark declares)."""
+def _entry(env_id: str) -> tuple[EnvSpec, Callable[..., Any]]:
+    """The spec of ``env_id`` and its entry point, imported (``"package:EnvId-v0"`` imports the
+    package first)."""
     module, _, name = env_id.rpartition(":")
     try:
         if module:
@@ -359,17 +370,37 @@ def _takes_seal(env_id: str) -> bool:
         raise ValueError(f"env id {env_id!r}: cannot import {module!r} ({exc})") from None
     except gym.error.Error as exc:
         raise ValueError(f"unknown env id {env_id!r}: {exc}") from None
-    spec = benchmark_of(name)
-    return spec is not None and any(entry.takes_seal for entry in spec.envs if entry.id == name)
+    creator = spec.entry_point
+    if isinstance(creator, str):
+        creator = gym.envs.registration.load_env_creator(creator)
+    return spec, creator
+
+
+def _takes_seal(env_id: str) -> bool:
+    """Whether ``env_id`` takes ``seal=``: its benchmark's ``EnvEntry.takes_seal`` (False for an id
+    no benchmark declares)."""
+    name = env_id.rpartition(":")[2]
+    benchmark = benchmark_of(name)
+    return benchmark is not None and any(entry.takes_seal for entry in benchmark.envs if entry.id == name)
+
+
+def _spec_in_main(spec: EnvSpec, creator: Callable[..., Any]) -> EnvSpec | None:
+    """``spec`` with its entry point resolved when that entry point lives in the caller's ``__main__``
+    (an env the script registered itself, which no worker runs), else None."""
+    if getattr(creator, "__module__", None) != "__main__":
+        return None
+    return dataclasses.replace(spec, entry_point=creator)
 
 
 def _tasks(config: RunConfig) -> list[EpisodeTask]:
     """The run's episodes in grid order (variant, env id, instance, repeat)."""
-    agent_factory(config.agent)  # an unknown agent fails here, before any env is built
+    factory = agent_factory(config.agent)  # an unknown agent fails here, before any env is built
     entry = agents().get(config.agent)
     takes_seed = entry is not None and entry.takes_seed
+    in_main = config.agent.partition(":")[0] == "__main__"
     variants = config.variants or ({"name": None, "env_kwargs": {}, "agent_kwargs": {}},)
-    pass_seal = {env_id: _takes_seal(env_id) for env_id in config.env_ids}
+    entries = {env_id: _entry(env_id) for env_id in config.env_ids}
+    pass_seal = {env_id: _takes_seal(env_id) for env_id in entries}
     unsealable = [env_id for env_id, takes in pass_seal.items() if not takes]
     if config.seal is not None and unsealable:
         raise ValueError(f"{unsealable[0]} has no seal argument, so a sealed run cannot play it")
@@ -398,6 +429,8 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                         pass_seal=pass_seal[env_id],
                         variant=variant["name"],
                         time_limit=config.time_limit,
+                        factory=factory if in_main else None,
+                        env_spec=_spec_in_main(*entries[env_id]),
                     ))
     return tasks
 
@@ -455,7 +488,7 @@ def _play_episode(task: EpisodeTask) -> dict[str, Any]:
     env = agent = None
     try:
         env = task.make_env()
-        agent = make_agent(task.agent, **task.agent_kwargs)
+        agent = make_agent(task.agent, task.factory, **task.agent_kwargs)
         options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
         record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps,
                          should_stop=_STOP.is_set)
@@ -506,10 +539,8 @@ def _stop_request(signum: int, frame: Any) -> None:
     raise RolloutInterrupted(f"stopped by {signal.Signals(signum).name}")
 
 
-def _init_worker(parent: int) -> None:
-    """Pool initializer: one BLAS thread, die with the run, and SIGTERM as a stop request."""
-    limit_blas_threads()
-    die_with_parent(parent)
+def _stop_on_sigterm() -> None:
+    """Worker set-up: SIGTERM is a stop request."""
     signal.signal(signal.SIGTERM, _stop_request)
 
 
@@ -540,39 +571,30 @@ def _local_results(tasks: list[EpisodeTask], workers: int, sink: Callable[[dict[
             if line["status"] == "interrupted":
                 raise RolloutInterrupted("stopped")
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
+    from concurrent.futures import as_completed
 
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(tasks)),
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker,
-        initargs=(os.getpid(),),
-    )
-    futures = {pool.submit(_play, task): task for task in tasks}
-    try:
-        for future in as_completed(futures):
-            task = futures.pop(future)
-            try:
-                sink(future.result())
-            except BrokenProcessPool as exc:
-                raise RuntimeError(
-                    "a worker process died (killed, out of memory or crashed); the episodes finished so far are "
-                    "saved -- run again with the same configuration to continue"
-                ) from exc
-            except Exception:  # noqa: BLE001 -- e.g. a result that could not be sent back
-                sink(_failure(task, None, None))
-    except (RolloutInterrupted, KeyboardInterrupt):
-        for process in list(getattr(pool, "_processes", {}).values()):
-            try:
-                process.terminate()  # SIGTERM: the worker's handler stops its episode
-            except (OSError, ValueError):
-                pass
-        _drain(futures, sink)
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    with process_pool(min(workers, len(tasks)), then=_stop_on_sigterm) as executor:
+        futures = {executor.submit(_play, task): task for task in tasks}
+        try:
+            for future in as_completed(futures):
+                task = futures.pop(future)
+                try:
+                    sink(future.result())
+                except BrokenProcessPool as exc:
+                    raise RuntimeError(
+                        "a worker process died (killed, out of memory or crashed); the episodes finished so far are "
+                        "saved -- run again with the same configuration to continue"
+                    ) from exc
+                except Exception:  # noqa: BLE001 -- e.g. a result that could not be sent back
+                    sink(_failure(task, None, None))
+        except (RolloutInterrupted, KeyboardInterrupt):
+            for process in list(getattr(executor, "_processes", {}).values()):
+                try:
+                    process.terminate()  # SIGTERM: the worker's handler stops its episode
+                except (OSError, ValueError):
+                    pass
+            _drain(futures, sink)
+            raise
 
 
 def _threaded_results(tasks: list[EpisodeTask], concurrency: int, sink: Callable[[dict[str, Any]], None]) -> None:

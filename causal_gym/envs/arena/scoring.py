@@ -34,14 +34,16 @@ the status counts, so a failure is never dropped.
 
 from __future__ import annotations
 
-import multiprocessing
+import functools
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import numpy as np
 
 from causal_gym._validation import check_adjacency, check_count, check_real
+from causal_gym._workers import TimeLimitExceeded, call_with_time_limit
 from causal_gym.envs.arena.protocol import ArenaDataset
 from causal_gym.graphs import essential_graph, is_dag, kahn_order
 from causal_gym.metrics import (
@@ -203,35 +205,19 @@ def _call(name: str, data: np.ndarray, mask: np.ndarray | None, options: Mapping
     return ("ok", np.asarray(result.graph), result.extras.get("edge_scores"), result.runtime, None)
 
 
-def _child(connection: Any, name: str, data: np.ndarray, mask: np.ndarray | None, options: Mapping[str, Any]) -> None:
-    try:
-        connection.send(_call(name, data, mask, options))
-    except Exception:  # noqa: BLE001 -- e.g. an unpicklable result; the parent records it
-        connection.send(("failed", None, None, None, traceback.format_exc(limit=1)))
-    finally:
-        connection.close()
-
-
 def _call_with_timeout(
     name: str, data: np.ndarray, mask: np.ndarray | None, options: Mapping[str, Any], timeout: float
 ) -> tuple:
-    """Run in a forked process; terminate it when it outlives ``timeout`` seconds."""
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(sender, name, data, mask, options))
-    process.start()
-    sender.close()
+    """:func:`_call` in the worker of :func:`causal_gym._workers.call_with_time_limit`, killed when it
+    outlives ``timeout`` seconds."""
     try:
-        if not receiver.poll(timeout):
-            return ("timeout", None, None, timeout, f"no result within {timeout} s")
-        return receiver.recv()
-    except EOFError:
-        return ("failed", None, None, None, f"the worker process died (exit code {process.exitcode})")
-    finally:
-        if process.is_alive():
-            process.terminate()
-        process.join()
-        receiver.close()
+        return call_with_time_limit(functools.partial(_call, name, data, mask, options), timeout)
+    except TimeLimitExceeded:
+        return ("timeout", None, None, timeout, f"no result within {timeout} s")
+    except BrokenProcessPool:
+        return ("failed", None, None, None, "the worker process died without a result (killed, out of memory or crashed)")
+    except Exception:  # noqa: BLE001 -- e.g. a result that could not be sent back; the row records it
+        return ("failed", None, None, None, traceback.format_exc(limit=1))
 
 
 def evaluate(
@@ -246,8 +232,9 @@ def evaluate(
     dataset : ArenaDataset
         The split; interventional splits pass their mask to methods that take one.
     timeout : float, optional
-        Wall-time budget in seconds; the run then happens in a forked process that is terminated
-        on expiry (status ``"timeout"``). None runs in this process without a limit.
+        Wall-time budget in seconds; the run then happens in a worker process that is killed on
+        expiry (status ``"timeout"``; :func:`causal_gym._workers.call_with_time_limit`: a fresh
+        interpreter, never a fork of this one). None runs in this process without a limit.
     options : mapping, optional
         Method options for :func:`causal_gym.discovery.run`.
 

@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import multiprocessing
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
 from causal_gym._validation import check_count
-from causal_gym._workers import limit_blas_threads
+from causal_gym._workers import process_pool
 from causal_gym.envs.benchmark import load
 from causal_gym.envs.causalab.report import causalab_agent_table, episode_columns
 from causal_gym.envs.causalab.spec import SPEC
@@ -129,13 +127,12 @@ def _play(agent: str, setting: str, instance: int) -> dict[str, Any]:
 
 
 def _played(tasks: Sequence[tuple[str, str, int]], workers: int) -> Iterator[dict[str, Any]]:
-    """The rows of ``tasks`` in task order: here, or in ``workers`` spawned processes (a fork of a
+    """The rows of ``tasks`` in task order: here, or in ``workers`` fresh processes (a fork of a
     process running BLAS threads can deadlock), each on one BLAS thread."""
     if workers == 1:
         yield from (_play(*task) for task in tasks)
         return
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
-                             initializer=limit_blas_threads) as pool:
+    with process_pool(min(workers, len(tasks))) as pool:
         yield from pool.map(_play, *zip(*tasks))
 
 

@@ -44,14 +44,14 @@ import hashlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from causal_gym._workers import limit_blas_threads
+from causal_gym._workers import process_pool
 from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
 from causal_gym.discovery import DeletionRecord, run
@@ -598,7 +598,7 @@ def collect_rows(
             rows.append(_row_task(task))
             tick()
         return rows
-    with ProcessPoolExecutor(max_workers=workers, initializer=limit_blas_threads) as pool:
+    with process_pool(workers) as pool:
         for future in as_completed([pool.submit(_menu_task, task, label) for task, label in runs]):
             future.result()
             tick()
