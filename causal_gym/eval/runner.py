@@ -100,7 +100,6 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
-import os
 import signal
 import sys
 import threading
@@ -365,12 +364,12 @@ def _entry(env_id: str) -> tuple[EnvSpec, Callable[..., Any]]:
     try:
         if module:
             importlib.import_module(module)
-        gym.spec(name)
+        spec = gym.spec(name)
     except ImportError as exc:
         raise ValueError(f"env id {env_id!r}: cannot import {module!r} ({exc})") from None
     except gym.error.Error as exc:
         raise ValueError(f"unknown env id {env_id!r}: {exc}") from None
-    creator = spec.entry_point
+    creator: Any = spec.entry_point
     if isinstance(creator, str):
         creator = gym.envs.registration.load_env_creator(creator)
     return spec, creator
