@@ -143,6 +143,13 @@ def _executor() -> Executor:
     return executor
 
 
+def time_limited_worker_pids() -> frozenset[int]:
+    """The processes this thread keeps for :func:`call_with_time_limit` (empty before the first call):
+    they outlive an env on purpose, so a check for processes an env leaves behind discounts them."""
+    executor = getattr(_LOCAL, "executor", None)
+    return frozenset(getattr(executor, "_processes", None) or ())
+
+
 def _discard_executor() -> None:
     executor = _LOCAL.__dict__.pop("executor", None)
     if executor is not None:  # the stuck call has to die now

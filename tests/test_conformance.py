@@ -46,12 +46,6 @@ def make(env_id: str, **extra) -> gym.Env:
         pytest.skip(f"{env_id} needs a package this installation lacks: {exc}")
 
 
-def _shared_workers() -> set[int]:
-    """The process of this thread's time-limited calls (causal_gym._workers keeps it for every env)."""
-    executor = getattr(_workers._LOCAL, "executor", None)
-    return set(getattr(executor, "_processes", None) or {})
-
-
 def _children() -> set[int]:
     """The live child processes of this process (Linux /proc), less those shared by every env:
     multiprocessing's resource tracker (one per interpreter, started by the first process pool) and
@@ -67,7 +61,7 @@ def _children() -> set[int]:
             continue
         if fields[1] == me and fields[0] != "Z" and b"multiprocessing.resource_tracker" not in command:
             found.add(int(pid))
-    return found - _shared_workers()
+    return found - _workers.time_limited_worker_pids()
 
 
 def _play(env: gym.Env, seed: int) -> list:
