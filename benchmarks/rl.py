@@ -11,13 +11,17 @@ SB3 wrappers of :mod:`causal_gym.envs.wrappers` applied to every sub-env:
   refuse are cheap errors). The PC-KCI references of the 32 test instances are computed (and
   disk-cached) before timing.
 
+The planner also runs ``batched`` (``vectorization_mode="vector_entry_point"``:
+:class:`~causal_gym.envs.causalab.planner_vector.CausaLabPlannerVectorEnv`, every episode in one
+process, no wrappers) at ``--batched-envs`` episodes; its ratio is to the same single sync env.
+
 Every configuration steps for ``--seconds`` after a one-second warm-up, in ``--repeats`` rounds
 that visit the configurations in turn (so a change of machine load hits all of them alike); the
 table gives the median env steps per second (all sub-envs together) and its ratio to the single
 synchronous env of the same workload. Async sub-envs run in worker processes (one per env), so on
 a machine with c free cores the ceiling of the ratio is about c.
 
-Usage: python benchmarks/rl.py [--seconds 3] [--repeats 3] [--envs 1 2 4]
+Usage: python benchmarks/rl.py [--seconds 3] [--repeats 3] [--envs 1 2 4] [--batched-envs 16 64]
 """
 
 from __future__ import annotations
@@ -61,7 +65,10 @@ def warm_heuresis_cache() -> None:
 
 def steps_per_second(env_id: str, kwargs: dict[str, Any], wrappers: list[Any], num_envs: int, mode: str,
                      seconds: float) -> float:
-    envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, wrappers=wrappers, **kwargs)
+    if mode == "batched":
+        envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
+    else:
+        envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, wrappers=wrappers, **kwargs)
     envs.reset(seed=0)
     envs.action_space.seed(0)
     try:
@@ -80,12 +87,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per configuration and round")
     parser.add_argument("--repeats", type=int, default=3, help="rounds over all configurations")
     parser.add_argument("--envs", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--batched-envs", type=int, nargs="+", default=[16, 64],
+                        help="episodes per batch of the workloads with a batched env")
     parser.add_argument("--workloads", nargs="+", default=["planner", "heuresis"], choices=["planner", "heuresis"])
     parser.add_argument("--heuresis-tools", nargs="+", default=list(CHEAP_TOOLS))
     args = parser.parse_args()
     if "heuresis" in args.workloads:
         warm_heuresis_cache()
     configs = [(name, n, mode) for name in args.workloads for n in args.envs for mode in ("sync", "async")]
+    configs += [(name, n, "batched") for name in args.workloads for n in args.batched_envs
+                if gym.spec(workloads(args.heuresis_tools)[name][0]).vector_entry_point]
     rates: dict[tuple[str, int, str], list[float]] = {c: [] for c in configs}
     print(f"cores: {os.cpu_count()}, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for _ in range(args.repeats):
@@ -93,11 +104,11 @@ def main() -> None:
             env_id, kwargs, wrappers = workloads(args.heuresis_tools)[name]
             rates[(name, n, mode)].append(steps_per_second(env_id, kwargs, wrappers, n, mode, args.seconds))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'workload':<10} {'envs':>4} {'mode':<6} {'steps/s':>9} {'ratio':>6}   (median of {args.repeats})")
+    print(f"{'workload':<10} {'envs':>4} {'mode':<7} {'steps/s':>9} {'ratio':>6}   (median of {args.repeats})")
     for name, n, mode in configs:
         rate = statistics.median(rates[(name, n, mode)])
         reference = statistics.median(rates[(name, args.envs[0], "sync")])
-        print(f"{name:<10} {n:>4} {mode:<6} {rate:>9.1f} {rate / reference:>6.2f}")
+        print(f"{name:<10} {n:>4} {mode:<7} {rate:>9.1f} {rate / reference:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ __all__ = [
     "DEFAULT_NUMBER_GRIDS",
     "FREQ_PARENT_NOTE",
     "CausaLabEnv",
+    "draw_index",
 ]
 
 COLUMNS = (*PROPERTIES, FREQ)
@@ -188,6 +189,15 @@ def _parse_text(text: str, properties: tuple[str, ...], kind: str) -> Hypothesis
     """:func:`parse_hypothesis` memoised: its results are immutable, and agents restate the same
     hypothesis call after call (the planner twice per episode)."""
     return parse_hypothesis(text, properties, kind)
+
+def draw_index(rng: np.random.Generator, split: str) -> int:
+    """The episode a reset without ``instance`` plays on ``split``, drawn from the env's generator.
+
+    Both streams are drawn whatever the split, so the generator advances alike on either.
+    """
+    drawn = {"test": int(rng.integers(SUITE_SIZE)), "train": int(rng.integers(_TRAIN_DRAWS))}
+    return drawn[split]
+
 
 class CausaLabEnv(ToolEnv):
     """CausaLab: find the hidden mechanism of a crystal by intervening on it, then predict a reactor crystal.
@@ -490,10 +500,8 @@ class CausaLabEnv(ToolEnv):
         """
         super().reset(seed=seed)
         split, chosen = self.check_reset_options(options)
-        drawn = {"test": int(self.np_random.integers(SUITE_SIZE)), "train": int(self.np_random.integers(_TRAIN_DRAWS))}
-        index = drawn[split] if chosen is None else chosen
-        entropy = keyed_entropy(self.seal, "causalab", episode_seed(self.setting_name, index, split))
-        episode = make_episode(entropy, self.setting)
+        index = draw_index(self.np_random, split) if chosen is None else chosen
+        episode = self.make_episode(split, index)
         self._episode = episode
         self._where = {"setting": self.setting_name, "split": split, "index": index}
         self._scm = episode.scm
@@ -523,6 +531,15 @@ class CausaLabEnv(ToolEnv):
         info = self._info()
         info["instance"] = dict(self._where)
         return observation, info
+
+    def make_episode(self, split: str, index: int) -> Episode:
+        """Episode ``index`` of ``split`` in this env's setting, keyed by its seal: what ``reset`` plays.
+
+        The hidden episode, for the benchmark's own batched envs (the planner's vector env); never
+        part of what an agent sees.
+        """
+        entropy = keyed_entropy(self.seal, "causalab", episode_seed(self.setting_name, index, split))
+        return make_episode(entropy, self.setting)
 
     def _truth(self, episode: Episode) -> dict[str, Any]:
         """The hidden episode for the final info; under a seal without its keyed entropy."""

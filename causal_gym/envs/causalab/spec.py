@@ -68,6 +68,7 @@ SPEC = BenchmarkSpec(
             f"CausaLab planner (RL) -- {setting[0]} nodes: choose the shift interventions; a fixed least-squares "
             "estimator infers the graph; reward: its all-edge F1",
             {"setting": setting},
+            vector_entry_point="causal_gym.envs.causalab.planner_vector:CausaLabPlannerVectorEnv",
             takes_seal=True,
         )
         for env_id, setting in PLANNER_SETTINGS_BY_ID.items()
