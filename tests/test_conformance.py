@@ -228,3 +228,30 @@ def test_renders_as_text_and_runs_under_make_vec(env_id):
     observations, *_ = envs.step(envs.action_space.sample())
     assert observations in envs.observation_space
     envs.close()
+
+
+BATCHED = sorted(i for i in IDS if ENTRIES[i].vector_entry_point)
+
+
+@pytest.mark.parametrize("env_id", BATCHED)
+def test_batched_env_is_a_deterministic_vector_env_over_the_same_spaces(env_id):
+    """Ids with a ``vector_entry_point``: the batch's spaces are the single env's, batched; observations
+    stay inside them through an autoreset; the same seed and actions give the same trajectory."""
+    def play() -> list:
+        envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", **ENTRIES[env_id].small_kwargs)
+        single = make(env_id)
+        assert envs.single_observation_space == single.observation_space
+        assert envs.single_action_space == single.action_space
+        single.close()
+        observations, _ = envs.reset(seed=5)
+        envs.action_space.seed(5)
+        seen = [observations]
+        for _ in range(12):  # longer than the small instances' episodes: autoresets included
+            assert observations in envs.observation_space
+            observations, reward, *_ = envs.step(envs.action_space.sample())
+            seen += [observations, reward]
+        envs.close()
+        return seen
+
+    first, second = play(), play()
+    assert all(data_equivalence(a, b) for a, b in zip(first, second))
