@@ -33,7 +33,6 @@ shown before.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,13 +41,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from causal_gym._validation import check_count
-from causal_gym.envs.causalab.env import VALUE_GRID, draw_index
+from causal_gym.envs.causalab.env import draw_index
 from causal_gym.envs.causalab.hypothesis import Hypothesis, parse_hypothesis
-from causal_gym.envs.causalab.planner import READING_SCALE, THRESHOLD, CausaLabPlannerEnv, MechanismEstimate, estimate_shift_mechanism
+from causal_gym.envs.causalab.planner import READING_SCALE, CausaLabPlannerEnv, MechanismEstimate, estimate_shift_mechanism
 from causal_gym.envs.causalab.scoring import hypothesis_metrics, task_success
 from causal_gym.envs.causalab.suites import SUITE_SIZE
-from causal_gym.envs.causalab.world import FREQ, PROPERTIES, Episode, HiddenSpec, Manipulator, Setting
-from causal_gym.seal import Seal
+from causal_gym.envs.causalab.world import FREQ, PROPERTIES, Episode, Manipulator, Setting
 
 __all__ = ["CausaLabPlannerVectorEnv"]
 
@@ -89,40 +87,25 @@ class CausaLabPlannerVectorEnv(VectorEnv):
     ----------
     num_envs : int
         Episodes per batch.
-    setting, intervention_budget, n_prior_records, hidden, value_grid, threshold, reward, shaping, success_tol, seal
-        As :class:`~causal_gym.envs.causalab.planner.CausaLabPlannerEnv` (validated by it).
+    setting : str or Setting
+        As :class:`~causal_gym.envs.causalab.planner.CausaLabPlannerEnv`.
     render_mode : None
         Batched rendering is not offered.
+    **kwargs
+        The planner env's other keywords (``intervention_budget``, ``reward``, ``shaping``, ``seal``,
+        ...), validated by it.
     """
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        setting: str | Setting = "4node",
-        *,
-        intervention_budget: int | None = None,
-        n_prior_records: int | None = None,
-        hidden: HiddenSpec | Mapping[str, Any] | None = None,
-        value_grid: Sequence[float] = VALUE_GRID,
-        threshold: float = THRESHOLD,
-        reward: str = "edge_f1",
-        shaping: float = 0.0,
-        success_tol: float = 5.0,
-        seal: Seal | str | None = None,
-        render_mode: str | None = None,
-    ) -> None:
+    def __init__(self, num_envs: int = 1, setting: str | Setting = "4node", render_mode: str | None = None,
+                 **kwargs: Any) -> None:
         self.num_envs = check_count(num_envs, "num_envs", 1)
         if render_mode is not None:
             raise ValueError("the batched planner env does not render; use CausaLabPlannerEnv for 'ansi'")
         self.render_mode = None
         # the single env validates every argument and owns the lab whose episodes the batch plays
-        self.template = CausaLabPlannerEnv(
-            setting, intervention_budget=intervention_budget, n_prior_records=n_prior_records, hidden=hidden,
-            value_grid=value_grid, threshold=threshold, reward=reward, shaping=shaping, success_tol=success_tol,
-            seal=seal,
-        )
+        self.template = CausaLabPlannerEnv(setting, **kwargs)
         self.budget, self.n_slots, self.value_grid = self.template.budget, self.template.n_slots, self.template.value_grid
         self.single_observation_space = self.template.observation_space
         self.single_action_space = self.template.action_space
