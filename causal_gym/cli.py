@@ -9,6 +9,7 @@
     causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
     causal-gym reproduce causalab [--quick] [--settings 4node,...] [--instances N] [--out DIR]
     causal-gym reproduce arena [--quick] [--json FILE]
+    causal-gym serve --env ID [--env-kwargs JSON] [--host H] [--port P] [--max-sessions N]
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a handler that
 runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly.
@@ -243,6 +244,32 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_report)
 
 
+def _serve(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    import uvicorn
+
+    from causal_gym.integrations.openenv import make_app
+
+    app = make_app(args.env, _json_object(args.env_kwargs, "--env-kwargs"), prompt_level=args.prompt_level,
+                   max_sessions=args.max_sessions)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _add_serve(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "serve", help="serve a tool env over OpenEnv's HTTP/WebSocket protocol (needs the openenv extra)",
+        description="One episode per WebSocket session (reset with the episode row: seed, instance, split, "
+        "repeat), one tool call per step as OpenEnv's CallToolAction; see causal_gym.integrations.openenv.",
+    )
+    parser.add_argument("--env", required=True, help="a registered tool env id")
+    parser.add_argument("--env-kwargs", default="{}", help="JSON object of gym.make arguments")
+    parser.add_argument("--prompt-level", type=int, default=0, help="as for the LLM agent (default 0)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--max-sessions", type=int, default=256, help="concurrent sessions (default 256)")
+    parser.set_defaults(handler=_serve)
+
+
 def _seal_command(args: argparse.Namespace, rest: Sequence[str]) -> int:
     import os
 
@@ -281,7 +308,7 @@ def _add_reproduce(commands: argparse._SubParsersAction) -> None:
 
 
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
-    _add_list, _add_run, _add_report, _add_reproduce, _add_seal
+    _add_list, _add_run, _add_report, _add_reproduce, _add_seal, _add_serve
 )
 """Each adds one subcommand and sets its ``handler(args, rest) -> exit status``."""
 

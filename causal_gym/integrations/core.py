@@ -242,7 +242,7 @@ class ToolSession:
         self.first_message = self._result_text(observation, self._info)
         self._observation = observation
         self.done = False
-        self.total_reward = 0.0
+        self.total_reward = self.last_reward = 0.0
         self.steps = 0
         self.final_info: dict[str, Any] = {}
         self.terminated = self.truncated = False
@@ -332,7 +332,8 @@ class ToolSession:
     def _play(self, action: Any) -> str:
         observation, reward, terminated, truncated, info = self.env.step(action)
         self.steps += 1
-        self.total_reward += float(reward)
+        self.last_reward = float(reward)
+        self.total_reward += self.last_reward
         self._observation = observation
         if terminated or truncated:
             self.done, self.terminated, self.truncated = True, bool(terminated), bool(truncated)

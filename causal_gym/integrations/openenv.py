@@ -1,0 +1,115 @@
+"""An OpenEnv server for any tool env: ``causal-gym serve --env ID``.
+
+OpenEnv (``openenv-core``) serves an ``Environment`` (``reset`` / ``step`` / ``state``) over HTTP and a
+WebSocket per session; its ``EnvClient`` (and ``GenericEnvClient``) plays it. :func:`make_app` builds that
+app with OpenEnv's own factory (``create_app``) around :class:`ToolSessionEnvironment`: one
+:class:`~causal_gym.integrations.core.ToolSession` per WebSocket session, so concurrent sessions are
+independent episodes, each with its own env.
+
+- ``reset(**row)`` takes an :class:`~causal_gym.integrations.core.EpisodeRef` row (``seed``,
+  ``instance``, ``split``, ``repeat``; a TRL dataset row works as it is): the same seeds as
+  ``causal-gym run --seed`` gives that episode, so every member of a GRPO group that resets with one
+  row plays one instance. A row naming another env id or other env kwargs is refused.
+- Actions are OpenEnv's MCP-style ``CallToolAction`` (``tool_name``, ``arguments``): one tool call
+  per step, validated by the env's converter (a malformed call is the env's invalid action and its
+  error text comes back; the episode goes on).
+- Observations carry the result text, the tools offered now (only ``submit`` in the last turn), the
+  step's reward and ``done``; the system prompt and first message at reset; the final numeric
+  ``scores`` once the episode has ended, and nothing else of the env's info (the truth stays hidden).
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_types import CallToolAction
+from openenv.core.env_server.types import Observation, State
+from pydantic import Field
+
+from causal_gym.integrations.core import EpisodeRef, ToolSession
+
+__all__ = ["ToolObservation", "ToolSessionEnvironment", "make_app"]
+
+
+class ToolObservation(Observation):
+    """What the agent sees after a reset or a tool call."""
+
+    text: str = Field(default="", description="The tool's result (at reset: the episode's first message)")
+    system_prompt: str = Field(default="", description="The system prompt our LLM agent sends (at reset only)")
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="OpenAI tool schemas offered now")
+    last_turn: bool = Field(default=False, description="Only 'submit' is accepted now")
+    scores: dict[str, float] = Field(default_factory=dict, description="Final numeric scores (once done)")
+
+
+class ToolSessionEnvironment(Environment):
+    """One tool env episode per session, played one tool call per step (see the module docstring)."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, env_id: str, env_kwargs: Mapping[str, Any] | None = None, prompt_level: int = 0) -> None:
+        super().__init__()
+        self.env_id = env_id
+        self.env_kwargs = dict(env_kwargs or {})
+        self.prompt_level = prompt_level
+        self.session: ToolSession | None = None
+        self._state = State(episode_id=None, step_count=0)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **row: Any) -> ToolObservation:
+        """Start the episode of ``row`` (its base ``seed``, ``instance``, ``split``, ``repeat``)."""
+        row = {"env_id": self.env_id, "env_kwargs": self.env_kwargs, **row, "seed": 0 if seed is None else seed}
+        ref = EpisodeRef.from_row(row)
+        if ref.env_id != self.env_id or dict(ref.env_kwargs) != self.env_kwargs:
+            raise ValueError(f"this server plays {self.env_id} with env kwargs {self.env_kwargs}; "
+                             f"the row names {ref.env_id} with {dict(ref.env_kwargs)}")
+        self.close()
+        self.session = ToolSession(ref, prompt_level=self.prompt_level)
+        self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
+        return self._observation(self.session.first_message, 0.0, system_prompt=self.session.system_prompt)
+
+    def step(self, action: CallToolAction, timeout_s: float | None = None, **kwargs: Any) -> ToolObservation:
+        """Play one tool call."""
+        session = self.session
+        if session is None:
+            raise RuntimeError("reset() has not been called")
+        was_last_turn = session.last_turn
+        steps = session.steps
+        text = session.call(action.tool_name, action.arguments)
+        self._state.step_count += 1
+        text = "\n\n".join((text, *session.last_turn_notice(was_last_turn)))
+        return self._observation(text, session.last_reward if session.steps > steps else 0.0)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def _observation(self, text: str, reward: float, system_prompt: str = "") -> ToolObservation:
+        session = self.session
+        assert session is not None
+        return ToolObservation(text=text, system_prompt=system_prompt, tools=session.tools_now(),
+                               last_turn=session.last_turn, scores=session.scores, reward=reward,
+                               done=session.done)
+
+
+def make_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, prompt_level: int = 0,
+             max_sessions: int = 256) -> Any:
+    """OpenEnv's FastAPI app serving ``env_id`` with up to ``max_sessions`` concurrent WebSocket sessions.
+
+    Raises
+    ------
+    ValueError
+        If ``env_id`` is not a tool env with a ``submit`` tool or ``env_kwargs`` do not fit it
+        (checked here, by one probe episode, before anything is served).
+    """
+    ToolSession(EpisodeRef(env_id, env_kwargs=dict(env_kwargs or {}))).close()
+    factory = functools.partial(ToolSessionEnvironment, env_id, dict(env_kwargs or {}), prompt_level)
+    return create_app(factory, CallToolAction, ToolObservation, env_name=env_id, max_concurrent_envs=max_sessions)
