@@ -43,12 +43,12 @@ from causal_gym.agents.llm import (
     system_prompt,
 )
 from causal_gym.harness.agent import task_spec
-from causal_gym.harness.contracts import ParsesToolCalls
+from causal_gym.harness.contracts import ChecksResetOptions, ParsesToolCalls
 from causal_gym.harness.rollout import episode_seeds
 from causal_gym.harness.tool_env import LAST_TURN
 from causal_gym.harness.toolbox import ToolError
 
-__all__ = ["EpisodeRef", "Reply", "ToolSession", "episode_refs", "numeric_scores"]
+__all__ = ["EpisodeRef", "Reply", "ToolSession", "check_rows", "episode_refs", "numeric_scores"]
 
 ENDED_TEXT = "the episode has ended; no further calls are played"
 """The result of a call made after the episode ended (frameworks may keep calling tools)."""
@@ -162,6 +162,51 @@ def episode_refs(
         for instance in range(first_instance, first_instance + episodes)
         for repeat in range(repeats)
     ]
+
+
+def check_rows(rows: Sequence[Mapping[str, Any]]) -> list[EpisodeRef]:
+    """The episode of each dataset row, every one checked before any rollout runs.
+
+    A GRPO trainer repeats each row for the G generations of its group; ``reset(**row)`` plays the
+    row's :class:`EpisodeRef` with the runner's seeds, so the whole group plays one instance and
+    rows naming other instances or repeats play other episodes. Call this on the training rows
+    before training: a bad row fails here, once, instead of in the middle of a rollout.
+
+    Raises
+    ------
+    ValueError
+        Naming the first bad row: missing or invalid fields, an env id that is not a registered tool
+        env with a ``submit`` tool, ``gym.make`` refusing its kwargs, or an instance its split lacks.
+    """
+    refs = []
+    for index, row in enumerate(rows):
+        try:
+            refs.append(EpisodeRef.from_row(row))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"row {index}: {exc}") from exc
+    groups: dict[str, list[tuple[int, EpisodeRef]]] = {}
+    for index, ref in enumerate(refs):
+        groups.setdefault(json.dumps([ref.env_id, ref.env_kwargs], sort_keys=True, default=str), []).append((index, ref))
+    for members in groups.values():
+        index, ref = members[0]
+        try:  # the id is a tool env with a submit tool and takes the kwargs (one episode of the first row)
+            ToolSession(ref).close()
+        except Exception as exc:
+            raise ValueError(f"row {index} ({ref.name}, env kwargs {ref.env_kwargs}): {exc}") from exc
+        env = gym.make(ref.env_id, **ref.env_kwargs)
+        try:
+            base = env.unwrapped
+            for index, ref in members[1:]:
+                try:
+                    if isinstance(base, ChecksResetOptions):
+                        base.check_reset_options(ref.options)
+                    else:
+                        env.reset(seed=ref.env_seed, options=ref.options)
+                except Exception as exc:
+                    raise ValueError(f"row {index} ({ref.name}): {exc}") from exc
+        finally:
+            env.close()
+    return refs
 
 
 def numeric_scores(scores: Mapping[str, Any]) -> dict[str, float]:
