@@ -64,6 +64,13 @@ def error_reply(status: int, message: str = "scripted failure", headers: Mapping
     return {"status": status, "error": message, "headers": dict(headers or {})}
 
 
+class _Server(ThreadingHTTPServer):
+    """A listen backlog as deep as real servers' (uvicorn: 2048): http.server's default of 5 drops the
+    connections of a burst of clients, which retry after a second (TCP's SYN timeout)."""
+
+    request_queue_size = 2048
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     """One request as the server received it (header names lower-cased)."""
@@ -132,7 +139,7 @@ class FakeOpenAIServer:
             def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
