@@ -28,7 +28,7 @@ from test_integrations import CAUSALAB, HEURESIS, direct_run, scripted  # noqa: 
 from causal_gym.integrations.core import EpisodeRef, ToolSession, numeric_scores  # noqa: E402
 from causal_gym.integrations.openenv import make_app  # noqa: E402
 
-OBSERVATION_KEYS = {"text", "system_prompt", "tools", "last_turn", "scores"}
+OBSERVATION_KEYS = {"text", "system_prompt", "tools", "last_turn", "scores", "failure"}
 
 
 class Server:
@@ -181,3 +181,26 @@ def test_the_serve_command_serves_the_env():
     session = ToolSession(EpisodeRef("Heuresis-lg-v0", 3, seed=5, env_kwargs={"d": 3, "n": 60}))
     assert result.observation["text"] == session.first_message and not result.done
     session.close()
+
+
+def test_a_failed_step_ends_the_episode_unscored_not_with_reward_zero():
+    from openenv.core.env_server.mcp_types import CallToolAction
+    from openenv.core.env_server.serialization import serialize_observation
+
+    from causal_gym.integrations.openenv import ToolSessionEnvironment
+
+    env_id, kwargs = HEURESIS
+    environment = ToolSessionEnvironment(env_id, kwargs)
+    environment.reset(instance=0)
+    secret = "the true graph is X0 -> X1"
+
+    def failing_step(action):
+        raise RuntimeError(secret)
+
+    environment.session.env.step = failing_step  # the scorer (or the machine) fails at submit
+    for _ in range(2):  # and stays failed
+        sent = serialize_observation(environment.step(CallToolAction(tool_name="submit", arguments={})))
+        assert sent["done"] and sent["reward"] is None
+        assert sent["observation"]["failure"].startswith("the env failed (RuntimeError)")
+        assert secret not in json.dumps(sent) and sent["observation"]["scores"] == {}
+    environment.close()

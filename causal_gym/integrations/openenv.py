@@ -16,11 +16,15 @@ independent episodes, each with its own env.
 - Observations carry the result text, the tools offered now (only ``submit`` in the last turn), the
   step's reward and ``done``; the system prompt and first message at reset; the final numeric
   ``scores`` once the episode has ended, and nothing else of the env's info (the truth stays hidden).
+- A step that raises (the env's scorer, a sandbox, the machine) ends the episode as a ``failure``:
+  ``done`` with reward None, never a reward of 0 a trainer would learn from; the exception goes to
+  the server's log, only its type to the client (its text may quote the instance).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +39,8 @@ from causal_gym.integrations.core import EpisodeRef, ToolSession
 
 __all__ = ["ToolObservation", "ToolSessionEnvironment", "make_app"]
 
+_LOG = logging.getLogger(__name__)
+
 
 class ToolObservation(Observation):
     """What the agent sees after a reset or a tool call."""
@@ -44,6 +50,7 @@ class ToolObservation(Observation):
     tools: list[dict[str, Any]] = Field(default_factory=list, description="OpenAI tool schemas offered now")
     last_turn: bool = Field(default=False, description="Only 'submit' is accepted now")
     scores: dict[str, float] = Field(default_factory=dict, description="Final numeric scores (once done)")
+    failure: str = Field(default="", description="Why the episode ended unscored (a failed step), if it did")
 
 
 class ToolSessionEnvironment(Environment):
@@ -57,6 +64,7 @@ class ToolSessionEnvironment(Environment):
         self.env_kwargs = dict(env_kwargs or {})
         self.prompt_level = prompt_level
         self.session: ToolSession | None = None
+        self.failure = ""
         self._state = State(episode_id=None, step_count=0)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **row: Any) -> ToolObservation:
@@ -67,18 +75,26 @@ class ToolSessionEnvironment(Environment):
             raise ValueError(f"this server plays {self.env_id} with env kwargs {self.env_kwargs}; "
                              f"the row names {ref.env_id} with {dict(ref.env_kwargs)}")
         self.close()
+        self.failure = ""
         self.session = ToolSession(ref, prompt_level=self.prompt_level)
         self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
         return self._observation(self.session.first_message, 0.0, system_prompt=self.session.system_prompt)
 
-    def step(self, action: CallToolAction, timeout_s: float | None = None, **kwargs: Any) -> ToolObservation:
+    def step(self, action: CallToolAction, **kwargs: Any) -> ToolObservation:
         """Play one tool call."""
         session = self.session
         if session is None:
             raise RuntimeError("reset() has not been called")
+        if self.failure:
+            return ToolObservation(text=self.failure, failure=self.failure, done=True, reward=None)
         was_last_turn = session.last_turn
         steps = session.steps
-        text = session.call(action.tool_name, action.arguments)
+        try:
+            text = session.call(action.tool_name, action.arguments)
+        except Exception as exc:  # noqa: BLE001 -- a failed step voids the episode, it does not score 0
+            _LOG.exception("%s: a step failed; the episode ends unscored", self.env_id)
+            self.failure = f"the env failed ({type(exc).__name__}); the episode ends unscored"
+            return ToolObservation(text=self.failure, failure=self.failure, done=True, reward=None)
         self._state.step_count += 1
         text = "\n\n".join((text, *session.last_turn_notice(was_last_turn)))
         return self._observation(text, session.last_reward if session.steps > steps else 0.0)
