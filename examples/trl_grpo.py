@@ -10,7 +10,9 @@ row for the G generations of its group, so all G play the same instance and grou
 
 ``--compact`` (default on) cuts what is ours in the step time for a small model: a one-line
 system prompt instead of the agent's full one, and tool descriptions cut to their first
-sentence. ``--completion-tokens`` bounds each generation and ``--tool-turns`` the tool-calling
+sentence; ``--tools`` offers a subset of the env's tools (default ``set_edge,submit``: the env's
+full surface is ~1.7k prompt tokens of schemas, which a 135M model answers with prose).
+``--completion-tokens`` bounds each generation and ``--tool-turns`` the tool-calling
 iterations of a rollout.
 
     python examples/trl_grpo.py --steps 20 --out runs/grpo
@@ -70,12 +72,18 @@ def _compact_doc(doc: str) -> str:
     return out + "\n\nReturns:\n    " + (returns.strip() or "The result.")
 
 
-def recording_class(base: type, clock: Clock, log: list[dict[str, Any]], compact: bool) -> type:
+def recording_class(base: type, clock: Clock, log: list[dict[str, Any]], compact: bool,
+                    offered: list[str] | None = None) -> type:
     """``base`` (from :func:`environment_class`) timing every env call and logging each rollout's calls
-    and reward; with ``compact``, tool docstrings cut to their first sentences."""
+    and reward; with ``compact``, tool docstrings cut to their first sentences; ``offered`` names the
+    tools the model is shown (None: all; the others are hidden from TRL, which lists the class's functions)."""
     tools = [name for name, member in vars(base).items()
              if callable(member) and not name.startswith("_") and name not in ("reset", "get_reward")]
-    namespace: dict[str, Any] = {}
+    unknown = set(offered or ()) - set(tools)
+    if unknown:
+        raise ValueError(f"no tools named {sorted(unknown)}; the env's tools are {tools}")
+    namespace: dict[str, Any] = {name: None for name in tools if offered is not None and name not in offered}
+    tools = [name for name in tools if name not in namespace]
 
     def timed(function: Any) -> Any:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -153,7 +161,7 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
         rows = rows.map(lambda row: {"prompt": [{"role": "system", "content": COMPACT_SYSTEM}, *row["prompt"][1:]]})
     clock, log = Clock(), []
     factory = recording_class(environment_class(args.env, split=args.split, env_kwargs=env_kwargs), clock, log,
-                              args.compact)
+                              args.compact, args.tools.split(",") if args.tools else None)
     model, tokenizer = load_model()
     generate = model.generate
 
@@ -251,6 +259,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=1e-5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compact", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--tools", default="set_edge,submit",
+                        help="comma-separated tools offered to the model ('': all of the env's)")
     parser.add_argument("--out", default="runs/trl_grpo")
     return parser.parse_args(argv)
 
