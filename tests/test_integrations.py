@@ -292,56 +292,64 @@ def test_trl_get_reward_ends_an_episode_the_model_left_open():
 # ---------------------------------------------------------------------------------------------
 
 
-def as_our_agent_writes(messages):
-    """verifiers writes an assistant's missing content and reasoning as null; our agent sends content ""
-    (strict servers reject null) and no reasoning key."""
-    return [{**{k: v for k, v in m.items() if v is not None}, "content": m.get("content") or ""} for m in messages]
+def verifiers_eval(env_id, env_kwargs, base_url, episodes=2):
+    """The traces of a verifiers v1 eval of ``episodes`` episodes (one rollout each) against ``base_url``."""
+    from causal_gym.integrations.verifiers import evaluate
+
+    return evaluate({"gym_id": env_id, "episodes": episodes, "env_kwargs": json.dumps(env_kwargs)}, base_url, MODEL,
+                    api_key_var="FAKE_API_KEY")
 
 
 @pytest.mark.parametrize("env_id, kwargs", [HEURESIS, CAUSALAB])
 def test_verifiers_rollout_matches_a_direct_run(monkeypatch, direct, env_id, kwargs):
-    pytest.importorskip("verifiers")
-    import verifiers as vf
-
-    from causal_gym.integrations.verifiers import load_environment
+    pytest.importorskip("verifiers.v1")
+    from causal_gym.integrations.core import EpisodeRef as Ref
+    from causal_gym.integrations.verifiers import outcome
 
     monkeypatch.setenv("FAKE_API_KEY", "k")
-    env = load_environment(env_id, episodes=2, env_kwargs=json.dumps(kwargs))
     with FakeOpenAIServer(responder=scripted) as server:
-        client = vf.ClientConfig(api_base_url=server.base_url, api_key_var="FAKE_API_KEY")
-        results = env.evaluate_sync(client=client, model=MODEL, max_concurrent=2, state_columns=["causal_gym"])
+        traces = verifiers_eval(env_id, kwargs, server.base_url)
         verifiers_requests = [r.json for r in server.requests]
     lines, direct_requests = direct(env_id, kwargs)
-    outputs = {output["info"]["instance"]: output for output in results["outputs"]}
-    assert sorted(outputs) == [0, 1]
-    for instance, output in outputs.items():
+    by_instance = {Ref.from_row(trace.task.data.episode).instance: trace for trace in traces}
+    assert sorted(by_instance) == [0, 1]
+    for instance, trace in by_instance.items():
         line = lines[instance]
-        assert output["error"] is None and output["stop_condition"] == "has_final_env_response"
-        assert output["reward"] == line["reward"]
-        assert output["causal_gym"]["scores"] == numeric_scores(line["scores"])
+        assert trace.errors == []
+        assert trace.reward == line["reward"] and outcome(trace)["total_reward"] == line["reward"]
+        assert outcome(trace)["scores"] == numeric_scores(line["scores"])
     ours, theirs = conversations(direct_requests), conversations(verifiers_requests)
     assert set(ours) == set(theirs)
     for key, request in ours.items():
         assert theirs[key]["tools"] == request["tools"]  # the env's schemas, verbatim
-        assert without(as_our_agent_writes(theirs[key]["messages"]), CALL_IDS) == without(request["messages"], CALL_IDS)
+        # the conversation as our agent writes it: no null fields (strict servers reject them)
+        assert without(theirs[key]["messages"], CALL_IDS) == without(request["messages"], CALL_IDS)
 
 
-def test_verifiers_scores_an_episode_the_model_left_open(monkeypatch):
-    pytest.importorskip("verifiers")
-    import verifiers as vf
-
-    from causal_gym.integrations.verifiers import load_environment
+def test_verifiers_scores_an_episode_the_model_leaves_open_under_the_envs_budgets(monkeypatch):
+    pytest.importorskip("verifiers.v1")
+    from causal_gym.integrations.verifiers import outcome
 
     monkeypatch.setenv("FAKE_API_KEY", "k")
-    env = load_environment(HEURESIS[0], episodes=1, env_kwargs=HEURESIS[1], max_turns=2)
     with FakeOpenAIServer(default=text_reply("Still thinking.")) as server:
-        client = vf.ClientConfig(api_base_url=server.base_url, api_key_var="FAKE_API_KEY")
-        (output,) = env.evaluate_sync(client=client, model=MODEL, state_columns=["causal_gym"])["outputs"]
+        (trace,) = verifiers_eval(HEURESIS[0], HEURESIS[1], server.base_url, episodes=1)
+        n_requests = len(server.requests)
     reference = ToolSession(EpisodeRef(HEURESIS[0], env_kwargs=HEURESIS[1]))
-    reference.respond([], "Still thinking.")  # the first reply is played; the turn limit stops the second
-    reference.finish()
-    assert output["causal_gym"]["truncated"] and output["reward"] == reference.total_reward
-    assert output["causal_gym"]["steps"] == reference.steps
+    replies = 0
+    while not reference.done:  # the env's budgets and error limit end it, not a turn limit of verifiers'
+        reference.respond([], "Still thinking.")
+        replies += 1
+    assert trace.errors == [] and n_requests == replies
+    assert trace.reward == reference.total_reward and outcome(trace)["steps"] == reference.steps
+    assert outcome(trace)["scores"] == reference.scores
+
+
+def test_verifiers_taskset_requires_an_env_id():
+    pytest.importorskip("verifiers.v1")
+    from causal_gym.integrations.verifiers import evaluate
+
+    with pytest.raises(ValueError, match="gym_id"):  # no default benchmark
+        evaluate({}, "http://127.0.0.1:9/v1", MODEL)
 
 
 def test_inspect_tasks_name_their_ids_and_refuse_unknown_families():

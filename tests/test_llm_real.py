@@ -117,3 +117,21 @@ def test_a_real_small_model_plays_every_benchmark_to_the_end(server, tmp_path, e
         assert offered["tool_choice"] == "auto"
     assert not any(e.get("event") == "api_error" and e.get("status_code") == 400 for e in transcript)
     assert line["scores"], "the episode was scored"
+
+
+def test_the_verifiers_adapter_plays_against_the_real_server(server, monkeypatch):
+    """verifiers v1 against llama.cpp's server, which rejects what the fake one accepts (a replayed
+    assistant message with ``"tool_calls": null`` was an HTTP 500): every rollout ends without error
+    and is scored by the env."""
+    pytest.importorskip("verifiers.v1")
+    from causal_gym.integrations.verifiers import evaluate, outcome
+
+    monkeypatch.setenv("LOCAL_API_KEY", "local")
+    traces = evaluate({"gym_id": "CausaLab-3node-v0", "episodes": 1, "env_kwargs": {"step_limit": 4}}, server,
+                      "smollm2", api_key_var="LOCAL_API_KEY", sampling={"max_tokens": 200, "temperature": 0.0},
+                      rollouts=2)
+    assert len(traces) == 2
+    for trace in traces:
+        assert trace.errors == [], trace.errors
+        assert outcome(trace)["scores"] and trace.reward == outcome(trace)["total_reward"]
+        assert trace.num_turns >= 2  # the conversation went on after the first tool result

