@@ -9,7 +9,14 @@ words are recomputed from the code.
 from __future__ import annotations
 
 import ast
+import contextlib
+import os
 import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -40,13 +47,47 @@ def _literal_comment(line: str) -> tuple[str, object] | None:
         return None
 
 
+@contextlib.contextmanager
+def _readme_server(block: str):
+    """Run the README's own ``causal-gym serve`` line on a free port for a block that connects to it.
+
+    Yields the block with the README's port swapped for the free one (or unchanged when it needs no
+    server), so the snippet is checked against the real command, not a server the test builds itself.
+    """
+    match = re.search(r"127\.0\.0\.1:(\d+)\"", block)
+    if "GenericEnvClient" not in block or match is None:
+        yield block
+        return
+    (line,) = [line for line in _command_lines() if line.startswith("causal-gym serve ")]
+    argv = shlex.split(line)[1:]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv[argv.index("--port") + 1] = str(port)
+    server = subprocess.Popen([sys.executable, "-m", "causal_gym.cli", *argv],
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            with socket.socket() as client:
+                if client.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None and time.monotonic() < deadline, f"{line!r} did not start"
+            time.sleep(0.5)
+        yield block.replace(f"127.0.0.1:{match.group(1)}", f"127.0.0.1:{port}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def test_the_python_blocks_run_in_order_and_their_stated_values_hold():
     blocks = _blocks("python")
     assert len(blocks) >= 6
     namespace: dict[str, object] = {}
     checked = 0
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 -- the README is ours
+        with _readme_server(block) as runnable:
+            exec(compile(runnable, "README.md", "exec"), namespace)  # noqa: S102 -- the README is ours
         for line in block.splitlines():
             stated = _literal_comment(line)
             if stated is not None:
@@ -79,8 +120,6 @@ def _command_lines() -> list[str]:
 
 
 def test_causal_gym_command_lines_parse():
-    import shlex
-
     parser = cli.build_parser()
     lines = _command_lines()
     assert len(lines) >= 8
