@@ -518,7 +518,7 @@ def test_fast_paths_give_the_traces_of_the_reference_computations(monkeypatch):
                "CausaLab-planner-3node-v0", "CausaLab-planner-5node-v0"]
     fast = _traces(env_ids, 4)
     monkeypatch.setattr(graphs, "_BITWISE_MEEK_NODES", 0)
-    monkeypatch.setattr(world, "_SCALAR_ROWS", 0)
+    monkeypatch.setattr(world.mechanism, "_SCALAR_ROWS", 0)
     monkeypatch.setattr(lab_env, "_parse_text", parse_hypothesis)
     monkeypatch.setattr(scoring, "_imec_size", scoring._imec_size.__wrapped__)
     reference = _traces(env_ids, 4)

@@ -31,14 +31,13 @@ from causal_gym.envs.causalab import (
     train_seeds,
 )
 from causal_gym.envs.causalab.world import (
-    _STREAMS,
-    _Streams,
     draw_exogenous,
     golden_records,
     hidden_config,
     prior_records,
     sample_lab_graph,
 )
+from causal_gym.envs.causalab.world.episodes import _STREAMS, _Streams
 from causal_gym.graphs import topological_order
 
 FIXTURE = Path(__file__).parent / "data" / "causalab_fixture.jsonl"
