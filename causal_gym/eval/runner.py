@@ -97,21 +97,18 @@ plays them again. An episode stuck in one long call is given :data:`DRAIN_SECOND
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import importlib
 import logging
 import signal
 import sys
 import threading
 import time
-import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures.process import BrokenProcessPool
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -120,27 +117,19 @@ from gymnasium.envs.registration import EnvSpec
 import causal_gym
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count, check_real
-from causal_gym._workers import (
-    TimeLimitExceeded,
-    call_with_time_limit,
-    process_pool,
-    start_time_limited_worker,
-)
 from causal_gym.agents.registry import agent_factory, agents, make_agent
 from causal_gym.envs.benchmark import benchmark_of
-from causal_gym.harness.contracts import BindsEnv, ChecksResetOptions, Records
-from causal_gym.harness.rollout import RolloutInterrupted, episode_seeds, rollout
+from causal_gym.eval.executors import DRAIN_SECONDS, play_local, play_ray, play_threaded
 from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
-from causal_gym.seal import OPEN, Seal, resolve_seal
+from causal_gym.eval.worker import STOP, EpisodeTask, stop_request
+from causal_gym.harness.contracts import BindsEnv, ChecksResetOptions
+from causal_gym.harness.rollout import RolloutInterrupted, episode_seeds
+from causal_gym.seal import Seal, resolve_seal
 
 __all__ = ["BACKENDS", "DRAIN_SECONDS", "EpisodeTask", "RunConfig", "RunSummary", "run", "run_plan"]
 
 BACKENDS = ("local", "ray")
 
-DRAIN_SECONDS = 30.0
-"""How long an interrupted run waits for the episodes in flight to write their interrupted lines."""
-
-_STOP = threading.Event()  # set by a stop request; episodes check it before every step
 logger = logging.getLogger(__name__)
 
 
@@ -261,6 +250,11 @@ class RunConfig:
             if self.concurrency > 1:
                 raise ValueError("time_limit plays each episode in a child process; use it with workers, not concurrency")
 
+    @property
+    def resolved_seal(self) -> Seal | None:
+        """:attr:`seal` as ``__post_init__`` left it: a :class:`~causal_gym.seal.Seal` or None, never a secret."""
+        return cast("Seal | None", self.seal)
+
     def to_dict(self) -> dict[str, Any]:
         """The episode-defining fields, as written to ``run.json`` (credentials redacted); ``variants``
         and ``time_limit`` only when set, so stores of runs without them stay resumable."""
@@ -279,7 +273,7 @@ class RunConfig:
             "agent_kwargs": redact(self.agent_kwargs),
             "env_kwargs": self.env_kwargs,
             "max_steps": self.max_steps,
-            "seal": None if self.seal is None else self.seal.fingerprint,
+            "seal": None if self.resolved_seal is None else self.resolved_seal.fingerprint,
             **extra,
         })
 
@@ -305,56 +299,6 @@ def _check_variants(variants: object) -> tuple[dict[str, Any], ...]:
     return tuple(checked)
 
 
-@dataclass(frozen=True)
-class EpisodeTask:
-    """Everything a worker needs to play one episode (picklable: plain values, and the factory of an
-    agent of the caller's ``__main__``)."""
-
-    key: str
-    env_id: str
-    split: str | None
-    instance: int
-    repeat: int
-    env_seed: int
-    agent_seed: int | None
-    agent: str
-    agent_kwargs: Mapping[str, Any]
-    env_kwargs: Mapping[str, Any]
-    max_steps: int
-    seal: Seal | None = field(default=None, repr=False)
-    pass_seal: bool = False
-    variant: str | None = None
-    time_limit: float | None = None
-    factory: Callable[..., Any] | None = field(default=None, repr=False)
-    """The agent's factory when it lives in the caller's ``__main__`` (``"__main__:Factory"``), which no
-    worker runs: the task carries it by value (cloudpickle)."""
-    env_spec: EnvSpec | None = field(default=None, repr=False)
-    """The env's ``EnvSpec`` when the caller's script registered it with an entry point of its own
-    ``__main__``: carried by value likewise, since a worker's registry lacks it."""
-
-    def header(self) -> dict[str, Any]:
-        """The identifying fields of the episode's line."""
-        variant = {} if self.variant is None else {"variant": self.variant}
-        return {
-            **variant,
-            "key": self.key,
-            "env_id": self.env_id,
-            "split": self.split,
-            "instance": self.instance,
-            "repeat": self.repeat,
-            "env_seed": self.env_seed,
-            "agent_seed": self.agent_seed,
-            "agent": self.agent,
-            "agent_kwargs": redact(self.agent_kwargs),
-            "seal": None if self.seal is None else self.seal.fingerprint,
-        }
-
-    def make_env(self) -> gym.Env:
-        """The episode's env; an env that takes ``seal=`` gets the run's seal (or OPEN explicitly)."""
-        kwargs = dict(self.env_kwargs)
-        if self.pass_seal:
-            kwargs["seal"] = OPEN if self.seal is None else self.seal
-        return gym.make(self.env_id if self.env_spec is None else self.env_spec, **kwargs)
 
 
 def _entry(env_id: str) -> tuple[EnvSpec, Callable[..., Any]]:
@@ -424,7 +368,7 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                         agent_kwargs={**agent_kwargs, **({"seed": agent_seed} if seeded else {})},
                         env_kwargs=env_kwargs,
                         max_steps=config.max_steps,
-                        seal=config.seal,
+                        seal=config.resolved_seal,
                         pass_seal=pass_seal[env_id],
                         variant=variant["name"],
                         time_limit=config.time_limit,
@@ -432,229 +376,6 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                         env_spec=_spec_in_main(*entries[env_id]),
                     ))
     return tasks
-
-
-# -- one episode (runs in a worker) --------------------------------------------------------------
-
-
-def _agent_hook(agent: Any, name: str) -> Any:
-    """The agent's optional ``usage()`` / ``transcript()``; a failing hook is recorded, not raised."""
-    hook = getattr(agent, name, None)
-    if not callable(hook):
-        return None
-    try:
-        return to_jsonable(hook())
-    except Exception as exc:  # noqa: BLE001 -- bookkeeping must not cost the episode its scores
-        return {"error": f"{type(exc).__name__}: {exc}"}
-
-
-def _line(task: EpisodeTask, agent: Any, start: float | None, **fields: Any) -> dict[str, Any]:
-    """The store line of ``task``: its header, ``fields`` and the agent's hooks, as plain JSON."""
-    return to_jsonable({
-        **task.header(),
-        **fields,
-        "usage": _agent_hook(agent, "usage"),
-        "transcript": _agent_hook(agent, "transcript"),
-        "wall_time": None if start is None else time.perf_counter() - start,
-        "causal_gym_version": causal_gym.__version__,
-    })
-
-
-def _failure(task: EpisodeTask, agent: Any, start: float | None, trace: Any = None) -> dict[str, Any]:
-    """The failed line of ``task``, from the exception being handled."""
-    exc = sys.exc_info()[1]
-    return _line(
-        task, agent, start, status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
-        reward=None, steps=None, scores={}, record=None, trace=trace,
-    )
-
-
-def _trace(env: Any) -> Any:
-    """The env's call record so far, or None (no episode started, or the record itself is broken)."""
-    base = env.unwrapped if env is not None else None
-    if not isinstance(base, Records):
-        return None
-    try:
-        return to_jsonable(base.record())
-    except Exception:  # noqa: BLE001
-        return None
-
-
-def _play_episode(task: EpisodeTask) -> dict[str, Any]:
-    """Play ``task`` and return its store line (plain JSON values); exceptions become a failed line,
-    a stop request an interrupted one."""
-    start = time.perf_counter()
-    env = agent = None
-    try:
-        env = task.make_env()
-        agent = make_agent(task.agent, task.factory, **task.agent_kwargs)
-        options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
-        record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps,
-                         should_stop=_STOP.is_set)
-        return _line(
-            task, agent, start, status=record.status, error=None, traceback=None, reward=record.total_reward,
-            steps=record.steps, scores=record.final_info.get("scores", {}), record=record.to_dict(), trace=None,
-        )
-    except (RolloutInterrupted, KeyboardInterrupt) as exc:
-        return _line(
-            task, agent, start, status="interrupted", error=f"{type(exc).__name__}: {exc}",
-            traceback=traceback.format_exc(), reward=None, steps=None, scores={}, record=None, trace=_trace(env),
-        )
-    except Exception:  # noqa: BLE001 -- a failed episode is data; the run goes on
-        return _failure(task, agent, start, _trace(env))
-    finally:
-        if env is not None:
-            env.close()
-
-
-def _play(task: EpisodeTask) -> dict[str, Any]:
-    """Play ``task``; under a time limit in the worker process of :func:`~causal_gym._workers.call_with_time_limit`,
-    which is killed when the limit expires (the episode then gets a ``"timeout"`` line)."""
-    if task.time_limit is None:
-        return _play_episode(task)
-    start = time.perf_counter()
-    if _STOP.is_set():  # a task the pool handed over after the stop request: start nothing
-        return _line(task, None, start, status="interrupted", error="RolloutInterrupted: stopped before it started",
-                     traceback=None, reward=None, steps=None, scores={}, record=None, trace=None)
-    try:
-        start_time_limited_worker(__name__)  # the limit counts the episode, not the worker's start-up
-        start = time.perf_counter()
-        return call_with_time_limit(functools.partial(_play_episode, task), task.time_limit)
-    except TimeLimitExceeded:
-        return _line(task, None, start, status="timeout", traceback=None, reward=None, steps=None, scores={},
-                     record=None, trace=None,
-                     error=f"the episode exceeded the run's time limit of {task.time_limit:g} s and was killed")
-    except BrokenProcessPool:
-        return _line(task, None, start, status="failed", traceback=traceback.format_exc(), reward=None, steps=None,
-                     scores={}, record=None, trace=None,
-                     error="the episode's process died without a result (killed, out of memory or crashed)")
-    except (RolloutInterrupted, KeyboardInterrupt) as exc:
-        return _line(task, None, start, status="interrupted", error=f"{type(exc).__name__}: {exc}",
-                     traceback=traceback.format_exc(), reward=None, steps=None, scores={}, record=None, trace=None)
-
-
-def _stop_request(signum: int, frame: Any) -> None:
-    _STOP.set()
-    raise RolloutInterrupted(f"stopped by {signal.Signals(signum).name}")
-
-
-def _stop_on_sigterm() -> None:
-    """Worker set-up: SIGTERM is a stop request."""
-    signal.signal(signal.SIGTERM, _stop_request)
-
-
-# -- backends -----------------------------------------------------------------------------------
-#
-# Each backend plays ``tasks`` and hands every line to ``sink`` as it arrives. On a stop request it
-# stops the episodes in flight, hands their interrupted lines to ``sink`` too, and re-raises.
-
-
-def _drain(futures: dict[Any, EpisodeTask], sink: Callable[[dict[str, Any]], None]) -> None:
-    """Hand over the lines of futures that finish within :data:`DRAIN_SECONDS`; cancel the rest."""
-    from concurrent.futures import wait
-
-    running = [f for f in futures if not f.cancel()]
-    done, _ = wait(running, timeout=DRAIN_SECONDS)
-    for future in done:
-        try:
-            sink(future.result())
-        except BaseException:  # noqa: BLE001 -- a worker lost while stopping: its episode replays anyway
-            pass
-
-
-def _local_results(tasks: list[EpisodeTask], workers: int, sink: Callable[[dict[str, Any]], None]) -> None:
-    if workers == 1:
-        for task in tasks:
-            line = _play(task)
-            sink(line)
-            if line["status"] == "interrupted":
-                raise RolloutInterrupted("stopped")
-        return
-    from concurrent.futures import as_completed
-
-    with process_pool(min(workers, len(tasks)), then=_stop_on_sigterm) as executor:
-        futures = {executor.submit(_play, task): task for task in tasks}
-        try:
-            for future in as_completed(futures):
-                task = futures.pop(future)
-                try:
-                    sink(future.result())
-                except BrokenProcessPool as exc:
-                    raise RuntimeError(
-                        "a worker process died (killed, out of memory or crashed); the episodes finished so far are "
-                        "saved -- run again with the same configuration to continue"
-                    ) from exc
-                except Exception:  # noqa: BLE001 -- e.g. a result that could not be sent back
-                    sink(_failure(task, None, None))
-        except (RolloutInterrupted, KeyboardInterrupt):
-            for process in list(getattr(executor, "_processes", {}).values()):
-                try:
-                    process.terminate()  # SIGTERM: the worker's handler stops its episode
-                except (OSError, ValueError):
-                    pass
-            _drain(futures, sink)
-            raise
-
-
-def _threaded_results(tasks: list[EpisodeTask], concurrency: int, sink: Callable[[dict[str, Any]], None]) -> None:
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="episode") as pool:
-        futures = {pool.submit(_play_episode, task): task for task in tasks}
-        try:
-            for future in as_completed(futures):
-                futures.pop(future)
-                sink(future.result())
-        except (RolloutInterrupted, KeyboardInterrupt):
-            _STOP.set()
-            _drain(futures, sink)
-            raise
-
-
-def _ray_results(
-    tasks: list[EpisodeTask], workers: int, address: str | None, sink: Callable[[dict[str, Any]], None]
-) -> None:
-    try:
-        import ray
-    except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(
-            "backend='ray' needs Ray: pip install 'causal-gym[distributed]'", name=exc.name
-        ) from exc
-    started = not ray.is_initialized()
-    if started:
-        if address is None:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        else:
-            try:
-                ray.init(address=address, log_to_driver=False)
-            except ConnectionError as exc:
-                raise ConnectionError(
-                    f"cannot reach the Ray cluster at {address!r} ({exc}). A cluster started with `ray start` uses "
-                    "token authentication on recent Ray (by default for local clusters since 2.59): run this "
-                    "command with RAY_AUTH_MODE=token and the cluster's token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH "
-                    "or ~/.ray/auth_token)"
-                ) from exc
-    pending: dict[Any, EpisodeTask] = {}
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(_play)
-        queue = list(reversed(tasks))
-        while queue or pending:
-            while queue and len(pending) < workers:
-                task = queue.pop()
-                pending[remote.remote(task)] = task
-            done, _ = ray.wait(list(pending), num_returns=1)
-            task = pending.pop(done[0])
-            try:
-                sink(ray.get(done[0]))
-            except Exception:  # noqa: BLE001 -- a lost worker or node: record it, go on
-                sink(_failure(task, None, None))
-    except (RolloutInterrupted, KeyboardInterrupt):
-        for ref in pending:
-            ray.cancel(ref, force=True)  # cancelled episodes have no line: the next run plays them
-        raise
-    finally:
-        if started:
-            ray.shutdown()
 
 
 # -- progress and summary -----------------------------------------------------------------------
@@ -768,11 +489,11 @@ class RunSummary:
 
 def _summarize(store: RunStore, tasks: list[EpisodeTask], skipped: int, played: int) -> RunSummary:
     latest = store.latest()
-    lines = {task.key: latest.get(task.key) for task in tasks}
-    counts = Counter(line["status"] for line in lines.values() if line is not None)
+    lines = {task.key: latest[task.key] for task in tasks if task.key in latest}
+    counts = Counter(line["status"] for line in lines.values())
     rows = []
     for env_id in dict.fromkeys(task.env_id for task in tasks):
-        mine = [lines[t.key] for t in tasks if t.env_id == env_id and lines[t.key] is not None]
+        mine = [lines[t.key] for t in tasks if t.env_id == env_id and t.key in lines]
         played_ok = [line for line in mine if line["status"] not in UNFINISHED]
         f1 = [(line.get("scores") or {})["adjacency_f1"] for line in played_ok
               if (line.get("scores") or {}).get("adjacency_f1") is not None]
@@ -879,17 +600,17 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
             store.append(line)
             bar.update(line)
 
-        _STOP.clear()
-        previous = _install(signal.SIGTERM, _stop_request)
+        STOP.clear()
+        previous = _install(signal.SIGTERM, stop_request)
         try:
             if todo and config.backend == "ray":
-                _ray_results(todo, config.workers, config.ray_address, sink)
+                play_ray(todo, config.workers, config.ray_address, sink)
             elif todo and config.concurrency > 1:
-                _threaded_results(todo, config.concurrency, sink)
+                play_threaded(todo, config.concurrency, sink)
             elif todo:
-                _local_results(todo, config.workers, sink)
+                play_local(todo, config.workers, sink)
         except (RolloutInterrupted, KeyboardInterrupt):
-            _STOP.set()
+            STOP.set()
             raise
         finally:
             _install(signal.SIGTERM, previous)

@@ -1,0 +1,199 @@
+"""One episode as a worker plays it: the task, its store line, its time limit and stop requests.
+
+:func:`play` is what every executor (:mod:`causal_gym.eval.executors`) runs per episode, in this
+process, a thread, a pool worker or a Ray task; it never raises for the episode's own faults: a
+failure, a timeout or a stop request becomes the episode's line (see :mod:`causal_gym.eval.runner`).
+"""
+
+from __future__ import annotations
+
+import functools
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec
+
+import causal_gym
+from causal_gym._jsonable import to_jsonable
+from causal_gym._workers import (
+    TimeLimitExceeded,
+    call_with_time_limit,
+    start_time_limited_worker,
+)
+from causal_gym.agents.registry import make_agent
+from causal_gym.eval.store import redact
+from causal_gym.harness.contracts import Records
+from causal_gym.harness.rollout import RolloutInterrupted, rollout
+from causal_gym.seal import OPEN, Seal
+
+__all__ = ["STOP", "EpisodeTask", "failure_line", "play", "play_episode", "stop_on_sigterm", "stop_request"]
+
+STOP = threading.Event()
+"""Set by a stop request; episodes check it before every step."""
+
+
+@dataclass(frozen=True)
+class EpisodeTask:
+    """Everything a worker needs to play one episode (picklable: plain values, and the factory of an
+    agent of the caller's ``__main__``)."""
+
+    key: str
+    env_id: str
+    split: str | None
+    instance: int
+    repeat: int
+    env_seed: int
+    agent_seed: int | None
+    agent: str
+    agent_kwargs: Mapping[str, Any]
+    env_kwargs: Mapping[str, Any]
+    max_steps: int
+    seal: Seal | None = field(default=None, repr=False)
+    pass_seal: bool = False
+    variant: str | None = None
+    time_limit: float | None = None
+    factory: Callable[..., Any] | None = field(default=None, repr=False)
+    """The agent's factory when it lives in the caller's ``__main__`` (``"__main__:Factory"``), which no
+    worker runs: the task carries it by value (cloudpickle)."""
+    env_spec: EnvSpec | None = field(default=None, repr=False)
+    """The env's ``EnvSpec`` when the caller's script registered it with an entry point of its own
+    ``__main__``: carried by value likewise, since a worker's registry lacks it."""
+
+    def header(self) -> dict[str, Any]:
+        """The identifying fields of the episode's line."""
+        variant = {} if self.variant is None else {"variant": self.variant}
+        return {
+            **variant,
+            "key": self.key,
+            "env_id": self.env_id,
+            "split": self.split,
+            "instance": self.instance,
+            "repeat": self.repeat,
+            "env_seed": self.env_seed,
+            "agent_seed": self.agent_seed,
+            "agent": self.agent,
+            "agent_kwargs": redact(self.agent_kwargs),
+            "seal": None if self.seal is None else self.seal.fingerprint,
+        }
+
+    def make_env(self) -> gym.Env:
+        """The episode's env; an env that takes ``seal=`` gets the run's seal (or OPEN explicitly)."""
+        kwargs = dict(self.env_kwargs)
+        if self.pass_seal:
+            kwargs["seal"] = OPEN if self.seal is None else self.seal
+        return gym.make(self.env_id if self.env_spec is None else self.env_spec, **kwargs)
+
+
+def _agent_hook(agent: Any, name: str) -> Any:
+    """The agent's optional ``usage()`` / ``transcript()``; a failing hook is recorded, not raised."""
+    hook = getattr(agent, name, None)
+    if not callable(hook):
+        return None
+    try:
+        return to_jsonable(hook())
+    except Exception as exc:  # noqa: BLE001 -- bookkeeping must not cost the episode its scores
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _line(task: EpisodeTask, agent: Any, start: float | None, **fields: Any) -> dict[str, Any]:
+    """The store line of ``task``: its header, ``fields`` and the agent's hooks, as plain JSON."""
+    return to_jsonable({
+        **task.header(),
+        **fields,
+        "usage": _agent_hook(agent, "usage"),
+        "transcript": _agent_hook(agent, "transcript"),
+        "wall_time": None if start is None else time.perf_counter() - start,
+        "causal_gym_version": causal_gym.__version__,
+    })
+
+
+def failure_line(task: EpisodeTask, agent: Any, start: float | None, trace: Any = None) -> dict[str, Any]:
+    """The failed line of ``task``, from the exception being handled."""
+    exc = sys.exc_info()[1]
+    return _line(
+        task, agent, start, status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
+        reward=None, steps=None, scores={}, record=None, trace=trace,
+    )
+
+
+def _trace(env: Any) -> Any:
+    """The env's call record so far, or None (no episode started, or the record itself is broken)."""
+    base = env.unwrapped if env is not None else None
+    if not isinstance(base, Records):
+        return None
+    try:
+        return to_jsonable(base.record())
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def play_episode(task: EpisodeTask) -> dict[str, Any]:
+    """Play ``task`` and return its store line (plain JSON values); exceptions become a failed line,
+    a stop request an interrupted one."""
+    start = time.perf_counter()
+    env = agent = None
+    try:
+        env = task.make_env()
+        agent = make_agent(task.agent, task.factory, **task.agent_kwargs)
+        options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
+        record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps,
+                         should_stop=STOP.is_set)
+        return _line(
+            task, agent, start, status=record.status, error=None, traceback=None, reward=record.total_reward,
+            steps=record.steps, scores=record.final_info.get("scores", {}), record=record.to_dict(), trace=None,
+        )
+    except (RolloutInterrupted, KeyboardInterrupt) as exc:
+        return _line(
+            task, agent, start, status="interrupted", error=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(), reward=None, steps=None, scores={}, record=None, trace=_trace(env),
+        )
+    except Exception:  # noqa: BLE001 -- a failed episode is data; the run goes on
+        return failure_line(task, agent, start, _trace(env))
+    finally:
+        if env is not None:
+            env.close()
+
+
+def play(task: EpisodeTask) -> dict[str, Any]:
+    """Play ``task``; under a time limit in the worker process of :func:`~causal_gym._workers.call_with_time_limit`,
+    which is killed when the limit expires (the episode then gets a ``"timeout"`` line)."""
+    if task.time_limit is None:
+        return play_episode(task)
+    start = time.perf_counter()
+    if STOP.is_set():  # a task the pool handed over after the stop request: start nothing
+        return _line(task, None, start, status="interrupted", error="RolloutInterrupted: stopped before it started",
+                     traceback=None, reward=None, steps=None, scores={}, record=None, trace=None)
+    try:
+        start_time_limited_worker(__name__)  # the limit counts the episode, not the worker's start-up
+        start = time.perf_counter()
+        return call_with_time_limit(functools.partial(play_episode, task), task.time_limit)
+    except TimeLimitExceeded:
+        return _line(task, None, start, status="timeout", traceback=None, reward=None, steps=None, scores={},
+                     record=None, trace=None,
+                     error=f"the episode exceeded the run's time limit of {task.time_limit:g} s and was killed")
+    except BrokenProcessPool:
+        return _line(task, None, start, status="failed", traceback=traceback.format_exc(), reward=None, steps=None,
+                     scores={}, record=None, trace=None,
+                     error="the episode's process died without a result (killed, out of memory or crashed)")
+    except (RolloutInterrupted, KeyboardInterrupt) as exc:
+        return _line(task, None, start, status="interrupted", error=f"{type(exc).__name__}: {exc}",
+                     traceback=traceback.format_exc(), reward=None, steps=None, scores={}, record=None, trace=None)
+
+
+def stop_request(signum: int, frame: Any) -> None:
+    STOP.set()
+    raise RolloutInterrupted(f"stopped by {signal.Signals(signum).name}")
+
+
+def stop_on_sigterm() -> None:
+    """Worker set-up: SIGTERM is a stop request."""
+    signal.signal(signal.SIGTERM, stop_request)
+
