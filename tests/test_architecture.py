@@ -26,6 +26,24 @@ def test_import_contracts_hold():
     assert "0 broken" in result.stdout
 
 
+MODULE_LINE_LIMIT = 1000
+
+
+def test_no_module_over_the_line_limit_without_a_reason_at_its_top():
+    """A module over 1,000 lines holds several concepts unless its docstring opens by saying why not."""
+    import ast
+
+    unexplained = []
+    for path in sorted((ROOT / "causal_gym").rglob("*.py")):
+        text = path.read_text()
+        if text.count("\n") <= MODULE_LINE_LIMIT:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if "Why one module" not in "\n".join(doc.split("\n\n")[:2]):
+            unexplained.append(f"{path.relative_to(ROOT)} ({text.count(chr(10))} lines)")
+    assert not unexplained, f"split these by concept or say at the top why not: {unexplained}"
+
+
 def test_every_benchmark_folder_is_under_the_contracts():
     """A new benchmark folder must join the independence and 'names no benchmark' contracts."""
     import tomllib
