@@ -104,13 +104,14 @@ import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.agents.context import ContextOverflow, ContextWindow, is_overflow
+from causal_gym.agents.retry import RetryPolicy
 from causal_gym.agents.signatures import describe_tools
 from causal_gym.harness.agent import TaskSpec
 from causal_gym.harness.tool_env import LAST_TURN
@@ -422,6 +423,25 @@ class LLMAgent:
     False
     """
 
+    # Episode state, set by _clear_episode() (declared here so its types hold before the first reset)
+    _messages: list[dict[str, Any]]
+    _transcript: list[dict[str, Any]]
+    _queue: list[_Call]
+    _played: _Call | None
+    _prompt_tokens: int
+    _completion_tokens: int
+    _n_requests: int
+    _n_retries: int
+    _n_api_errors: int
+    _n_invalid_calls: int
+    _n_without_usage: int
+    _n_rejected_calls: int
+    _n_tool_calls: int
+    _turns_dropped: int
+    _n_unreadable: int
+    _jitter: np.random.Generator
+    _started: float
+
     def __init__(
         self,
         model: str | None = None,
@@ -608,7 +628,7 @@ class LLMAgent:
             for call in self._queue:
                 self._answer(call, NOT_RUN_TEXT)
             self._queue.clear()
-            self._say({"role": "user", "content": LAST_TURN_TEXT[self._mode]})
+            self._say({"role": "user", "content": LAST_TURN_TEXT[self._reset_mode]})
         if not self._queue:
             self._queue.extend(self._ask(last_turn))
         self._played = self._queue.pop(0)
@@ -652,11 +672,18 @@ class LLMAgent:
 
     # -- conversation --------------------------------------------------------------------------
 
+    @property
+    def _reset_mode(self) -> str:
+        """The tool mode, which :meth:`reset` settles (``tool_mode="auto"`` probes the server)."""
+        if self._mode is None:
+            raise RuntimeError("the tool mode is settled by reset(task): call it first")
+        return self._mode
+
     def _clear_episode(self) -> None:
-        self._messages: list[dict[str, Any]] = []
-        self._transcript: list[dict[str, Any]] = []
-        self._queue: list[_Call] = []
-        self._played: _Call | None = None
+        self._messages = []
+        self._transcript = []
+        self._queue = []
+        self._played = None
         self._prompt_tokens = self._completion_tokens = 0
         self._n_requests = self._n_retries = self._n_api_errors = self._n_invalid_calls = self._n_without_usage = 0
         self._n_rejected_calls = self._n_tool_calls = self._turns_dropped = self._n_unreadable = 0
@@ -756,7 +783,7 @@ class LLMAgent:
             if content.strip():
                 return [_Call(None, SUBMIT, {"edges": content})]
             return [_Call(None, SUBMIT, {"reply": ""}, EMPTY_SUBMISSION_TEXT)]
-        return [_Call(None, None, {"reply": content[:_RAW_CHARS]}, NO_TOOL_CALL_TEXT[self._mode])]
+        return [_Call(None, None, {"reply": content[:_RAW_CHARS]}, NO_TOOL_CALL_TEXT[self._reset_mode])]
 
     def _action(self, call: _Call) -> Any:
         if call.problem is not None:
@@ -819,13 +846,13 @@ class LLMAgent:
         return messages
 
     def _complete(self, tools: Sequence[Mapping[str, Any]]) -> Any:
-        """One chat completion: fitted to the context, with retries of transient failures."""
+        """One chat completion: fitted to the context (learnt from overflow errors, at most three
+        times), with the retries :class:`~causal_gym.agents.retry.RetryPolicy` allows."""
         import openai
 
         tools = tools if self._mode == "native" else ()
-        transient = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
-        attempt = timeouts = overflows = 0
-        previous = None
+        policy = RetryPolicy(self.max_retries, self.retry_base_delay, self.retry_max_delay, self._jitter)
+        overflows = 0
         while True:
             messages = self._fitted(tools)
             self._n_requests += 1
@@ -841,32 +868,22 @@ class LLMAgent:
                     self._transcript.append({"event": "context_overflow", "status_code": status,
                                              "message": text[:_RAW_CHARS], "window": self._context.window})
                     continue
-                timeout = isinstance(exc, openai.APITimeoutError)
-                deterministic = status is not None and status >= 500 and (
-                    text == previous or "validation error" in text.lower() or "input should be" in text.lower())
-                retry = (isinstance(exc, transient) and attempt < self.max_retries and not deterministic
-                         and not (timeout and timeouts >= 1))
-                delay = self._backoff(attempt, exc) if retry else None
+                attempt = policy.attempt + 1
+                decision = policy.decide(exc)
                 self._transcript.append({
                     "event": "api_error", "status_code": status, "error": type(exc).__name__,
-                    "message": text[:_RAW_CHARS], "attempt": attempt + 1, "retry_in": delay,
+                    "message": text[:_RAW_CHARS], "attempt": attempt, "retry_in": decision.delay,
                 })
-                if not retry:
-                    kind = ("deterministic" if deterministic else "retries exhausted") if isinstance(exc, transient) \
-                        else "not retryable"
+                if not decision.retry:
                     raise LLMRequestError(
-                        f"chat completion failed ({kind}) after {attempt + 1} request(s): {type(exc).__name__}: {exc}",
+                        f"chat completion failed ({decision.kind}) after {attempt} request(s): {type(exc).__name__}: {exc}",
                         status,
-                        attempt + 1,
+                        attempt,
                     ) from exc
-                logger.warning(
-                    "chat completion failed (%s); retry %d in %.2f s", type(exc).__name__, attempt + 1, delay
-                )
-                previous = text
-                timeouts += timeout
+                logger.warning("chat completion failed (%s); retry %d in %.2f s", type(exc).__name__, attempt,
+                               decision.delay)
                 self._n_retries += 1
-                attempt += 1
-                time.sleep(delay)
+                time.sleep(cast(float, decision.delay))
                 continue
             usage = getattr(response, "usage", None)
             if usage is not None and usage.prompt_tokens:
@@ -894,14 +911,3 @@ class LLMAgent:
             self._probe = {"event": "tool_mode_probe", "mode": mode, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         logger.info("tool mode probe: %s", self._probe)
         return mode
-
-    def _backoff(self, attempt: int, exc: Exception) -> float:
-        """Exponential backoff with jitter, at least a numeric ``Retry-After``; both capped."""
-        delay = min(self.retry_max_delay, self.retry_base_delay * 2.0**attempt) * (0.5 + 0.5 * self._jitter.random())
-        response = getattr(exc, "response", None)
-        header = response.headers.get("retry-after") if response is not None else None
-        try:
-            delay = max(delay, min(self.retry_max_delay, float(header))) if header is not None else delay
-        except ValueError:
-            pass
-        return delay
