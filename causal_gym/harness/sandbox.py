@@ -416,6 +416,7 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
         workdir = None
         argv, scratch = namespaces.command(backend, interpreter_args, limits.file_mb * 2**20), namespaces.SCRATCH
     status_read, status_write = os.pipe()
+    write_open = True
     try:
         with _anonymous_file(matrix) as data_file, _anonymous_file(source) as code_file:
             config = {
@@ -446,16 +447,17 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
                 pass_fds=(status_write, data_file.fileno(), code_file.fileno()),
             )
         os.close(status_write)
-        status_write = None
+        write_open = False
         try:
             kept, total_bytes, status = _collect(proc, status_read, deadline, 4 * limits.max_output_chars)
             timed_out = not _wait_for_exit(proc.pid, deadline)
         finally:
             _kill_sandbox(proc.pid, namespaced=workdir is None)
             proc.wait()
-            proc.stdout.close()
+            if proc.stdout is not None:
+                proc.stdout.close()
     finally:
-        if status_write is not None:
+        if write_open:
             os.close(status_write)
         os.close(status_read)
         if workdir is not None:
@@ -489,6 +491,8 @@ def _collect(
     kept = bytearray()
     status = bytearray()
     total = 0
+    if proc.stdout is None:
+        raise RuntimeError("the sandbox process was started without a stdout pipe")
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout.fileno(), selectors.EVENT_READ, "output")
         selector.register(status_fd, selectors.EVENT_READ, "status")

@@ -231,7 +231,8 @@ def show(exc, skip_frames):
 def flush_output():
     for stream in (sys.stdout, sys.__stdout__):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except BaseException:
             pass
 

@@ -264,6 +264,13 @@ class ToolEnv(gym.Env):
         if self._phase is None:
             raise RuntimeError("no episode yet: call reset() first")
 
+    @property
+    def _open_phase(self) -> int:
+        """The phase of the episode in play (:data:`OPEN`, :data:`LAST_TURN` or :data:`DONE`)."""
+        if self._phase is None:
+            raise RuntimeError("no episode yet: call reset() first")
+        return self._phase
+
     def _open_step(self, call: ToolCall | ToolError) -> Outcome:
         """An open-phase step (its step unit is charged): an invalid action is an error, a call runs."""
         if isinstance(call, ToolError):

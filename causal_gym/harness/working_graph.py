@@ -452,7 +452,7 @@ def _triangle(img: np.ndarray, corners: np.ndarray, colour: tuple[int, int, int]
 
     def inside(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
         s = np.stack([cross(a, b, xs, ys), cross(b, c, xs, ys), cross(c, a, xs, ys)])
-        return (s >= 0).all(axis=0) | (s <= 0).all(axis=0)
+        return np.asarray((s >= 0).all(axis=0) | (s <= 0).all(axis=0))
 
     lo, hi = corners.min(axis=0), corners.max(axis=0)
     _paint(img, (lo[0], lo[1], hi[0], hi[1]), inside, colour)

@@ -405,14 +405,14 @@ class WorkingGraphEnv(ToolEnv):
         )
 
     def _tool_set_edge(self, x: int, y: int, relation: str) -> ToolResult:
-        before = relation_of(self._graph, x, y)
-        self._graph = set_relation(self._graph, x, y, relation)
+        before = relation_of(self._working, x, y)
+        self._graph = set_relation(self._working, x, y, relation)
         data = {"x": variable_name(x), "y": variable_name(y), "relation": relation, "previous": before}
         return ToolResult(f"set {_pair_text(x, y, relation)} (was: {_pair_text(x, y, before)})", data)
 
     def _tool_submit(self, edges: str) -> ToolResult:
         if not edges.strip():
-            graph, source = self._graph.copy(), SUBMISSION_SOURCES[0]
+            graph, source = self._working.copy(), SUBMISSION_SOURCES[0]
         else:
             try:
                 graph, source = parse_edge_list(edges, self.d), SUBMISSION_SOURCES[1]
@@ -435,7 +435,7 @@ class WorkingGraphEnv(ToolEnv):
         are free), so the orientations that make it cyclic are dropped rather than scored; the last step
         keeps every remaining arrow and leaves a DAG.
         """
-        graph = self._graph.copy()
+        graph = self._working.copy()
         while (cycle := directed_cycle(graph)) is not None:
             for a, b in zip(cycle, cycle[1:]):
                 graph[b, a] = 1
@@ -496,13 +496,20 @@ class WorkingGraphEnv(ToolEnv):
 
     # -- observation, info and rendering ---------------------------------------------------------
 
+    @property
+    def _working(self) -> np.ndarray:
+        """The working graph of the episode in play (:meth:`reset` sets it)."""
+        if self._graph is None:
+            raise RuntimeError("no episode yet: call reset() first")
+        return self._graph
+
     def _observation(self) -> dict[str, Any]:
         return {
-            "working_graph": self._graph.copy(),
+            "working_graph": self._working.copy(),
             "budgets_remaining": self._budgets.fractions(),
             "last_result": display_text(self._last_text, self.toolbox.text_max_length),
             "last_ok": np.int64(self._last_ok),
-            "phase": np.int64(self._phase),
+            "phase": np.int64(self._open_phase),
             **copy.deepcopy(self._extras),
         }
 
@@ -523,11 +530,11 @@ class WorkingGraphEnv(ToolEnv):
     def _render(self) -> str | np.ndarray:
         """The working graph as text (``"ansi"``) or a 400x400 RGB drawing (``"rgb_array"``)."""
         if self.render_mode == "ansi":
-            return f"{render_ansi(self._graph)}\nphase {self._phase}; {self._remaining_text()}\n"
-        return render_rgb(self._graph)
+            return f"{render_ansi(self._working)}\nphase {self._phase}; {self._remaining_text()}\n"
+        return render_rgb(self._working)
 
     def state_summary(self) -> str:
         """The working graph's edge list and the budgets left (see :meth:`ToolEnv.state_summary`)."""
         self._require_episode()
-        edges = format_edge_list(self._graph) or "none"
+        edges = format_edge_list(self._working) or "none"
         return f"working graph edges: {edges}; {self._remaining_text()}"
