@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
