@@ -99,6 +99,9 @@ def test_one_load_serves_many_datasets(method):
         np.testing.assert_array_equal(r.graph, (r.probabilities > r.threshold).astype(np.int8))
     # inference is a pure function of the data: the same dataset twice gives the same probabilities
     np.testing.assert_allclose(results[0].probabilities, method.infer(datasets[0]))
+    # max_rows reads the first rows only: the same as passing them
+    capped = load("edgenet", max_rows=30)
+    np.testing.assert_allclose(capped.infer(datasets[1]), method.infer(datasets[1][:30]), atol=1e-6)
 
 
 def test_checkpoint_separates_a_strong_dependence_from_independence(method):
@@ -118,6 +121,8 @@ def test_bad_input_is_a_clear_error(method):
         method.infer(bad)
     with pytest.raises(ValueError, match="threshold"):
         load("edgenet", threshold=1.5)
+    with pytest.raises(ValueError, match="max_rows"):
+        load("edgenet", max_rows=1)
     with pytest.raises(ValueError, match="amortized method"):
         load("avici")
 

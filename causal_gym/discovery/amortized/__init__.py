@@ -69,17 +69,24 @@ def default_checkpoint() -> Path:
 
 
 class EdgeNetMethod:
-    """:class:`.network.EdgeNet` from a checkpoint; columns are standardized before the forward pass."""
+    """:class:`.network.EdgeNet` from a checkpoint; columns are standardized before the forward pass.
+
+    ``max_rows`` caps the rows the network reads (the first ones; rows are i.i.d.): attention over
+    samples is quadratic in them, so a cap trades information for speed. None reads all.
+    """
 
     name = "edgenet"
 
-    def __init__(self, path: str | Path | None = None, threshold: float = 0.5) -> None:
+    def __init__(self, path: str | Path | None = None, threshold: float = 0.5, max_rows: int | None = None) -> None:
         import torch
 
         from causal_gym.discovery.amortized.network import EdgeNet
 
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must lie in (0, 1), got {threshold}")
+        if max_rows is not None and max_rows < 2:
+            raise ValueError(f"max_rows must be None or at least 2, got {max_rows}")
+        self.max_rows = max_rows
         start = time.perf_counter()
         state = torch.load(Path(path) if path is not None else default_checkpoint(), map_location="cpu")
         self.net = EdgeNet(**state["hyper"])
@@ -91,7 +98,7 @@ class EdgeNetMethod:
     def infer(self, data: np.ndarray) -> np.ndarray:
         import torch
 
-        x = check_data(data)
+        x = check_data(data)[: self.max_rows]
         x = (x - x.mean(axis=0)) / x.std(axis=0)
         with torch.no_grad():
             logits = self.net(torch.as_tensor(x, dtype=torch.float32)[None])[0]
