@@ -25,6 +25,8 @@ import json
 import os
 import sys
 import time
+from collections import deque
+from concurrent.futures import Future
 from pathlib import Path
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -33,11 +35,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from causal_gym._workers import stop_pool, worker_pool  # noqa: E402
 from causal_gym.discovery.amortized.network import EdgeNet  # noqa: E402
 from causal_gym.envs.arena.prior import PRIORS, draw  # noqa: E402
 from causal_gym.metrics import directed_edge_scores, edge_average_precision  # noqa: E402
 
 DEV_SEED = 10_000_000  # dev seeds start here; training seeds stay below it
+PREFETCH = 4  # batches drawn ahead by the data worker
 
 
 def standardize(x: np.ndarray) -> np.ndarray:
@@ -45,18 +49,17 @@ def standardize(x: np.ndarray) -> np.ndarray:
     return (x - x.mean(axis=0)) / x.std(axis=0)
 
 
-def batch(prior_name: str, seeds: range, rows: int, gen: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Datasets and true graphs for ``seeds``, all at one ``d`` drawn from the prior, ``rows`` rows each.
+def datasets(prior_name: str, seeds: range, d: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Standardized datasets ``(batch, rows, d)`` and true graphs ``(batch, d, d)`` for ``seeds``.
 
     Rows are i.i.d., so ``rows`` rows are a subsample of a dataset of any ``n`` in the prior; fewer
     rows make a step cheaper (attention over samples is quadratic in them), and the network's mean
-    over samples reads any ``n`` at inference.
+    over samples reads any ``n`` at inference. Runs in the data worker (a pure function of its
+    arguments, so the data do not depend on which process draws them).
     """
     prior = PRIORS[prior_name]
-    d = int(gen.integers(prior.d[0], prior.d[1] + 1))
-    n = rows
-    xs, gs = zip(*(draw(prior, s, d=d, n=n)[:2] for s in seeds))
-    return torch.as_tensor(np.stack([standardize(x) for x in xs]), dtype=torch.float32), torch.as_tensor(np.stack(gs), dtype=torch.float32)
+    xs, gs = zip(*(draw(prior, s, d=d, n=rows)[:2] for s in seeds))
+    return np.stack([standardize(x) for x in xs]).astype(np.float32), np.stack(gs).astype(np.float32)
 
 
 def evaluate(net: EdgeNet, dev: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
@@ -118,8 +121,23 @@ def main() -> None:
     losses: list[float] = []
     start, seen, step, stopped_early = time.perf_counter(), 0, 0, False
     seed0 = args.seed * 1_000_000  # training seeds: seed0 + 0, 1, 2, ... (one fresh dataset each)
+    prior = PRIORS[args.prior]
+    # one worker process draws the next batches while this one trains (drawing is about half a step)
+    pool = worker_pool(1)
+    queue: deque[Future[tuple[np.ndarray, np.ndarray]]] = deque()
+
+    def submit(k: int) -> None:
+        d = int(gen.integers(prior.d[0], prior.d[1] + 1))
+        first = seed0 + k * args.batch
+        queue.append(pool.submit(datasets, args.prior, range(first, first + args.batch), d, args.rows))
+
+    for k in range(min(PREFETCH, args.steps)):
+        submit(k)
     for step in range(1, args.steps + 1):
-        x, g = batch(args.prior, range(seed0 + seen, seed0 + seen + args.batch), args.rows, gen)
+        xs, gs = queue.popleft().result()
+        if step + PREFETCH <= args.steps:
+            submit(step + PREFETCH - 1)
+        x, g = torch.from_numpy(xs), torch.from_numpy(gs)
         seen += args.batch
         logits = net(x)
         off = ~torch.eye(g.shape[1], dtype=torch.bool)
@@ -154,6 +172,7 @@ def main() -> None:
         if out_of_time:
             stopped_early = True
             break
+    stop_pool(pool)
     print("stopped by --max-minutes" if stopped_early else "done", flush=True)
 
 
