@@ -62,6 +62,7 @@ import numpy as np
 from causal_gym._validation import check_choice, check_data
 from causal_gym.discovery import (anm, dagma, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc, random_regress,
                                   xges_search)
+from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
 
 __all__ = [
@@ -94,9 +95,9 @@ INTERVENTIONAL_METHODS = ("gies", "gies_fast")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 
-def methods() -> tuple[str, ...]:
-    """Names accepted by :func:`run`."""
-    return tuple(_METHODS)
+def methods(kind: str = "batch") -> tuple[str, ...]:
+    """Names accepted by :func:`run` (``kind="batch"``), or by :func:`.amortized.load` (``"amortized"``)."""
+    return tuple(_METHODS) if check_choice(kind, ("batch", "amortized"), "kind") == "batch" else tuple(AMORTIZED_METHODS)
 
 
 def method_options(name: str) -> dict[str, object]:

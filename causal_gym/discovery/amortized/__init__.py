@@ -1,0 +1,132 @@
+"""Amortized (pretrained) discovery: load a network once, then infer edge probabilities per dataset.
+
+A batch method (:func:`causal_gym.discovery.run`) pays its whole cost per dataset; an amortized one
+pays a load once and a forward pass per dataset, so results keep ``load_seconds`` apart from
+``infer_seconds``. The output is a probability per ordered pair (``probabilities[i, j]`` for
+``i -> j``), so AUPRC, thresholds and calibration are available; ``graph`` thresholds it.
+
+=============  =================================================================================
+name           method
+=============  =================================================================================
+``edgenet``    our AVICI-style network (:mod:`.network`), trained on a declared arena prior by
+               ``examples/train_amortized.py``; the checkpoint and its training card ship here
+=============  =================================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from causal_gym._validation import check_choice, check_data
+
+__all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "AMORTIZED_METHODS", "load", "default_checkpoint"]
+
+
+@dataclass(frozen=True, eq=False)
+class AmortizedResult:
+    """One dataset's inference: edge probabilities, the thresholded graph and the timing split."""
+
+    method: str
+    probabilities: np.ndarray
+    graph: np.ndarray
+    threshold: float
+    load_seconds: float
+    infer_seconds: float
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class AmortizedMethod(Protocol):
+    """What an amortized method offers after :func:`load`."""
+
+    name: str
+    threshold: float
+    load_seconds: float
+
+    def infer(self, data: np.ndarray) -> np.ndarray:
+        """``(d, d)`` edge probabilities for one ``(n, d)`` dataset, zero diagonal."""
+        ...
+
+    def run(self, data: np.ndarray) -> AmortizedResult:
+        """:meth:`infer` timed and thresholded."""
+        ...
+
+    def run_many(self, datasets: Sequence[np.ndarray]) -> list[AmortizedResult]:
+        """:meth:`run` on each of ``k`` datasets, one load for all."""
+        ...
+
+
+def default_checkpoint() -> Path:
+    """The shipped checkpoint (its card is ``edgenet.card.json`` beside it)."""
+    return Path(str(resources.files(__package__) / "edgenet.pt"))
+
+
+class EdgeNetMethod:
+    """:class:`.network.EdgeNet` from a checkpoint; columns are standardized before the forward pass.
+
+    ``max_rows`` caps the rows the network reads (the first ones; rows are i.i.d.): attention over
+    samples is quadratic in them, so a cap trades information for speed. None reads all.
+    """
+
+    name = "edgenet"
+
+    def __init__(self, path: str | Path | None = None, threshold: float = 0.5, max_rows: int | None = None) -> None:
+        import torch
+
+        from causal_gym.discovery.amortized.network import EdgeNet
+
+        if not 0.0 < threshold < 1.0:
+            raise ValueError(f"threshold must lie in (0, 1), got {threshold}")
+        if max_rows is not None and max_rows < 2:
+            raise ValueError(f"max_rows must be None or at least 2, got {max_rows}")
+        self.max_rows = max_rows
+        start = time.perf_counter()
+        state = torch.load(Path(path) if path is not None else default_checkpoint(), map_location="cpu")
+        self.net = EdgeNet(**state["hyper"])
+        self.net.load_state_dict(state["weights"])
+        self.net.eval()
+        self.threshold = threshold
+        self.load_seconds = time.perf_counter() - start
+
+    def infer(self, data: np.ndarray) -> np.ndarray:
+        import torch
+
+        x = check_data(data)[: self.max_rows]
+        x = (x - x.mean(axis=0)) / x.std(axis=0)
+        with torch.no_grad():
+            logits = self.net(torch.as_tensor(x, dtype=torch.float32)[None])[0]
+        p = torch.sigmoid(logits).numpy().astype(float)
+        np.fill_diagonal(p, 0.0)
+        return p
+
+    def run(self, data: np.ndarray) -> AmortizedResult:
+        start = time.perf_counter()
+        p = self.infer(data)
+        seconds = time.perf_counter() - start
+        return AmortizedResult(self.name, p, (p > self.threshold).astype(np.int8), self.threshold, self.load_seconds, seconds)
+
+    def run_many(self, datasets: Sequence[np.ndarray]) -> list[AmortizedResult]:
+        return [self.run(data) for data in datasets]
+
+
+AMORTIZED_METHODS: dict[str, type] = {"edgenet": EdgeNetMethod}
+
+
+def load(name: str, path: str | Path | None = None, **options: Any) -> AmortizedMethod:
+    """Load amortized method ``name`` (default: its shipped checkpoint) once; then call ``run``/``run_many``."""
+    name = check_choice(name, tuple(AMORTIZED_METHODS), "amortized method")
+    method: AmortizedMethod = AMORTIZED_METHODS[name](path, **options)
+    return method
+
+
+def read_card(path: str | Path | None = None) -> dict[str, Any]:
+    """The training card beside a checkpoint (prior, steps, seed, wall time, data seen)."""
+    checkpoint = Path(path) if path is not None else default_checkpoint()
+    return dict(json.loads(checkpoint.with_suffix(".card.json").read_text()))
