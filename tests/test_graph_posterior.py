@@ -197,6 +197,28 @@ def test_dp_handles_scores_hundreds_of_nats_apart():
     np.testing.assert_allclose(post.edge_probs, brute_force_marginals(scores), atol=ATOL_DP, rtol=0)
 
 
+def test_linear_dp_equals_the_log_dp_where_it_holds():
+    # the design env's regime: d = 10, about 55 rows, a batch of episodes
+    rng = np.random.default_rng(5)
+    data = rng.normal(size=(12, 55, 10)) @ np.triu(rng.normal(scale=2.0, size=(10, 10)), 1) + rng.normal(size=(12, 55, 10))
+    beta = gp.bge_local_scores(gp.BGeStats.from_data(data)) + gp.log_parent_prior(10)
+    parent_set, log_z, held = gp._linear_dp(beta, 10)
+    assert held.all()
+    reference, reference_z = gp._log_dp(beta, 10)
+    np.testing.assert_allclose(parent_set, reference, atol=1e-11, rtol=0)
+    np.testing.assert_allclose(log_z, reference_z, atol=1e-9, rtol=1e-13)
+
+
+def test_a_batch_mixing_spreads_takes_the_log_dp_where_the_linear_one_underflows():
+    rng = np.random.default_rng(1)
+    scores = np.stack([rng.normal(scale=scale, size=(4, 8)) for scale in (4.0, 900.0, 1.0, 2000.0)])
+    held = gp._linear_dp(scores + gp.log_parent_prior(4), 4)[2]
+    assert held.tolist() == [True, False, True, False]  # 900 nats and more apart: exp underflows
+    post = gp.edge_posterior(scores)
+    for k in range(4):
+        np.testing.assert_allclose(post.edge_probs[k], brute_force_marginals(scores[k]), atol=ATOL_DP, rtol=0)
+
+
 @pytest.mark.parametrize("large", [False, True])
 @pytest.mark.parametrize("upward", [False, True])
 def test_subset_sums_equal_explicit_sums(monkeypatch, large, upward):

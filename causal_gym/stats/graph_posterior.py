@@ -97,10 +97,15 @@ With ``beta_j(P) = rho_j(P) exp(score(j, P))``, in log space throughout:
    ``beta_j(P) gamma_j(P) / p(data)``; summing it over the sets containing ``i`` gives
    ``P(i -> j | data)``.
 
-The two subset transforms run in linear space on bands of at most 1300 nats of the log values
-(so nothing under- or overflows: exact up to rounding however far apart the scores are) as 0/1
-matrix products; the sums over orders are log-sum-exps over the ``C(d, k) x k`` terms of each
-subset size, forward and backward in one pass. Every step is batched over leading axes.
+First in linear space (:func:`_linear_dp`): each ``beta_j`` is exponentiated once relative to its
+maximum, every level of the sums over orders is divided by its own maximum, and those scales,
+carried as logs, factor out of every sum; then only additions and multiplications remain, about
+2.5x faster. Where anything would come near underflow (scores many hundreds of nats apart) that
+batch member is redone in log space (:func:`_log_dp`): the two subset transforms run in linear
+space on bands of at most 1300 nats of the log values (so nothing under- or overflows: exact up
+to rounding however far apart the scores are) as 0/1 matrix products; the sums over orders are
+log-sum-exps over the ``C(d, k) x k`` terms of each subset size, forward and backward in one
+pass. Every step is batched over leading axes.
 
 Cost of one update
 ------------------
@@ -746,14 +751,10 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
     check_choice(parent_prior, PARENT_PRIORS, "parent prior")
     beta = (s + _log_parent_prior(d, parent_prior)).reshape(-1, d, 1 << q)
     m = beta.shape[0]
-    alpha = _zeta(beta, q, upward=False).reshape(m, d << q)
-    forward, backward = _sums_over_orders(alpha, d)
-
-    expand = tables["expand"]
-    log_z = forward[:, -1]
-    below = forward[:, expand] + backward[:, expand | (1 << np.arange(d))[:, None]]  # (m, d, 2^q)
-    gamma = _zeta(below, q, upward=True)
-    parent_set = np.exp(beta + gamma - log_z[:, None, None])
+    parent_set, log_z, exact = _linear_dp(beta, d)
+    if not exact.all():  # the few the linear pass cannot hold: the log-space DP, exact at any spread
+        redo = np.flatnonzero(~exact)
+        parent_set[redo], log_z[redo] = _log_dp(beta[redo], d)
     edges = np.zeros((m, d, d))
     if q:
         marginal = parent_set @ tables["bits"]  # (m, d, q): P(parent_of[j, b] -> j)
@@ -772,6 +773,66 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
         parent_set.reshape(*batch, d, 1 << q),
         (log_z - log_prior_z).reshape(batch),
     )
+
+
+_NORMAL = 1e-250
+"""Smallest value the linear DP keeps (far above the subnormals): below it an episode goes to the log-space DP."""
+
+_MAX_LOG_WEIGHT = 575.0
+"""Largest ``|log|`` of a size weight of the linear DP (``exp`` of it stays normal with room to spare)."""
+
+
+def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held)`` of ``beta (m, d, 2^(d-1))``.
+
+    About 2.5x faster than :func:`_log_dp`, and as exact where it holds: it exponentiates once
+    (``beta_j`` relative to its maximum ``c_j``) and then only adds and multiplies. The scales
+    factor out of every sum: ``F(S)`` carries ``exp(sum_{k in S} c_k)``, ``B(S)`` carries
+    ``exp(sum_{k not in S} c_k)``, and each level of the sums over orders is divided by its
+    maximum, whose log is carried per set size. So ``F(V) = 1`` after scaling, and
+    ``P(Pa_j = P) = beta~_j(P) * sum_{U >= P} F~(U) B~(U + j) w(|U|)`` with
+    ``w(u) = exp(sF(u) + sB(u + 1) - sF(d))``. An episode is *held* when no value it needs fell
+    below :data:`_NORMAL` (nothing underflowed), its weights are finite and each node's
+    parent-set posterior sums to 1 within 1e-9; the others are redone by :func:`_log_dp`.
+    """
+    tables = _tables(d)
+    q, m = d - 1, beta.shape[0]
+    top_score = beta.max(axis=-1)  # (m, d): c_j
+    with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
+        ratio = np.exp(beta - top_score[..., None])
+        alpha = _linear_zeta(ratio, q, upward=False).reshape(m, d << q)
+        both = np.empty((m, 2 << d))  # F by set code, then B (offset 2^d), as _sums_over_orders
+        both[:, 0] = both[:, -1] = 1.0
+        log_scale = np.zeros((m, 2, d + 1))  # F's per set size, B's per level (size d - level)
+        for level, (write, read, alpha_at) in enumerate(tables["levels"], start=1):  # type: ignore[union-attr]
+            sums = (both[:, read] * alpha[:, alpha_at]).sum(axis=-1)  # (m, 2, C(d, k))
+            top = sums.max(axis=-1)
+            both[:, write] = sums / top[..., None]
+            log_scale[:, :, level] = log_scale[:, :, level - 1] + np.log(top)
+        forward, backward = both[:, : 1 << d], both[:, 1 << d :]
+        by_size_f, by_size_b = log_scale[:, 0], log_scale[:, 1, ::-1]
+        log_weight = by_size_f[:, :d] + by_size_b[:, 1:] - by_size_f[:, d:]  # (m, d): |U| = 0 .. d - 1
+        held = ((alpha.min(axis=1) > _NORMAL) & (both.min(axis=1) > _NORMAL)
+                & (np.abs(log_weight) < _MAX_LOG_WEIGHT).all(axis=1))
+        weight = np.exp(np.clip(log_weight, -_MAX_LOG_WEIGHT, _MAX_LOG_WEIGHT))
+        expand = tables["expand"]
+        below = (forward[:, expand] * backward[:, expand | (1 << np.arange(d))[:, None]]
+                 * weight[:, tables["size"]][:, None, :])  # type: ignore[index]
+        parent_set = ratio * _linear_zeta(below, q, upward=True)
+        held &= np.isfinite(parent_set).all(axis=(1, 2)) & (np.abs(parent_set.sum(axis=2) - 1.0) < 1e-9).all(axis=1)
+    return parent_set, top_score.sum(axis=1) + by_size_f[:, d], held
+
+
+def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Koivisto's DP in log space: ``(parent-set posterior, log Z)`` of ``beta (m, d, 2^(d-1))``, exact at any spread."""
+    q, m = d - 1, beta.shape[0]
+    alpha = _zeta(beta, q, upward=False).reshape(m, d << q)
+    forward, backward = _sums_over_orders(alpha, d)
+    expand = _tables(d)["expand"]
+    log_z = forward[:, -1]
+    below = forward[:, expand] + backward[:, expand | (1 << np.arange(d))[:, None]]  # type: ignore[operator]
+    gamma = _zeta(below, q, upward=True)
+    return np.exp(beta + gamma - log_z[:, None, None]), log_z
 
 
 def _sums_over_orders(alpha: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
