@@ -449,6 +449,22 @@ def test_intervened_rows_do_not_enter_the_target_scores():
         assert not np.allclose(np.delete(new, j, axis=0), np.delete(scores, j, axis=0))
 
 
+def test_nodes_that_saw_the_same_rows_share_one_table_and_keep_their_scores():
+    # do(x1) and do(x3) rows: nodes 0, 2, 4 saw every row, 1 and 3 each lost their own
+    _, _, data = linear_gaussian(5, 30, seed=4)
+    mask = np.zeros_like(data, dtype=bool)
+    mask[:5, 1] = mask[5:9, 3] = True
+    observational = np.zeros_like(mask)
+    stats = gp.BGeStats.from_data(np.stack([data, data]), np.stack([mask, observational]))
+    kept, source = gp._distinct_nodes(stats)
+    assert kept.tolist() == [0, 1, 3, 5] and source.tolist() == [0, 1, 0, 2, 0, 3, 3, 3, 3, 3]
+    for b, m in enumerate((mask, observational)):  # each node's scores from its own rows alone
+        for j in range(5):
+            rows = ~m[:, j]
+            alone = gp.local_scores(data[rows], np.zeros((rows.sum(), 5), dtype=bool))[j]
+            np.testing.assert_allclose(gp.bge_local_scores(stats)[b, j], alone, rtol=1e-12, atol=1e-9)
+
+
 def test_node_intervened_everywhere_has_no_evidence():
     rng = np.random.default_rng(13)
     data = rng.normal(size=(10, 3))

@@ -300,6 +300,15 @@ class BGeStats:
         mean = np.divide(total, count[..., None], out=np.zeros_like(total), where=count[..., None] > 0)
         centred = x[..., None, :, :] - mean[..., :, None, :]  # (..., d, n, d)
         scatter = np.swapaxes(centred * w[..., None], -1, -2) @ centred
+        # the nodes that see every row get one shared copy, equal bit for bit (a matrix product may
+        # round its rows differently), so the local scores compute their table once (_distinct_nodes)
+        every = kept.all(axis=-2)[..., None]  # (..., d, 1)
+        if x.shape[-2] and every.any():
+            shared_mean = x.mean(axis=-2)
+            shared_centred = x - shared_mean[..., None, :]
+            shared = np.swapaxes(shared_centred, -1, -2) @ shared_centred
+            mean = np.where(every, shared_mean[..., None, :], mean)
+            scatter = np.where(every[..., None], shared[..., None, :, :], scatter)
         return cls(count, mean, scatter)
 
     def add_row(self, row: np.ndarray, intervened: np.ndarray | None = None) -> BGeStats:
@@ -416,14 +425,24 @@ def _principal_logdets_chunk(r: np.ndarray) -> np.ndarray:
     return logdet
 
 
-def _shared_across_nodes(stats: BGeStats) -> bool:
-    """True when every node sees the same rows (no intervention so far): one ``R`` serves all."""
-    count = stats.count
-    return bool(
-        np.all(count == count[..., :1])
-        and np.array_equal(stats.mean, np.broadcast_to(stats.mean[..., :1, :], stats.mean.shape))
-        and np.array_equal(stats.scatter, np.broadcast_to(stats.scatter[..., :1, :, :], stats.scatter.shape))
-    )
+def _distinct_nodes(stats: BGeStats) -> tuple[np.ndarray, np.ndarray]:
+    """Which nodes' statistics differ: ``(kept, source)`` over the flattened ``(..., d)`` nodes.
+
+    Nodes that no row intervened on see the same rows, so their ``R_j`` are equal (bit for bit:
+    :meth:`BGeStats.add_row` applies the same operations to each). ``kept`` indexes the first node
+    of each group of equal statistics within a batch member; ``source[k]`` is the position in
+    ``kept`` of node ``k``'s group. With ``T`` experiments there are at most ``T + 1`` groups.
+    """
+    d = stats.d
+    count = stats.count.reshape(-1, d)
+    mean = stats.mean.reshape(-1, d, d)
+    scatter = stats.scatter.reshape(-1, d, d, d)
+    same = ((count[:, :, None] == count[:, None, :]) & (mean[:, :, None] == mean[:, None, :]).all(axis=-1)
+            & (scatter[:, :, None] == scatter[:, None, :]).all(axis=(-2, -1)))  # (M, d, d)
+    first = same.argmax(axis=2)  # the first node with the same statistics
+    kept = (first == np.arange(d)).ravel()
+    source = (np.cumsum(kept) - 1)[(np.arange(len(count))[:, None] * d + first).ravel()]
+    return np.flatnonzero(kept), source
 
 
 def bge_local_scores(
@@ -495,10 +514,8 @@ def _all_logdets(stats: BGeStats, r: np.ndarray) -> tuple[np.ndarray, np.ndarray
     d = stats.d
     expand = _tables(d)["expand"]
     family = expand | (1 << np.arange(d))[:, None]  # (d, 2^(d-1)): parents plus the node itself
-    if _shared_across_nodes(stats):
-        logdet = _principal_logdets(r[..., 0, :, :])  # (..., 2^d), one R for every node
-        return logdet[..., expand], logdet[..., family]
-    logdet = _principal_logdets(r).reshape(*r.shape[:-3], d << d)  # node j's table at offset j 2^d
+    kept, source = _distinct_nodes(stats)  # one table per group of nodes that saw the same rows
+    logdet = _principal_logdets(r.reshape(-1, d, d)[kept])[source].reshape(*r.shape[:-3], d << d)  # node j's at j 2^d
     offset = (np.arange(d) << d)[:, None]
     return logdet[..., offset + expand], logdet[..., offset + family]
 
