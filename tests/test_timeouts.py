@@ -204,3 +204,20 @@ def test_a_script_without_a_main_guard_runs_with_a_budget(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert sorted(done.stdout.split("\n")[:-1]) == ["quick finished None", "stuck timeout agent"]
     assert len(counter.read_text().split()) == 1  # no worker re-ran the script
+
+
+def test_the_cli_takes_the_budgets(tmp_path, capsys):
+    from causal_gym.cli import main
+
+    base = ["run", "--env", SLOW, "--agent", AGENT, "--episodes", "1", "--split", "test", "--quiet"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(base + ["--out", str(tmp_path / "bad"), "--tool-timeout", "0"])
+    assert exit_info.value.code == 2 and "tool_timeout must be > 0" in capsys.readouterr().err
+    code = main(base + ["--out", str(tmp_path / "run"), "--agent-kwargs", json.dumps({"delay": LONG}),
+                        "--agent-timeout", "1.5", "--tool-timeout", "20", "--scorer-timeout", "20"])
+    assert code in (0, None)
+    line = _only_line(tmp_path / "run")
+    assert (line["status"], line["timeout"]) == ("timeout", "agent")
+    stored = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
+    assert (stored["agent_timeout"], stored["tool_timeout"], stored["scorer_timeout"]) == (1.5, 20.0, 20.0)
+    assert "time_limit" not in stored
