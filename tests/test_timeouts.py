@@ -221,3 +221,17 @@ def test_the_cli_takes_the_budgets(tmp_path, capsys):
     stored = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
     assert (stored["agent_timeout"], stored["tool_timeout"], stored["scorer_timeout"]) == (1.5, 20.0, 20.0)
     assert "time_limit" not in stored
+
+
+def test_the_llm_agents_model_call_is_interrupted_at_agent_timeout(tmp_path):
+    """The budget stops an HTTP request in flight (the model's server answers after 30 s)."""
+    pytest.importorskip("openai")
+    from fake_openai_server import FakeOpenAIServer, delayed, tool_reply
+
+    with FakeOpenAIServer(default=delayed(tool_reply(("describe", {})), LONG)) as server:
+        agent = {"model": "fake", "base_url": server.base_url, "api_key": "k", "tool_mode": "native"}
+        config = RunConfig((SLOW,), "llm", agent_kwargs=agent, split=None, agent_timeout=2.0)
+        run(config, tmp_path, progress=False)
+    line = _only_line(tmp_path)
+    assert (line["status"], line["timeout"]) == ("timeout", "agent") and line["wall_time"] < LONG
+    assert line["usage"]["n_requests"] >= 1 and line["reward"] is None
