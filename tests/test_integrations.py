@@ -438,3 +438,21 @@ def test_inspect_timeouts_are_positive_reals_and_every_benchmark_task_takes_them
             with pytest.raises(ValueError, match=name):
                 causal_gym_task("Heuresis-lg-v0", episodes=1, **{name: bad})
         assert name in inspect.signature(heuresis).parameters
+
+
+def test_verifiers_a_step_past_tool_timeout_is_a_harness_error_on_time(monkeypatch):
+    """The budget ends the wait on time (the step's thread is abandoned, not awaited): an error, no reward."""
+    pytest.importorskip("verifiers.v1")
+    import time
+
+    from causal_gym.integrations.verifiers import INFO_KEY, evaluate
+
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    start = time.monotonic()
+    with FakeOpenAIServer(default=tool_reply(("describe", {}))) as server:
+        (trace,) = evaluate({"gym_id": "slow_envs:SlowToy-v0", "episodes": 1, "split": "",
+                             "env_kwargs": {"describe_delay": 30.0}},
+                            server.base_url, MODEL, api_key_var="FAKE_API_KEY", harness={"tool_timeout": 2.0})
+    assert time.monotonic() - start < 25  # well before the 30 s step returned
+    assert trace.errors and "tool_timeout" in str(trace.errors) and INFO_KEY not in trace.info
+    assert not trace.reward

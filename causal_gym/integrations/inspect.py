@@ -34,8 +34,10 @@ of Inspect's limits, ``--message-limit`` and the like) as the env ends one whose
 reading its scores. An expiry, and any failure of the scorer, is raised as an error of the sample,
 which Inspect records as such with no score (so no metric averages it as 0; ``--fail-on-error``
 decides whether the eval goes on). Env steps run in worker threads, which cannot be killed: a step
-past its budget is abandoned (its thread closes the env when it ends) rather than stopped; the
-runner's ``tool_timeout`` interrupts it.
+past its budget is abandoned on time (:mod:`causal_gym.integrations._threads`; its thread closes
+the env when it ends) rather than stopped. The scoring an env does inside the step that ends the
+episode (a ``submit``) is part of that step, under ``tool_timeout``; the runner, which enforces its
+budgets with a signal in a process of its own, charges it to ``scorer_timeout`` instead.
 """
 
 from __future__ import annotations
@@ -44,9 +46,8 @@ import functools
 import inspect
 import json
 import math
-import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import gymnasium as gym
@@ -61,6 +62,7 @@ from inspect_ai.util import LimitExceededError
 from causal_gym._validation import check_real
 
 from causal_gym.envs.benchmark import AGENT_OPTIONS, InspectTask, benchmarks
+from causal_gym.integrations._threads import BudgetTimeout, GuardedSession
 from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs
 
 __all__ = ["BudgetTimeout", "causal_gym_task", "episode_scores", "play_episode", "register_tasks", "tool_info"]
@@ -68,50 +70,7 @@ __all__ = ["BudgetTimeout", "causal_gym_task", "episode_scores", "play_episode",
 STORE_KEY = "causal_gym"
 """Where the solver leaves the episode's outcome in the sample's store (read by the scorer)."""
 
-T = TypeVar("T")
-
-
-class BudgetTimeout(RuntimeError):
-    """A model call, env step or scoring ran past its timeout (not a ``TimeoutError``, which Inspect
-    reads as one of its own timeouts and goes on to score the sample)."""
-
-
-class _Session:
-    """A :class:`~causal_gym.integrations.core.ToolSession` whose env work runs in worker threads under
-    a time budget; a call abandoned at its budget keeps its thread, which closes the env when it ends."""
-
-    def __init__(self, session: ToolSession) -> None:
-        self.session = session
-        self._lock = threading.Lock()
-        self._busy = self._close_when_done = False
-
-    async def call(self, work: Callable[[], T], seconds: float | None, what: str) -> T:
-        def run() -> T:
-            try:
-                return work()
-            finally:
-                with self._lock:
-                    self._busy, close = False, self._close_when_done
-                if close:
-                    self.session.close()
-
-        with self._lock:
-            self._busy = True
-        try:
-            with anyio.fail_after(seconds):
-                return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-        except TimeoutError:
-            raise BudgetTimeout(f"{what} exceeded {seconds:g} s") from None
-
-    def close(self) -> None:
-        with self._lock:
-            if self._busy:  # an abandoned call still runs in its thread: it closes the env when it ends
-                self._close_when_done = True
-                return
-        self.session.close()
-
-
-_LEFT_OPEN: dict[str, _Session] = {}
+_LEFT_OPEN: dict[str, GuardedSession] = {}
 """Episodes a solver left open (stopped by one of Inspect's limits), by sample uuid: the scorer ends them."""
 
 
@@ -172,7 +131,7 @@ def play_episode(prompt_level: int = 0, stated_target: str = "none", agent_timeo
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         ref = EpisodeRef.from_row(state.metadata)
-        session = _Session(await anyio.to_thread.run_sync(
+        session = GuardedSession(await anyio.to_thread.run_sync(
             lambda: ToolSession(ref, prompt_level=prompt_level, stated_target=stated_target)))
         episode = session.session
         left_open = False
