@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 __all__ = ["ONE_THREAD", "die_with_parent", "worker_pool", "process_pool", "stop_pool", "in_daemonic_process",
-           "TimeLimitExceeded", "call_with_time_limit", "start_time_limited_worker"]
+           "TimeLimitExceeded", "call_with_time_limit", "discard_time_limited_worker", "start_time_limited_worker"]
 
 T = TypeVar("T")
 
@@ -156,6 +156,13 @@ def _discard_executor() -> None:
         stop_pool(executor)
 
 
+def discard_time_limited_worker() -> None:
+    """Kill this thread's :func:`call_with_time_limit` worker (the next call starts a new one): for a
+    caller whose call returned but was interrupted inside (a per-call budget of
+    :mod:`causal_gym._deadlines`), which may have left that process in any state."""
+    _discard_executor()
+
+
 def in_daemonic_process() -> bool:
     """Whether this process may not start children (a daemonic ``multiprocessing`` worker)."""
     import multiprocessing
@@ -190,8 +197,9 @@ def _import(modules: tuple[str, ...]) -> None:
         importlib.import_module(module)
 
 
-def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
-    """``function()`` in a worker process, killed after ``seconds`` (None: called here, no limit).
+def call_with_time_limit(function: Callable[[], T], seconds: float | None, *, in_worker: bool = False) -> T:
+    """``function()`` in a worker process, killed after ``seconds`` (None: called here, no limit;
+    with ``in_worker``, in the worker all the same, without a limit).
 
     A computation that cannot be interrupted from inside (a causal-discovery run in a C or numpy
     loop) is stopped by killing its process, so ``function`` travels there (with cloudpickle: a
@@ -207,7 +215,7 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None) -> T:
     TimeLimitExceeded
         When ``seconds`` passed first (the worker is killed; the next call starts a new one).
     """
-    if seconds is None or _daemonic():
+    if (seconds is None and not in_worker) or _daemonic():
         return function()
     future = _executor().submit(function)
     try:

@@ -123,6 +123,10 @@ def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         ray_address=args.ray_address,
         seal=_seal(args),
         concurrency=args.concurrency,
+        time_limit=args.time_limit,
+        agent_timeout=args.agent_timeout,
+        tool_timeout=args.tool_timeout,
+        scorer_timeout=args.scorer_timeout,
     )
     summary = run(config, args.out, progress=not args.quiet)
     print(f"run store: {summary.out_dir} ({summary.played} played now, {summary.skipped} already done)")
@@ -211,6 +215,12 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--agent-kwargs", default="{}", help="JSON object of agent keyword arguments")
     parser.add_argument("--env-kwargs", default="{}", help='JSON object of gym.make arguments, e.g. \'{"d": 5}\'')
     parser.add_argument("--max-steps", type=int, default=100_000, help="safety stop per episode")
+    limits = parser.add_argument_group(
+        "time limits (seconds; each expiry is a final 'timeout' line naming the limit, never reward 0)")
+    limits.add_argument("--time-limit", type=float, help="whole episode (its process is killed)")
+    limits.add_argument("--agent-timeout", type=float, help="one agent call (the LLM agent: one model call)")
+    limits.add_argument("--tool-timeout", type=float, help="one env step")
+    limits.add_argument("--scorer-timeout", type=float, help="the scoring at the episode's end")
     _add_seal_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.set_defaults(handler=_run)

@@ -364,3 +364,95 @@ def test_inspect_tasks_name_their_ids_and_refuse_unknown_families():
         heuresis(family="nope")
     with pytest.raises(ValueError, match="JSON object"):
         causal_gym_task("Heuresis-lg-v0", env_kwargs="{d: 4")
+
+
+# ---------------------------------------------------------------------------------------------
+# Inspect: the three timeouts (issue 32 item 5)
+# ---------------------------------------------------------------------------------------------
+
+
+def _toy_eval(tmp_path, model, message_limit=None, **task_args):
+    """One episode of the slow toy tool env (tests/slow_envs.py) under Inspect: the sample of its log."""
+    pytest.importorskip("inspect_ai")
+    import slow_envs  # noqa: F401  (registers SlowToy-v0)
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
+    from causal_gym.integrations.inspect import causal_gym_task
+
+    env_kwargs = json.dumps(task_args.pop("env_kwargs", {}))
+    task = causal_gym_task("SlowToy-v0", episodes=1, split="", env_kwargs=env_kwargs, **task_args)
+    (log,) = inspect_eval(task, model=model, message_limit=message_limit, log_dir=str(tmp_path / "logs"),
+                          display="none", fail_on_error=False)
+    (sample,) = read_eval_log(log.location).samples
+    return sample
+
+
+def _describing_model(calls=20):
+    """Inspect's mock model calling ``describe`` every turn (usage given: its tokenizer would need a download)."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    outputs = [ModelOutput.for_tool_call("mockllm/model", "describe", {}) for _ in range(calls)]
+    for output in outputs:
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return get_model("mockllm/model", custom_outputs=outputs)
+
+
+@pytest.mark.parametrize("score_delay", [0.0, 30.0])
+def test_inspect_scorer_ends_an_episode_left_open_within_scorer_timeout_or_errors_without_a_score(tmp_path,
+                                                                                                  score_delay):
+    # the message limit stops the solver after one describe, with 49 turns left: the scorer ends the episode
+    sample = _toy_eval(tmp_path, _describing_model(), message_limit=4, scorer_timeout=2.0,
+                       env_kwargs={"turns": 50, "score_delay": score_delay})
+    assert sample.limit is not None and sample.limit.type == "message"
+    if score_delay == 0.0:  # unanswered, the env scores it wrong: a real 0, the env's own score
+        assert sample.error is None and sample.scores["episode_scores"].value == {"correct": 0.0}
+        assert sample.scores["episode_scores"].metadata["steps"] == 50
+    else:  # the scoring hung: an error of the sample, no score at all (not a 0)
+        assert "scorer_timeout" in sample.error.message and not sample.scores
+
+
+def test_inspect_tool_timeout_makes_a_hung_step_an_error_without_a_score(tmp_path):
+    sample = _toy_eval(tmp_path, _describing_model(), tool_timeout=2.0, env_kwargs={"describe_delay": 30.0})
+    assert "tool_timeout" in sample.error.message and not sample.scores
+
+
+def test_inspect_agent_timeout_makes_a_hung_model_call_an_error_without_a_score(tmp_path, monkeypatch):
+    from fake_openai_server import delayed
+
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    with FakeOpenAIServer(default=delayed(tool_reply(("describe", {})), 20.0)) as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        sample = _toy_eval(tmp_path, f"openai-api/fake/{MODEL}", agent_timeout=2.0)
+    assert "agent_timeout of 2 s" in sample.error.message and not sample.scores
+
+
+def test_inspect_timeouts_are_positive_reals_and_every_benchmark_task_takes_them():
+    pytest.importorskip("inspect_ai")
+    import inspect
+
+    from causal_gym.integrations.inspect import causal_gym_task, heuresis
+
+    for name in ("agent_timeout", "tool_timeout", "scorer_timeout"):
+        for bad in (0, -1.0, float("inf"), "soon"):
+            with pytest.raises(ValueError, match=name):
+                causal_gym_task("Heuresis-lg-v0", episodes=1, **{name: bad})
+        assert name in inspect.signature(heuresis).parameters
+
+
+def test_verifiers_a_step_past_tool_timeout_is_a_harness_error_on_time(monkeypatch):
+    """The budget ends the wait on time (the step's thread is abandoned, not awaited): an error, no reward."""
+    pytest.importorskip("verifiers.v1")
+    import time
+
+    from causal_gym.integrations.verifiers import INFO_KEY, evaluate
+
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    start = time.monotonic()
+    with FakeOpenAIServer(default=tool_reply(("describe", {}))) as server:
+        (trace,) = evaluate({"gym_id": "slow_envs:SlowToy-v0", "episodes": 1, "split": "",
+                             "env_kwargs": {"describe_delay": 30.0}},
+                            server.base_url, MODEL, api_key_var="FAKE_API_KEY", harness={"tool_timeout": 2.0})
+    assert time.monotonic() - start < 25  # well before the 30 s step returned
+    assert trace.errors and "tool_timeout" in str(trace.errors) and INFO_KEY not in trace.info
+    assert not trace.reward

@@ -12,14 +12,16 @@ episodes; here are only the tables every run store has:
 
 - :func:`integrity_table`: episodes per run, seal and code-tool sandbox, so runs that were not
   isolated stand out;
-- :func:`outcome_table`: episodes per status (finished, truncated, rescued, failed, interrupted)
-  and those whose model never called a tool, by benchmark, env and agent, so failures and silent
-  models never vanish from a report;
+- :func:`outcome_table`: episodes per status (finished, truncated, rescued, timeout, failed,
+  interrupted; timeouts also per limit: episode, agent, tool, scorer) and those whose model never
+  called a tool, by benchmark, env and agent, so failures, timeouts and silent models never vanish
+  from a report;
 - :func:`tool_call_table`: mean calls per tool, by benchmark, setting, condition and agent.
 
 Conventions
 -----------
-- Failed episodes (exceptions) have no scores; they appear in the integrity and outcome tables only.
+- Failed, interrupted and timed-out episodes have no scores and no reward; they appear in the
+  integrity and outcome tables only (never averaged as zeros).
 - Agents are labelled by their registry name and their keyword arguments other than ``seed``
   (``algorithm(algorithm=B)``), so episodes of one agent in several run stores pool.
 - Intervals and per-instance means follow :mod:`causal_gym.tables`.
@@ -78,6 +80,7 @@ _COUNT = (float, None)
 _LINE_FIELDS: dict[str, tuple[Any, ...]] = {
     "split": (str, None),
     "seal": (str, None),
+    "timeout": (str, None),
     "agent_kwargs.*": (str, int, float, bool, list, dict, None),
     "usage.total_tokens": _COUNT, "usage.prompt_tokens": _COUNT, "usage.completion_tokens": _COUNT, "usage.cost": _COUNT,
     "record.final_info": (dict, None),
@@ -97,6 +100,8 @@ _LINE_FIELDS: dict[str, tuple[Any, ...]] = {
 """The fields of a store line that the generic report reads, beyond those the store checks
 (:func:`causal_gym.eval.store.line_problem`), and their types (:func:`causal_gym.tables.check_fields`)."""
 _OBJECT_COLUMNS = ("tool_counts", "calls", "final_info")
+_TIMEOUTS = ("episode", "agent", "tool", "scorer")
+"""The limits a ``"timeout"`` line can name (its ``timeout`` field; see :mod:`causal_gym.eval.store`)."""
 
 
 def agent_label(name: str, kwargs: Mapping[str, Any]) -> str:
@@ -195,6 +200,8 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
         "agent": agent_label(line.get("agent", "?"), line.get("agent_kwargs") or {}),
         "agent_name": line.get("agent"),
         "status": line["status"],
+        # which limit a timeout ran past; a line written before the per-call budgets is the episode's
+        "timeout": (line.get("timeout") or "episode") if line["status"] == "timeout" else None,
         "finished": line["status"] == "finished",
         "truncated_reason": info.get("truncated_reason"),
         "submission_source": info.get("submission_source"),
@@ -235,7 +242,8 @@ def load_runs(*dirs: str | Path) -> pd.DataFrame:
     benchmark whose report covers the id, else ``other``), ``setting`` and ``condition`` (the
     benchmark's: Heuresis family and guided / unguided, CausaLab setting, CausalArena source and
     split), ``split``, ``instance``, ``repeat``, ``agent`` (:func:`agent_label`), ``agent_name``,
-    ``status``, ``finished``, ``truncated_reason``, ``submission_source``, ``end_reason``,
+    ``status``, ``timeout`` (the limit a timeout ran past: episode, agent, tool or scorer; else
+    None), ``finished``, ``truncated_reason``, ``submission_source``, ``end_reason``,
     ``reward``, ``steps``, ``wall_time``, ``tokens``, ``prompt_tokens``, ``completion_tokens``,
     ``cost``, ``never_called_a_tool`` (the LLM agent's flag; False for other agents), the instance shape ``d``, ``n``, ``expected_degree`` where the benchmark has one,
     ``seal``, ``sandbox``, ``unit`` (the instance's identity, for pairing), the scores flattened as
@@ -317,19 +325,22 @@ def outcome_table(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return build_table([])
     rows = []
+    limits = [limit for limit in _TIMEOUTS if (frame["timeout"] == limit).any()]  # columns only for those seen
     for (benchmark, env_id, agent), group in frame.groupby(["benchmark", "env_id", "agent"], sort=True):
         row: dict[str, Any] = {"benchmark": benchmark, "env_id": env_id, "agent": agent, "episodes": len(group)}
         row.update({status: int((group["status"] == status).sum()) for status in STATUSES})
+        row.update({f"timeout ({limit})": int((group["timeout"] == limit).sum()) for limit in limits})
         row["no tool call"] = int(group["never_called_a_tool"].sum())
         rows.append(row)
     return build_table(rows)
 
 
 def tool_call_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean calls per episode, in total and per tool, by benchmark, setting, condition and agent (non-failed)."""
+    """Mean calls per episode, in total and per tool, by benchmark, setting, condition and agent (episodes
+    with a record: not failed, interrupted or timed out, whose calls are not known)."""
     if frame.empty:
         return build_table([])
-    played = frame[frame["status"] != "failed"]
+    played = frame[~frame["status"].isin(("failed", "interrupted", "timeout"))]
     rows = []
     keys = ["benchmark", "setting", "condition", "agent"]
     for key, group in played.groupby(keys, dropna=False, sort=True):

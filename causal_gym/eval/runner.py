@@ -52,9 +52,28 @@ Time limit
 With ``RunConfig(time_limit=seconds)`` each episode plays in the helper process of
 :func:`causal_gym._workers.call_with_time_limit` (started once per worker and kept, so imports are
 paid once, and before the clock starts); when the limit expires that process is killed and the episode gets a ``"timeout"``
-line (no scores, the limit in ``error``). A timeout is a final status: it is recorded, never
+line (no scores, ``timeout="episode"``, the limit in ``error``). A timeout is a final status: it is recorded, never
 dropped, and a rerun does not play it again (a paper's protocol counts it as a result). The helper
 dies with its worker; a stop request kills it and records the episode as interrupted.
+
+Per-call budgets
+----------------
+Three more limits, each optional and separate from the others and from ``time_limit``:
+``agent_timeout`` bounds one ``agent.act`` (for the LLM agent, its model call with its retries;
+its own ``timeout`` keyword still bounds each HTTP request), ``tool_timeout`` one ``env.step``,
+and ``scorer_timeout`` the scoring at the episode's end (a tool env's ``_finish``, rescues of the
+working graph included, whose time is not charged to the step's budget; an env that is not a
+:class:`~causal_gym.harness.tool_env.ToolEnv` scores inside its last step, under
+``tool_timeout``). Resets are bounded by ``time_limit`` only. An episode with a budget plays in
+the same helper process, where :mod:`causal_gym._deadlines` enforces the budgets with ``SIGALRM``
+in the process's main thread: the call is interrupted where it is, and the episode gets a
+``"timeout"`` line whose ``timeout`` field names the budget (``"agent"``, ``"tool"`` or
+``"scorer"``), with no scores and the call record up to the interrupted call in ``trace``; the
+helper process is then replaced. Why a signal and not a thread or a kill, and what it cannot
+interrupt (a C routine that does not return to Python: ``time_limit`` is the backstop), is in
+:mod:`causal_gym._deadlines`. A budget's timeout is final, like ``time_limit``'s: never a
+finished episode with reward 0, never averaged (run summaries and reports average rewards and
+scores over the episodes that have them).
 
 Agent hooks
 -----------
@@ -79,7 +98,9 @@ agent cannot drop an episode it is losing and get another try:
   however deeply nested, huge or badly encoded; see *Replies the agent cannot read* in
   :mod:`causal_gym.agents.llm`) is an invalid call inside the episode, answered with an error
   result; it never raises, so it never produces a failed line. An episode that runs past the
-  run's ``time_limit`` is a timeout.
+  run's ``time_limit``, or a call past a per-call budget, is a timeout (a scorer timeout too:
+  replaying the episode would only score the same submission again, and an agent must not be able
+  to buy a replay with a submission that is slow to score).
 
 The runner warns about an LLM episode with unreadable replies (``n_unreadable_replies`` in its
 usage): they are counted as the model's invalid calls, and a reply that raises on every turn
@@ -187,6 +208,10 @@ class RunConfig:
         (the default): one plain grid.
     time_limit : float or None
         Seconds per episode, enforced by playing it in a child process (see *Time limit*); None: no limit.
+    agent_timeout, tool_timeout, scorer_timeout : float or None
+        Seconds one ``agent.act`` call (for the LLM agent: its model call, retries included), one
+        ``env.step`` and the final scoring of a tool env may take (see *Per-call budgets*); None:
+        no budget. An expiry is a ``"timeout"`` line whose ``timeout`` field names the budget.
 
     Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``, ``concurrency``) are stored in
     ``run.json`` and must match when a run is resumed; the seal by its fingerprint.
@@ -208,6 +233,9 @@ class RunConfig:
     concurrency: int = 1
     variants: Sequence[Mapping[str, Any]] = ()
     time_limit: float | None = None
+    agent_timeout: float | None = None
+    tool_timeout: float | None = None
+    scorer_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.env_ids, str) or not isinstance(self.env_ids, Iterable):
@@ -245,10 +273,12 @@ class RunConfig:
                              "written to run.json")
         object.__setattr__(self, "seal", resolve_seal(self.seal))
         object.__setattr__(self, "variants", _check_variants(self.variants))
-        if self.time_limit is not None:
-            object.__setattr__(self, "time_limit", check_real(self.time_limit, "time_limit", 0.0, strict=True))
-            if self.concurrency > 1:
-                raise ValueError("time_limit plays each episode in a child process; use it with workers, not concurrency")
+        for name in _LIMITS:
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, check_real(value, name, 0.0, strict=True))
+                if self.concurrency > 1:
+                    raise ValueError(f"{name} plays each episode in a child process; use it with workers, not concurrency")
 
     @property
     def resolved_seal(self) -> Seal | None:
@@ -256,13 +286,12 @@ class RunConfig:
         return cast("Seal | None", self.seal)
 
     def to_dict(self) -> dict[str, Any]:
-        """The episode-defining fields, as written to ``run.json`` (credentials redacted); ``variants``
-        and ``time_limit`` only when set, so stores of runs without them stay resumable."""
+        """The episode-defining fields, as written to ``run.json`` (credentials redacted); ``variants``,
+        ``time_limit`` and the per-call budgets only when set, so stores of runs without them stay resumable."""
         extra: dict[str, Any] = {}
         if self.variants:
             extra["variants"] = [{**v, "agent_kwargs": redact(v["agent_kwargs"])} for v in self.variants]
-        if self.time_limit is not None:
-            extra["time_limit"] = self.time_limit
+        extra.update({name: getattr(self, name) for name in _LIMITS if getattr(self, name) is not None})
         return to_jsonable({
             "env_ids": self.env_ids,
             "split": self.split,
@@ -276,6 +305,10 @@ class RunConfig:
             "seal": None if self.resolved_seal is None else self.resolved_seal.fingerprint,
             **extra,
         })
+
+
+_LIMITS = ("time_limit", "agent_timeout", "tool_timeout", "scorer_timeout")
+"""The time limits of a run: the whole episode, then the per-call budgets."""
 
 
 def _check_variants(variants: object) -> tuple[dict[str, Any], ...]:
@@ -372,6 +405,9 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                         pass_seal=pass_seal[env_id],
                         variant=variant["name"],
                         time_limit=config.time_limit,
+                        agent_timeout=config.agent_timeout,
+                        tool_timeout=config.tool_timeout,
+                        scorer_timeout=config.scorer_timeout,
                         factory=factory if in_main else None,
                         env_spec=_spec_in_main(*entries[env_id]),
                     ))

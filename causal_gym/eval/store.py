@@ -18,17 +18,20 @@ Layout
       ``agent_kwargs`` (as used, credentials redacted);
     - ``status``: ``"finished"`` (the agent submitted within its limits), ``"truncated"`` (a limit
       was involved but the agent submitted), ``"rescued"`` (the env submitted the working graph for
-      the agent), ``"timeout"`` (the run's per-episode ``time_limit`` expired and the episode's
-      process was killed: ``error`` says so, no scores; a final status, recorded and not played
+      the agent), ``"timeout"`` (a time limit expired: ``timeout`` says which -- ``"episode"``, the
+      run's ``time_limit``, whose process was killed; ``"agent"``, ``"tool"`` or ``"scorer"``, a
+      per-call budget, with the call record up to the interrupted call in ``trace``; a line
+      without the field, written before the budgets existed, is ``"episode"``; ``error`` says
+      which limit, there are no scores and no reward; a final status, recorded and not played
       again), ``"failed"`` (an exception: ``error`` and ``traceback`` hold it, ``trace`` the
-      call record up to the failure; ``trace`` is None for the other statuses) or ``"interrupted"``
+      call record up to the failure; ``trace`` is None for the played statuses) or ``"interrupted"``
       (stopped by SIGTERM/SIGINT while playing: ``trace``, ``usage`` and ``transcript`` hold what
       it had done);
     - ``reward``, ``steps``, ``scores`` (a copy of ``record["final_info"]["scores"]``, empty when
       the env reports none), ``usage`` (the agent's ``usage()`` -- tokens, cost -- or None),
       ``transcript`` (the agent's ``transcript()`` or None), ``wall_time`` (seconds, including
       building the env and the agent; None when the worker itself was lost), ``causal_gym_version`` (of the worker that played it),
-      ``recorded_at`` (UTC, added by :meth:`RunStore.append`);
+      ``recorded_at`` (UTC, added by :meth:`RunStore.append`); ``timeout`` on timeout lines (above);
     - ``record``: :meth:`EpisodeRecord.to_dict() <causal_gym.harness.rollout.EpisodeRecord.to_dict>`
       -- the final info (scores, ``submitted_graph``, ``completed_graph``, ``submission_source``)
       and ``env_record`` (the full call trace); None for failed episodes.
@@ -111,6 +114,7 @@ _LINE_TYPES: dict[str, tuple[type, ...]] = {
     "agent_kwargs": (dict,), "scores": (dict,), "reward": (int, float, type(None)), "steps": (int, type(None)),
     "usage": (dict, type(None)), "transcript": (list, dict, type(None)), "record": (dict, type(None)),
     "error": (str, type(None)), "wall_time": (int, float, type(None)), "variant": (str, type(None)),
+    "timeout": (str, type(None)),
 }
 
 

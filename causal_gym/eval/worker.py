@@ -1,8 +1,14 @@
-"""One episode as a worker plays it: the task, its store line, its time limit and stop requests.
+"""One episode as a worker plays it: the task, its store line, its time limits and stop requests.
 
 :func:`play` is what every executor (:mod:`causal_gym.eval.executors`) runs per episode, in this
 process, a thread, a pool worker or a Ray task; it never raises for the episode's own faults: a
 failure, a timeout or a stop request becomes the episode's line (see :mod:`causal_gym.eval.runner`).
+
+An episode with a time limit or a per-call budget plays in the helper process of
+:func:`~causal_gym._workers.call_with_time_limit`: the whole-episode limit kills that process, and
+the per-call budgets (:mod:`causal_gym._deadlines`) are enforced in its main thread, where the
+``SIGALRM`` they use is delivered and no caller's thread, handler or lock is disturbed. A process
+whose call a budget interrupted is discarded, never reused.
 """
 
 from __future__ import annotations
@@ -22,10 +28,12 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
 
 import causal_gym
+from causal_gym._deadlines import BudgetExpired, call_budgets, expired
 from causal_gym._jsonable import to_jsonable
 from causal_gym._workers import (
     TimeLimitExceeded,
     call_with_time_limit,
+    discard_time_limited_worker,
     start_time_limited_worker,
 )
 from causal_gym.agents.registry import make_agent
@@ -34,7 +42,7 @@ from causal_gym.harness.contracts import Records
 from causal_gym.harness.rollout import RolloutInterrupted, rollout
 from causal_gym.seal import OPEN, Seal
 
-__all__ = ["STOP", "EpisodeTask", "failure_line", "play", "play_episode", "stop_on_sigterm", "stop_request"]
+__all__ = ["STOP", "EpisodeTask", "failure_line", "play", "play_budgeted", "play_episode", "stop_on_sigterm", "stop_request"]
 
 STOP = threading.Event()
 """Set by a stop request; episodes check it before every step."""
@@ -60,6 +68,9 @@ class EpisodeTask:
     pass_seal: bool = False
     variant: str | None = None
     time_limit: float | None = None
+    agent_timeout: float | None = None
+    tool_timeout: float | None = None
+    scorer_timeout: float | None = None
     factory: Callable[..., Any] | None = field(default=None, repr=False)
     """The agent's factory when it lives in the caller's ``__main__`` (``"__main__:Factory"``), which no
     worker runs: the task carries it by value (cloudpickle)."""
@@ -83,6 +94,11 @@ class EpisodeTask:
             "agent_kwargs": redact(self.agent_kwargs),
             "seal": None if self.seal is None else self.seal.fingerprint,
         }
+
+    @property
+    def budgeted(self) -> bool:
+        """Whether any per-call budget is set (the episode then plays in the helper process)."""
+        return any(seconds is not None for seconds in (self.agent_timeout, self.tool_timeout, self.scorer_timeout))
 
     def make_env(self) -> gym.Env:
         """The episode's env; an env that takes ``seal=`` gets the run's seal (or OPEN explicitly)."""
@@ -135,9 +151,18 @@ def _trace(env: Any) -> Any:
         return None
 
 
+def _budget_line(task: EpisodeTask, agent: Any, start: float | None, exc: BudgetExpired, env: Any) -> dict[str, Any]:
+    """The timeout line of an episode whose ``exc.budget`` call ran past its budget (with what it had done)."""
+    calls = {"agent": "an agent call (agent.act)", "tool": "an env step", "scorer": "the final scoring"}
+    return _line(task, agent, start, status="timeout", timeout=exc.budget, traceback=None, reward=None, steps=None,
+                 scores={}, record=None, trace=_trace(env),
+                 error=f"{calls[exc.budget]} exceeded the run's {exc.budget}_timeout of {exc.seconds:g} s")
+
+
 def play_episode(task: EpisodeTask) -> dict[str, Any]:
     """Play ``task`` and return its store line (plain JSON values); exceptions become a failed line,
-    a stop request an interrupted one."""
+    a stop request an interrupted one, a call past its budget (:mod:`causal_gym._deadlines`, when
+    the caller enforces them) a timeout line naming the budget."""
     start = time.perf_counter()
     env = agent = None
     try:
@@ -146,26 +171,43 @@ def play_episode(task: EpisodeTask) -> dict[str, Any]:
         options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
         record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps,
                          should_stop=STOP.is_set)
+        swallowed = expired()
+        if task.budgeted and swallowed is not None:  # the agent or env caught it: the call still ran over
+            return _budget_line(task, agent, start, swallowed, env)
         return _line(
             task, agent, start, status=record.status, error=None, traceback=None, reward=record.total_reward,
             steps=record.steps, scores=record.final_info.get("scores", {}), record=record.to_dict(), trace=None,
         )
+    except BudgetExpired as exc:
+        return _budget_line(task, agent, start, exc, env)
     except (RolloutInterrupted, KeyboardInterrupt) as exc:
         return _line(
             task, agent, start, status="interrupted", error=f"{type(exc).__name__}: {exc}",
             traceback=traceback.format_exc(), reward=None, steps=None, scores={}, record=None, trace=_trace(env),
         )
     except Exception:  # noqa: BLE001 -- a failed episode is data; the run goes on
+        if task.budgeted and (swallowed := expired()) is not None:  # an error the expiry caused downstream
+            return _budget_line(task, agent, start, swallowed, env)
         return failure_line(task, agent, start, _trace(env))
     finally:
         if env is not None:
             env.close()
 
 
+def play_budgeted(task: EpisodeTask) -> dict[str, Any]:
+    """:func:`play_episode` under the task's per-call budgets (in the helper process's main thread)."""
+    if not task.budgeted:
+        return play_episode(task)
+    with call_budgets(task.agent_timeout, task.tool_timeout, task.scorer_timeout):
+        return play_episode(task)
+
+
 def play(task: EpisodeTask) -> dict[str, Any]:
-    """Play ``task``; under a time limit in the worker process of :func:`~causal_gym._workers.call_with_time_limit`,
-    which is killed when the limit expires (the episode then gets a ``"timeout"`` line)."""
-    if task.time_limit is None:
+    """Play ``task``; under a time limit or a per-call budget in the worker process of
+    :func:`~causal_gym._workers.call_with_time_limit`, which is killed when the limit expires (the
+    episode then gets a ``"timeout"`` line with ``timeout="episode"``) and discarded after a
+    budget's expiry (``timeout="agent"``, ``"tool"`` or ``"scorer"``)."""
+    if task.time_limit is None and not task.budgeted:
         return play_episode(task)
     start = time.perf_counter()
     if STOP.is_set():  # a task the pool handed over after the stop request: start nothing
@@ -174,10 +216,13 @@ def play(task: EpisodeTask) -> dict[str, Any]:
     try:
         start_time_limited_worker(__name__)  # the limit counts the episode, not the worker's start-up
         start = time.perf_counter()
-        return call_with_time_limit(functools.partial(play_episode, task), task.time_limit)
+        line = call_with_time_limit(functools.partial(play_budgeted, task), task.time_limit, in_worker=True)
+        if line["status"] == "timeout":  # a budget interrupted a call there: the process may be in any state
+            discard_time_limited_worker()
+        return line
     except TimeLimitExceeded:
-        return _line(task, None, start, status="timeout", traceback=None, reward=None, steps=None, scores={},
-                     record=None, trace=None,
+        return _line(task, None, start, status="timeout", timeout="episode", traceback=None, reward=None, steps=None,
+                     scores={}, record=None, trace=None,
                      error=f"the episode exceeded the run's time limit of {task.time_limit:g} s and was killed")
     except BrokenProcessPool:
         return _line(task, None, start, status="failed", traceback=traceback.format_exc(), reward=None, steps=None,

@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from causal_gym._deadlines import call_budget
 from causal_gym._jsonable import to_jsonable
 from causal_gym.harness.agent import Agent, task_spec
 from causal_gym.harness.contracts import BindsEnv, Records
@@ -122,6 +123,10 @@ def rollout(
         Checked before every step; when it returns True the episode stops with
         :class:`RolloutInterrupted` (how the runner stops episodes playing in threads).
 
+    Each ``agent.act`` is marked as an ``"agent"`` call and each ``env.step`` as a ``"tool"`` call
+    (:func:`causal_gym._deadlines.call_budget`): under the runner's per-call budgets a call past its
+    budget raises :class:`~causal_gym._deadlines.BudgetExpired`; otherwise the marks do nothing.
+
     Examples
     --------
     >>> import gymnasium as gym
@@ -143,8 +148,10 @@ def rollout(
     while not (terminated or truncated):
         if should_stop is not None and should_stop():
             raise RolloutInterrupted("stop requested")
-        action = agent.act(observation, info)
-        observation, reward, terminated, truncated, info = env.step(action)
+        with call_budget("agent"):
+            action = agent.act(observation, info)
+        with call_budget("tool"):
+            observation, reward, terminated, truncated, info = env.step(action)
         rewards.append(float(reward))
         if len(rewards) >= max_steps and not (terminated or truncated):
             truncated = True

@@ -34,6 +34,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from causal_gym._deadlines import call_budget
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_count
 from causal_gym.harness.budgets import Budgets
@@ -119,7 +120,8 @@ class ToolEnv(gym.Env):
     -----------------
     - ``reset`` draws the instance and calls :meth:`_start_episode` with the episode's budgets;
     - a handler ``_tool_<name>`` per tool; exceptions are programmer errors and propagate;
-    - ``_observation()``, ``_finish(outcome)`` (the final 5-tuple) and ``_render()``;
+    - ``_observation()``, ``_finish(outcome)`` (the final 5-tuple, with the scores; it runs as the
+      ``"scorer"`` call of :mod:`causal_gym._deadlines`) and ``_render()``;
     - optionally :meth:`_open_step` (to wrap the dispatch), :meth:`_on_exhausted` (a budget ran
       out), :meth:`_on_error_limit`, :meth:`_last_turn`, :meth:`_action_masks`,
       :meth:`_phase_info` and :meth:`_remaining`.
@@ -206,7 +208,8 @@ class ToolEnv(gym.Env):
         if outcome.end is None:
             return self._observation(), 0.0, False, False, self._info(outcome.data)
         self._phase = DONE
-        return self._finish(outcome)
+        with call_budget("scorer"):  # the scoring is charged to the runner's scorer budget, not the step's
+            return self._finish(outcome)
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """OpenAI function-calling schemas of every tool."""

@@ -22,7 +22,9 @@ The episode's turn budget is the env's: the harness asks the model until the epi
 env's budgets and error limit always end it). Three timeouts stay apart: ``model_timeout`` bounds
 one model call (agent), the harness config's ``tool_timeout`` one env step (tool), and
 ``scorer_timeout`` the closing of an episode the model left open (scorer). A model or tool failure
-ends the rollout as a harness error that verifiers records as such, never as reward 0.
+ends the rollout as a harness error that verifiers records as such, never as reward 0. A step or
+closing past its budget is abandoned on time (:mod:`causal_gym.integrations._threads`: its thread
+runs on and closes the env when it returns).
 
 The replayed conversation is written as our own agent writes it: an assistant message carries
 ``content`` (``""`` when the model wrote none) and ``tool_calls`` only when there are calls; strict
@@ -41,6 +43,7 @@ import verifiers.v1 as vf
 from openai import AsyncOpenAI
 from pydantic import Field, field_validator
 
+from causal_gym.integrations._threads import GuardedSession
 from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs
 
 __all__ = ["CausalGymEnv", "CausalGymHarness", "CausalGymTaskset"]  # verifiers reads one class of each kind here
@@ -126,22 +129,24 @@ class CausalGymHarness(vf.Harness[CausalGymHarnessConfig]):
         if not isinstance(data, CausalGymData):
             raise TypeError(f"{type(self).__name__} plays CausalGymData tasks, got {type(data).__name__}")
         ref = EpisodeRef.from_row(data.episode)
-        session = await anyio.to_thread.run_sync(lambda: ToolSession(ref, prompt_level=data.prompt_level))
+        guarded = GuardedSession(await anyio.to_thread.run_sync(
+            lambda: ToolSession(ref, prompt_level=data.prompt_level)))
+        session = guarded.session
         client = AsyncOpenAI(base_url=endpoint, api_key=secret, timeout=self.config.model_timeout, max_retries=0)
         try:
-            await self._play(session, client, ctx.model)
-            with anyio.fail_after(self.config.scorer_timeout):
-                await anyio.to_thread.run_sync(session.finish)
+            await self._play(guarded, client, ctx.model)
+            await guarded.call(session.finish, self.config.scorer_timeout, "ending the episode (scorer_timeout)")
             trace.record_reward("episode_reward", session.total_reward)
             trace.info[INFO_KEY] = {"scores": session.scores, "total_reward": session.total_reward,
                                     "steps": session.steps, "truncated": session.truncated,
                                     "submission_source": session.final_info.get("submission_source")}
         finally:
             await client.close()
-            session.close()
+            guarded.close()
         return vf.ProgramResult(exit_code=0, stdout="", stderr="")
 
-    async def _play(self, session: ToolSession, client: AsyncOpenAI, model: str) -> None:
+    async def _play(self, guarded: GuardedSession, client: AsyncOpenAI, model: str) -> None:
+        session = guarded.session
         messages: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt},
                                           {"role": "user", "content": session.first_message}]
         while not session.done:
@@ -156,8 +161,8 @@ class CausalGymHarness(vf.Harness[CausalGymHarnessConfig]):
                                             "function": {"name": name, "arguments": arguments}}
                                            for call_id, name, arguments in played]
             messages.append(assistant)
-            with anyio.fail_after(self.config.tool_timeout):
-                reply = await anyio.to_thread.run_sync(lambda: session.respond(played, message.content or ""))
+            reply = await guarded.call(lambda: session.respond(played, message.content or ""),
+                                       self.config.tool_timeout, "the env step (tool_timeout)")
             messages += [{"role": "tool", "tool_call_id": call_id, "content": text}
                          for call_id, text in reply.tool_results]
             messages += [{"role": "user", "content": text} for text in reply.user_texts]
@@ -177,12 +182,17 @@ class CausalGymEnv(vf.Env[CausalGymEnvConfig]):
 
 
 def evaluate(taskset: Mapping[str, Any], base_url: str, model: str, *, api_key_var: str = "OPENAI_API_KEY",
-             sampling: Mapping[str, Any] | None = None, rollouts: int = 1) -> list[vf.Trace]:
+             sampling: Mapping[str, Any] | None = None, rollouts: int = 1,
+             harness: Mapping[str, Any] | None = None) -> list[vf.Trace]:
     """The traces of ``rollouts`` rollouts of every task, as ``vf-eval causal-gym-verifiers`` plays them
-    (the env loaded by its taskset id; ``taskset`` holds the ``--env.taskset.*`` fields, ``gym_id`` first)."""
+    (the env loaded by its taskset id; ``taskset`` holds the ``--env.taskset.*`` fields, ``gym_id`` first;
+    ``harness`` the ``--env.agent.harness.*`` ones: ``model_timeout``, ``tool_timeout``, ``scorer_timeout``)."""
     from verifiers.v1.utils.loaders import load_environment, resolve_env_config
 
-    env = load_environment(resolve_env_config({"taskset": {"id": TASKSET_ID, **taskset}}))
+    config: dict[str, Any] = {"taskset": {"id": TASKSET_ID, **taskset}}
+    if harness is not None:
+        config["agent"] = {"harness": {"id": TASKSET_ID, **harness}}
+    env = load_environment(resolve_env_config(config))
     ctx = vf.ModelContext(client=vf.EvalClientConfig(base_url=base_url, api_key_var=api_key_var), model=model,
                           sampling=vf.SamplingConfig(**(sampling or {})))
 
