@@ -16,6 +16,10 @@ Usage::
     python examples/design_baselines.py --ids InterventionDesign-sf10-v0 --agents random round-robin
     python examples/design_baselines.py --ids InterventionDesign-lg10-T3-v0 InterventionDesign-lg10-T5-v0 \
         InterventionDesign-lg10-T5-bounded-v0 --agents random round-robin greedy --instances 200 --workers 2
+
+``greedy-cheap`` is the greedy designer at its lowest compute (one posterior-predictive sample, each
+node at ``+value_bound``, no "observe": ``d`` posterior evaluations per decision), the closest a
+lookahead comes to a learned policy's single forward pass.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ def make_agent(name: str, greedy_samples: int, greedy_grid: tuple[float, ...]) -
         return ObservationalDesigner()
     if name == "greedy":
         return GreedyDesigner(samples=greedy_samples, value_grid=greedy_grid)
+    if name == "greedy-cheap":  # the cheapest greedy: one predictive sample of each node at +bound (d evaluations)
+        return GreedyDesigner(samples=1, value_grid=(1.0,), observe=False)
     raise ValueError(f"unknown agent {name!r}")
 
 

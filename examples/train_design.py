@@ -1,36 +1,32 @@
-"""Train an intervention designer on the batched design env, with a learning curve and held-out and OOD evaluation.
+"""A labelled baseline: fitted Q iteration that distils the greedy lookahead through privileged copies of the SCM.
 
-The policy is :class:`~causal_gym.envs.design.learned.PairScorerPolicy`: one shared network scores
-every node from the features of its node pairs (the posterior's edge and path probabilities,
-correlations, intervention counts: :func:`~causal_gym.envs.design.learned.design_features`) and
-the node with the best score is set to ``+value_bound``. It plays ``InterventionDesign-lg10-v0``
-through :class:`~causal_gym.envs.design.learned.DesignVecEnv` (``--n-envs`` episodes per numpy
-step, dense reward = the exact posterior's gain after every intervention). Two trainers:
-
-- ``--algo fqi`` (default), fitted Q iteration: the scores are action values. Each round plays
-  ``--episodes-per-round`` batches of train episodes with the current policy (uniformly random
-  targets in the first round, then an ``--epsilon`` share of random ones), records in every
-  visited state what *each* target would have earned (``DesignVecEnv.lookahead``, which steps copies
-  of the hidden SCMs: the simulator's privilege on the train stream) and the features after it,
-  then regresses the scores on ``r_k + --gamma * max Q_previous(s'_k)`` over all rounds' states.
-- ``--algo ppo``: SB3 PPO on the dense reward.
-
-Either way the result is saved as an SB3 model (``model.zip``, the PPO class with this policy) and
+This is *not* RL from the env's interface (that is ``examples/train_design_sb3.py``: SB3 on the
+standard route). The policy is :class:`~causal_gym.envs.design.learned.PairScorerPolicy`: one
+shared network scores every node from the features of its node pairs (the posterior's edge and
+path probabilities, correlations, intervention counts:
+:func:`~causal_gym.envs.design.learned.design_features`) and the node with the best score is set
+to ``+value_bound``. It plays ``InterventionDesign-lg10-v0`` through
+:class:`~causal_gym.envs.design.learned.DesignVecEnv` (``--n-envs`` episodes per numpy step).
+Each round plays ``--episodes-per-round`` batches of train episodes with the current policy
+(uniformly random targets in the first round, then an ``--epsilon`` share of random ones), records
+in every visited state what *each* target would have earned (``DesignVecEnv.lookahead``, which
+steps copies of the hidden SCMs: the simulator's privilege on the train stream) and the features
+after it, then regresses the scores on ``r_k + --gamma * max Q_previous(s'_k)`` over all rounds'
+states. The result is saved as an SB3 model (``model.zip``, the PPO class with this policy) and
 decides from the observation alone.
 
-Learning curve: after every FQI round (or every ``--eval-every`` PPO timesteps) the deterministic
-policy plays the first ``--dev`` instances of the ``dev`` suite; ``learning_curve.csv`` and
-``learning_curve.png`` record env steps, wall time, the mean return of the training episodes since
-the last row and the dev return. At the end the policy plays test instances ``0 .. --test - 1``
-of ``InterventionDesign-lg10-v0`` (in distribution) and of the scale-free, Gumbel-noise and
-d = 12 ids (out of distribution; the same network scores 12 nodes); per-episode rows go to
-``eval.csv`` in the format of ``examples/design_baselines.py``, and with ``--baselines CSV`` (that
-script's output) the paired differences against each baseline are printed.
+Learning curve: after every round the deterministic policy plays the first ``--dev`` instances of
+the ``dev`` suite; ``learning_curve.csv`` and ``learning_curve.png`` record env steps, wall time,
+the mean return of the training episodes since the last row and the dev return. At the end the
+policy plays test instances ``0 .. --test - 1`` of ``InterventionDesign-lg10-v0`` (in distribution)
+and of the scale-free, Gumbel-noise and d = 12 ids (out of distribution; the same network scores
+12 nodes); per-episode rows go to ``eval.csv`` in the format of ``examples/design_baselines.py``,
+and with ``--baselines CSV`` (that script's output) the paired differences against each baseline
+are printed.
 
 Usage::
 
     python examples/train_design.py --rounds 6 --episodes-per-round 30 --n-envs 32 --out runs/design
-    python examples/train_design.py --algo ppo --timesteps 300000 --out runs/design-ppo
     python examples/train_design.py --out runs/design --evaluate-only --baselines design_baselines.csv
 """
 
@@ -49,7 +45,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
-from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
 from causal_gym.envs.design.learned import (  # noqa: E402
@@ -109,32 +104,6 @@ class Curve:
             writer = csv.DictWriter(handle, fieldnames=list(row))
             writer.writeheader()
             writer.writerows(self.rows)
-
-
-class LearningCurve(BaseCallback):
-    """PPO's callback: a :class:`Curve` row every ``every`` timesteps; stops training after ``max_seconds``."""
-
-    def __init__(self, every: int, curve: Curve, max_seconds: float) -> None:
-        super().__init__()
-        self.every, self.curve, self.max_seconds = every, curve, max_seconds
-        self.next = 0
-        self.returns: list[float] = []
-        self.running = None
-
-    def _on_step(self) -> bool:
-        rewards = self.locals["rewards"]
-        self.running = rewards if self.running is None else self.running + rewards
-        if self.locals["dones"].all():
-            self.returns.extend(self.running.tolist())
-            self.running = None
-        if self.num_timesteps >= self.next:
-            self.record()
-            self.next += self.every
-        return time.perf_counter() - self.curve.start < self.max_seconds
-
-    def record(self) -> None:
-        self.curve.record(self.model.policy.mlp_extractor, self.num_timesteps, self.returns)
-        self.returns = []
 
 
 def collect(venv: DesignVecEnv, scorer: PairScorer | None, batches: int, epsilon: float,
@@ -222,20 +191,16 @@ def plot(rows: list[dict[str, float]], path: Path, references: dict[str, float],
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--algo", choices=("fqi", "ppo"), default="fqi")
     parser.add_argument("--max-minutes", type=float, default=60.0, help="stop training after this wall time")
     parser.add_argument("--n-envs", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=None, help="default: 1e-3 (fqi), 3e-4 (ppo)")
-    parser.add_argument("--rounds", type=int, default=6, help="fqi: collection-and-fit rounds")
-    parser.add_argument("--episodes-per-round", type=int, default=30, help="fqi: batches of --n-envs episodes")
-    parser.add_argument("--epsilon", type=float, default=0.2, help="fqi: share of random targets after round 1")
-    parser.add_argument("--gamma", type=float, default=1.0, help="fqi: 0 regresses the one-step gains alone")
-    parser.add_argument("--epochs", type=int, default=20, help="fqi: regression epochs per round")
-    parser.add_argument("--timesteps", type=int, default=300_000, help="ppo")
-    parser.add_argument("--ent-coef", type=float, default=0.01, help="ppo")
-    parser.add_argument("--eval-every", type=int, default=20_000, help="ppo")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--rounds", type=int, default=6, help="collection-and-fit rounds")
+    parser.add_argument("--episodes-per-round", type=int, default=30, help="batches of --n-envs episodes")
+    parser.add_argument("--epsilon", type=float, default=0.2, help="share of random targets after round 1")
+    parser.add_argument("--gamma", type=float, default=1.0, help="0 regresses the one-step gains alone")
+    parser.add_argument("--epochs", type=int, default=20, help="regression epochs per round")
     parser.add_argument("--dev", type=int, default=100)
     parser.add_argument("--test", type=int, default=200)
     parser.add_argument("--baselines", default=None, help="CSV of examples/design_baselines.py to pair with")
@@ -250,24 +215,12 @@ def main() -> None:
             curve_rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
     else:
         curve = Curve(args.dev, out / "learning_curve.csv")
-        if args.algo == "fqi":
-            args.lr = args.lr or 1e-3
-            model = as_sb3_model(train_fqi(args, curve), args)
-            steps = int(curve.rows[-1]["timesteps"])
-        else:
-            args.lr = args.lr or 3e-4
-            venv = DesignVecEnv(TRAIN_ID, args.n_envs, args.seed)
-            model = PPO(PairScorerPolicy, venv, n_steps=40, batch_size=320, n_epochs=10, learning_rate=args.lr,
-                        gamma=1.0, gae_lambda=0.95, ent_coef=args.ent_coef, policy_kwargs={"hidden": args.hidden},
-                        seed=args.seed, verbose=0)
-            callback = LearningCurve(args.eval_every, curve, args.max_minutes * 60)
-            model.learn(args.timesteps, callback=callback)
-            callback.record()
-            steps = model.num_timesteps
-        print(f"\ntraining ({args.algo}): {steps} env steps in {time.perf_counter() - curve.start:.0f} s")
+        model = as_sb3_model(train_fqi(args, curve), args)
+        steps = int(curve.rows[-1]["timesteps"])
+        print(f"\ntraining (fitted Q): {steps} env steps in {time.perf_counter() - curve.start:.0f} s")
         model.save(out / "model.zip")
         curve_rows = curve.rows
-    report(model.policy.mlp_extractor, out, args.test, args.baselines, curve_rows, args.algo)
+    report(model.policy.mlp_extractor, out, args.test, args.baselines, curve_rows, "fqi")
 
 
 def report(scorer: PairScorer, out: Path, test: int, baselines_csv: str | None, curve_rows: list[dict[str, float]],

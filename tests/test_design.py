@@ -336,8 +336,9 @@ def test_value_bounds_are_reported_apart_and_variants_share_the_reference_instan
                       env_kwargs={**SMALL, **extra}), tmp_path / f"run{k}", progress=False)
     (table,) = report_tables(load_runs(tmp_path / "run0", tmp_path / "run1"), ReportOptions())
     assert sorted(table.frame["setting"]) == ["er4-gaussian-deg2-n20-T5", "er4-gaussian-deg2-n20-T5-vb2"]
-    reference = gym.make("InterventionDesign-lg10-v0").reset(options={"instance": 7})[0]
-    for env_id in ("InterventionDesign-lg10-T3-v0", "InterventionDesign-lg10-T5-bounded-v0"):
-        variant = gym.make(env_id).reset(options={"instance": 7})[0]
+    for base, env_id in (("lg10", "lg10-T3"), ("lg10", "lg10-T5-bounded"), ("sf10", "sf10-T3"),
+                         ("gumbel10", "gumbel10-T3")):
+        reference = gym.make(f"InterventionDesign-{base}-v0").reset(options={"instance": 7})[0]
+        variant = gym.make(f"InterventionDesign-{env_id}-v0").reset(options={"instance": 7})[0]
         n0 = 50
         assert np.array_equal(variant["data"][:n0], reference["data"][:n0])

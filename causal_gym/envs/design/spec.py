@@ -22,8 +22,11 @@ the reference; ``examples/design_baselines.py`` measures greedy - round-robin on
   standard deviations of a variable instead of five): a weak intervention only pays where the data
   leave the direction open.
 
-The variants share the ``lg10`` instances (graphs, weights, observational rows) instance by
-instance: the budget and the value bound do not enter the streams.
+- ``InterventionDesign-sf10-T3-v0``, ``InterventionDesign-gumbel10-T3-v0``: ``sf10`` and ``gumbel10``
+  with 3 experiments: out-of-distribution tests of a policy trained on ``lg10-T3``.
+
+The variants share the instances (graphs, weights, observational rows) of their base id (``lg10``,
+``sf10``, ``gumbel10``) instance by instance: the budget and the value bound do not enter the streams.
 
 Every keyword of :class:`~causal_gym.envs.design.env.InterventionDesignEnv` can be passed to
 ``gym.make``; ``gym.make_vec(id, num_envs, vectorization_mode="vector_entry_point")`` builds the
@@ -48,6 +51,8 @@ SETTINGS_BY_ID: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "InterventionDesign-lg10-T3-v0": {"budget": 3},
     "InterventionDesign-lg10-T5-v0": {"budget": 5},
     "InterventionDesign-lg10-T5-bounded-v0": {"budget": 5, "value_bound": 2.0},
+    "InterventionDesign-sf10-T3-v0": {"graph": "sf", "budget": 3},
+    "InterventionDesign-gumbel10-T3-v0": {"noise": "gumbel", "budget": 3},
 })
 """Id -> its keyword arguments (the rest are the env's defaults)."""
 
@@ -59,6 +64,8 @@ _TEXT = {
     "InterventionDesign-lg10-T3-v0": "lg10 with 3 do-interventions (fewer than d: the choice matters)",
     "InterventionDesign-lg10-T5-v0": "lg10 with 5 do-interventions (fewer than d: the choice matters)",
     "InterventionDesign-lg10-T5-bounded-v0": "lg10 with 5 do-interventions at |value| <= 2",
+    "InterventionDesign-sf10-T3-v0": "sf10 with 3 do-interventions (lg10-T3's scale-free test)",
+    "InterventionDesign-gumbel10-T3-v0": "gumbel10 with 3 do-interventions (lg10-T3's misspecified-noise test)",
 }
 
 SPEC = BenchmarkSpec(

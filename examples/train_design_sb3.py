@@ -1,0 +1,283 @@
+"""Train SB3 agents on a scarce intervention-design variant through the standard route only.
+
+The route is the one any RL user takes (README, "The standard RL route"):
+:class:`~causal_gym.envs.design.sb3.DesignSB3VecEnv` with ``action="discrete"`` (``value_grid=(1.0,)``:
+observe, or one of the ``d`` nodes set to ``+value_bound``) and ``observation="summary"`` (the
+posterior's edge marginals the env computes for its reward, each node's share of the experiments,
+the budget left). The policy is SB3's own ``MlpPolicy`` (``--policy mlp``) or
+:class:`~causal_gym.envs.design.policy.NodePairPolicy` (``--policy pair``: the same observation read
+as a graph by shared pair networks, so what it learns about one node applies to all). No hand-made
+features, no copy of the hidden SCM, no lookahead: what it learns comes from the env's observations
+and dense rewards alone.
+
+Per seed: ``--algo ppo`` (on-policy) or ``--algo dqn`` (off-policy; SAC needs a continuous action
+and the choice here is discrete), ``--timesteps`` env steps on the ``train`` stream, and every
+``--eval-every`` steps the deterministic policy plays the first ``--dev`` instances of the ``dev``
+suite. ``curve.csv`` gets one row per evaluation (env steps, wall and CPU seconds, the mean return
+of the training episodes since the last row, the dev return), with round-robin's dev return as the
+reference; ``curve-<algo>-<policy>.png`` plots every seed. Each seed's model goes to
+``<out>/<algo>-<policy>-seed<k>.zip``.
+
+``--evaluate`` plays every saved model (of ``--out``, or ``--models``), deterministically, on test instances ``0 .. --test - 1`` of
+the training id and of its out-of-distribution relatives (``--eval-ids``), one row per episode in the
+CSV format of ``examples/design_baselines.py`` (agent ``<algo>-<policy>-seed<k>``, with the CPU seconds of the
+policy's decisions and 0 posterior evaluations of its own), and with ``--baselines CSV`` (that
+script's output on the same ids) prints the paired differences against every baseline, per seed and,
+per algorithm and policy, for the per-episode mean over its seeds.
+
+Usage::
+
+    python examples/train_design_sb3.py --seeds 0 1 2 --timesteps 250000 --out runs/design-sb3
+    python examples/train_design_sb3.py --policy pair --seeds 0 1 2 --timesteps 250000 --out runs/design-sb3
+    python examples/train_design_sb3.py --out runs/design-sb3 --evaluate --baselines baselines_T3.csv
+    python examples/train_design_sb3.py --evaluate --models examples/results/design/sb3 --out runs/shipped \
+        --baselines examples/results/design/sb3/baselines_T3.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from stable_baselines3 import DQN, PPO  # noqa: E402
+from stable_baselines3.common.base_class import BaseAlgorithm  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+
+import causal_gym  # noqa: E402, F401  (registers the ids)
+from causal_gym.envs.design.policy import NodePairPolicy  # noqa: E402
+from causal_gym.envs.design.sb3 import DesignSB3VecEnv  # noqa: E402
+from causal_gym.metrics import bootstrap_interval, paired_bootstrap  # noqa: E402
+
+TRAIN_ID = "InterventionDesign-lg10-T3-v0"
+EVAL_IDS = ("InterventionDesign-lg10-T3-v0", "InterventionDesign-sf10-T3-v0", "InterventionDesign-gumbel10-T3-v0")
+ROUTE = {"action": "discrete", "value_grid": (1.0,), "observation": "summary"}
+"""The env keywords of the route: the agent's whole interface."""
+METRICS = ("gain", "expected_shd", "auprc", "map_f1")
+ALGOS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "dqn": DQN}
+POLICIES = ("mlp", "pair")
+
+
+def play(model: BaseAlgorithm, env_id: str, split: str, count: int) -> tuple[dict[str, np.ndarray], float]:
+    """The deterministic policy on instances ``0 .. count - 1`` of ``split``: final scores and policy CPU seconds."""
+    venv = DesignSB3VecEnv(env_id, count, options={"split": split, "instance": 0}, **ROUTE)
+    obs = venv.reset()
+    budget = int(gym.spec(env_id).kwargs.get("budget", 10))
+    thinking = 0.0
+    for _ in range(budget):
+        start = time.process_time()
+        actions, _ = model.predict(obs, deterministic=True)
+        thinking += time.process_time() - start
+        obs, _, _, _ = venv.step(actions)
+    venv.close()
+    return dict(venv.last_scores), thinking
+
+
+def round_robin_dev(env_id: str, count: int) -> float:
+    """Round-robin's mean dev return (nodes 0, 1, ... at ``+value_bound``): the curve's reference line."""
+    venv = DesignSB3VecEnv(env_id, count, options={"split": "dev", "instance": 0}, **ROUTE)
+    venv.reset()
+    budget = int(gym.spec(env_id).kwargs.get("budget", 10))
+    d = int(gym.spec(env_id).kwargs.get("d", 10))
+    for t in range(budget):
+        venv.step(np.full(count, 1 + t % d))
+    return float(np.mean(venv.last_scores["gain"]))
+
+
+class Curve(BaseCallback):
+    """Every ``every`` env steps: the dev return of the deterministic policy, a row of the curve."""
+
+    def __init__(self, args: argparse.Namespace, seed: int, rows: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.args, self.seed, self.rows = args, seed, rows
+        self.next_at = 0
+        self.returns: list[float] = []
+        self.episode = np.zeros(args.n_envs)
+        self.start_wall, self.start_cpu = time.perf_counter(), time.process_time()
+
+    def _on_training_start(self) -> None:
+        self.record()
+
+    def _on_step(self) -> bool:
+        self.episode += self.locals["rewards"]
+        for k in np.flatnonzero(self.locals["dones"]):
+            self.returns.append(float(self.episode[k]))
+            self.episode[k] = 0.0
+        if self.num_timesteps >= self.next_at:
+            self.record()
+        return time.perf_counter() - self.start_wall < 60 * self.args.max_minutes
+
+    def record(self) -> None:
+        scores, _ = play(self.model, self.args.id, "dev", self.args.dev)
+        row = {"algo": self.args.algo, "policy": self.args.policy, "seed": self.seed, "env_steps": self.num_timesteps,
+               "wall_s": round(time.perf_counter() - self.start_wall, 1),
+               "cpu_s": round(time.process_time() - self.start_cpu, 1),
+               "train_return": float(np.mean(self.returns)) if self.returns else float("nan"),
+               "dev_return": float(np.mean(scores["gain"]))}
+        self.rows.append(row)
+        self.returns = []
+        self.next_at = self.num_timesteps + self.args.eval_every
+        print(f"seed {self.seed} steps {row['env_steps']:>7} wall {row['wall_s']:>7.0f}s "
+              f"train {row['train_return']:6.3f} dev {row['dev_return']:6.3f}", flush=True)
+
+
+def make_model(args: argparse.Namespace, seed: int) -> BaseAlgorithm:
+    venv = DesignSB3VecEnv(args.id, args.n_envs, seed=seed, **ROUTE)
+    if args.policy == "pair":
+        if args.algo != "ppo":
+            raise SystemExit("--policy pair is an actor-critic policy: use it with --algo ppo")
+        policy: Any = NodePairPolicy
+        policy_kwargs: dict[str, Any] = {"hidden": args.hidden}
+    else:
+        policy, policy_kwargs = "MlpPolicy", {"net_arch": [args.hidden, args.hidden]}
+    if args.algo == "ppo":
+        budget = int(gym.spec(args.id).kwargs.get("budget", 10))
+        return PPO(policy, venv, n_steps=args.rollout_episodes * budget, batch_size=args.batch_size,
+                   n_epochs=10, gamma=args.gamma, gae_lambda=0.95, learning_rate=args.lr, ent_coef=args.ent_coef,
+                   policy_kwargs=policy_kwargs, seed=seed, device="cpu", verbose=0)
+    return DQN(policy, venv, learning_rate=args.lr, buffer_size=100_000, learning_starts=2_000,
+               batch_size=args.batch_size, gamma=args.gamma, train_freq=1, gradient_steps=1,
+               target_update_interval=1_000, exploration_fraction=0.3, exploration_final_eps=0.05,
+               policy_kwargs=policy_kwargs, seed=seed, device="cpu", verbose=0)
+
+
+def train(args: argparse.Namespace, out: Path) -> None:
+    torch.set_num_threads(1)
+    reference = round_robin_dev(args.id, args.dev)
+    print(f"round-robin on the first {args.dev} dev instances of {args.id}: {reference:.3f}")
+    rows: list[dict[str, Any]] = []
+    for seed in args.seeds:
+        model = make_model(args, seed)
+        model.learn(args.timesteps, callback=Curve(args, seed, rows))
+        name = f"{args.algo}-{args.policy}"
+        model.save(out / f"{name}-seed{seed}.zip")
+        write_csv(out / f"curve-{name}.csv", rows)
+    plot(rows, out / f"curve-{name}.png", reference, args)
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot(rows: list[dict[str, Any]], path: Path, reference: float, args: argparse.Namespace) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for seed in sorted({r["seed"] for r in rows}):
+        mine = [r for r in rows if r["seed"] == seed]
+        ax.plot([r["env_steps"] for r in mine], [r["dev_return"] for r in mine], marker=".", label=f"seed {seed}")
+    ax.axhline(reference, color="k", linestyle="--", label="round-robin")
+    ax.set_xlabel("env steps")
+    ax.set_ylabel(f"dev return ({args.dev} instances)")
+    policy = "MlpPolicy" if args.policy == "mlp" else "NodePairPolicy"
+    ax.set_title(f"SB3 {args.algo.upper()}, {policy} on {args.id}", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def evaluate(args: argparse.Namespace, out: Path) -> None:
+    rows: list[dict[str, Any]] = []
+    source = Path(args.models) if args.models else out
+    models = sorted(source.glob("*-seed*.zip"))
+    if not models:
+        raise SystemExit(f"no saved model in {source}: train first")
+    for path in models:
+        algo = path.stem.split("-")[0]
+        model = ALGOS[algo].load(path, device="cpu")
+        for env_id in args.eval_ids:
+            scores, thinking = play(model, env_id, "test", args.test)
+            rows += [{"env_id": env_id, "agent": path.stem, "instance": k,
+                      **{m: float(scores[m][k]) for m in METRICS}, "seconds": thinking / args.test,
+                      "evaluations": 0} for k in range(args.test)]
+    write_csv(out / "eval.csv", rows)
+    baselines: list[dict[str, Any]] = []
+    if args.baselines:
+        with open(args.baselines) as handle:
+            baselines = [{**r, "instance": int(r["instance"]), "gain": float(r["gain"])} for r in csv.DictReader(handle)]
+    agents = sorted({r["agent"] for r in rows})
+    for env_id in args.eval_ids:
+        print(f"\n{env_id}: test instances 0..{args.test - 1}, return mean [95% bootstrap interval]")
+        gains = {name: by_instance(rows + baselines, env_id, name, args.test) for name in
+                 agents + sorted({r["agent"] for r in baselines if r["env_id"] == env_id})}
+        gains = {name: g for name, g in gains.items() if g is not None}
+        learned = list(agents)
+        for group in sorted({a.rsplit("-seed", 1)[0] for a in agents}):  # per episode, the mean over a run's seeds
+            seeds = [a for a in agents if a.rsplit("-seed", 1)[0] == group]
+            learned.append(f"{group} (mean of {len(seeds)} seeds)")
+            gains[learned[-1]] = np.mean([gains[a] for a in seeds], axis=0)
+        for name, g in gains.items():
+            mean, low, high = bootstrap_interval(g)
+            print(f"  {name:<30}{mean:7.2f} [{low:5.2f}, {high:5.2f}]")
+        for name in learned:
+            for other in gains:
+                if other not in learned:
+                    diff = paired_bootstrap(gains[name], gains[other])
+                    print(f"  {name} - {other}: {diff[0]:+.2f} [{diff[1]:+.2f}, {diff[2]:+.2f}]")
+
+
+def by_instance(rows: list[dict[str, Any]], env_id: str, agent: str, count: int) -> np.ndarray | None:
+    """The returns of ``agent`` on instances ``0 .. count - 1`` in order, or None if it did not play them all."""
+    gains = {int(r["instance"]): float(r["gain"]) for r in rows if r["env_id"] == env_id and r["agent"] == agent}
+    if not all(k in gains for k in range(count)):
+        return None
+    return np.array([gains[k] for k in range(count)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--id", default=TRAIN_ID)
+    parser.add_argument("--algo", choices=sorted(ALGOS), default="ppo")
+    parser.add_argument("--policy", choices=POLICIES, default="mlp")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--timesteps", type=int, default=150_000)
+    parser.add_argument("--n-envs", type=int, default=16)
+    parser.add_argument("--rollout-episodes", type=int, default=16, help="ppo: episodes per env per rollout")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--hidden", type=int, default=None, help="default: 128 (mlp), 64 (pair)")
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--gamma", type=float, default=1.0, help="the return is the sum of the step gains")
+    parser.add_argument("--ent-coef", type=float, default=0.01, help="ppo")
+    parser.add_argument("--eval-every", type=int, default=10_000)
+    parser.add_argument("--dev", type=int, default=200)
+    parser.add_argument("--max-minutes", type=float, default=60.0, help="per seed")
+    parser.add_argument("--evaluate", action="store_true", help="evaluate the models saved in --out (or --models)")
+    parser.add_argument("--models", default=None, help="--evaluate: the folder of the models (default: --out)")
+    parser.add_argument("--plot", action="store_true",
+                        help="redraw curve-<algo>-<policy>.png from the CSV in --out (e.g. seeds trained apart, rows merged)")
+    parser.add_argument("--eval-ids", nargs="+", default=list(EVAL_IDS))
+    parser.add_argument("--test", type=int, default=200)
+    parser.add_argument("--baselines", default=None, help="CSV of examples/design_baselines.py on --eval-ids")
+    parser.add_argument("--out", default="runs/design-sb3")
+    args = parser.parse_args()
+    args.hidden = args.hidden or (128 if args.policy == "mlp" else 64)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.evaluate:
+        evaluate(args, out)
+    elif args.plot:
+        with open(out / f"curve-{args.algo}-{args.policy}.csv") as handle:
+            rows = [{**r, "seed": int(r["seed"]), "env_steps": int(r["env_steps"]), "dev_return": float(r["dev_return"])}
+                    for r in csv.DictReader(handle)]
+        plot(rows, out / f"curve-{args.algo}-{args.policy}.png", round_robin_dev(args.id, args.dev), args)
+    else:
+        train(args, out)
+
+
+if __name__ == "__main__":
+    main()
