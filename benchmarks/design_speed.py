@@ -4,15 +4,18 @@ Configurations (each timed for ``--seconds`` after a warm-up, ``--repeats`` roun
 in turn, the median reported; actions are drawn before timing, so only the env is measured):
 
 - ``CartPole-v1``: one ``gym.make`` env (the reference: Gymnasium's cheapest classic env);
-- ``design single, posterior on``: ``gym.make("InterventionDesign-lg10-v0")`` (dense reward:
-  BGe scores and Koivisto's DP after every step);
-- ``design vector B, posterior off / on``: ``gym.make_vec(..., num_envs=B,
+- ``design single, reward on``: ``gym.make("InterventionDesign-lg10-v0")`` (dense reward: BGe
+  scores and Koivisto's DP after every step);
+- ``design vector B, posterior off / reward on``: ``gym.make_vec(..., num_envs=B,
   vectorization_mode="vector_entry_point")`` with ``reward="none"`` / ``"dense"``; a vector step
-  counts ``B`` env steps, resets (every ``budget`` steps) included.
+  counts ``B`` env steps, resets (every ``budget`` steps) and final scores included;
+- ``... reward on, log-space DP``: the same with every posterior forced through the log-space DP
+  (the path before the linear-space one of :func:`~causal_gym.stats.graph_posterior.edge_posterior`):
+  the reference of the speed-up, in the same run.
 
-Goals of issue 15: >= 50,000 env-steps/s on one core with the posterior off; the posterior <=
-2 ms per env-step at d = 10. The table prints env-steps/s, microseconds per env-step and the
-ratio to CartPole.
+The headline is the reward-on rate at ``B = --posterior-batch``; issue 31's goal is >= 5,000
+env-steps/s on one core. The table prints env-steps/s, microseconds per env-step and the ratio to
+CartPole.
 
 Usage: python benchmarks/design_speed.py [--seconds 2] [--repeats 3] [--batch 256] [--posterior-batch 16]
 """
@@ -32,6 +35,7 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
+from causal_gym.stats import graph_posterior  # noqa: E402
 
 ENV_ID = "InterventionDesign-lg10-v0"
 
@@ -74,6 +78,22 @@ def vector(batch: int, reward: str) -> Callable[[float], float]:
     return run
 
 
+class _LogSpaceOnly:
+    """While active, every posterior takes the log-space DP (the path before the linear one): the in-run reference."""
+
+    def __enter__(self) -> None:
+        self._linear = graph_posterior._linear_dp
+
+        def declined(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            m = beta.shape[0]
+            return np.empty(beta.shape), np.empty(m), np.zeros(m, dtype=bool)
+
+        graph_posterior._linear_dp = declined
+
+    def __exit__(self, *exc: object) -> None:
+        graph_posterior._linear_dp = self._linear
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=2.0)
@@ -81,23 +101,38 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--posterior-batch", type=int, default=16)
     args = parser.parse_args()
+    reward_on = f"design vector B={args.posterior_batch}, reward on"
+    log_only = f"design vector B={args.posterior_batch}, reward on, log-space DP"
     configs = {
         "CartPole-v1 (single)": single("CartPole-v1"),
-        "design single, posterior on": single(ENV_ID),
+        "design single, reward on": single(ENV_ID),
         f"design vector B={args.batch}, posterior off": vector(args.batch, "none"),
-        f"design vector B={args.posterior_batch}, posterior on": vector(args.posterior_batch, "dense"),
+        reward_on: vector(args.posterior_batch, "dense"),
+        f"design vector B={4 * args.posterior_batch}, reward on": vector(4 * args.posterior_batch, "dense"),
+        log_only: vector(args.posterior_batch, "dense"),
     }
-    for run in configs.values():
-        run(0.5)  # warm-up
+
+    def timed(name: str, seconds: float) -> float:
+        if name != log_only:
+            return configs[name](seconds)
+        with _LogSpaceOnly():
+            return configs[name](seconds)
+
+    for name in configs:
+        timed(name, 0.5)  # warm-up
     rates: dict[str, list[float]] = {name: [] for name in configs}
     for _ in range(args.repeats):
-        for name, run in configs.items():
-            rates[name].append(run(args.seconds))
+        for name in configs:
+            rates[name].append(timed(name, args.seconds))
     reference = statistics.median(rates["CartPole-v1 (single)"])
-    print(f"{'configuration':<40}{'env-steps/s':>14}{'us/env-step':>14}{'vs CartPole':>13}")
+    headline = statistics.median(rates[reward_on])
+    print(f"reward on (dense, B={args.posterior_batch}, d=10): {headline:,.0f} env-steps/s = "
+          f"{headline / reference:.3f}x CartPole; {headline / statistics.median(rates[log_only]):.2f}x the log-space "
+          f"DP; goal of issue 31: 5,000\n")
+    print(f"{'configuration':<48}{'env-steps/s':>14}{'us/env-step':>14}{'vs CartPole':>13}")
     for name, values in rates.items():
         rate = statistics.median(values)
-        print(f"{name:<40}{rate:14,.0f}{1e6 / rate:14.1f}{rate / reference:13.2f}")
+        print(f"{name:<48}{rate:14,.0f}{1e6 / rate:14.1f}{rate / reference:13.3f}")
     print(f"(median of {args.repeats} rounds of {args.seconds:g} s; numpy {np.__version__}, one BLAS thread)")
 
 
