@@ -112,8 +112,9 @@ Cost of one update
 An intervention-design env adds one row per step: :meth:`BGeStats.add_row` is a rank-1 update
 of each node's scatter matrix (skipped for the intervened node), but every principal minor of
 every changed ``R_j`` changes with it, so the local scores are recomputed (``O(d 2^d)``) rather
-than patched; then the DP (``O(d^2 2^d)``). ``benchmarks/graph_posterior.py`` measures about
-1.5 ms per step at d = 10 on one core (1 ms per env in a batch of 16), 4.5 ms at d = 12.
+than patched, one table per group of nodes that saw the same rows; then the DP (``O(d^2 2^d)``).
+``benchmarks/graph_posterior.py`` measures about 0.6 ms per step at d = 10 on one core (0.4 ms per
+env in a batch of 16), 1.6 ms at d = 12.
 
 Predictions and their expected quality
 --------------------------------------
