@@ -119,7 +119,6 @@ class NodePairPolicy(ActorCriticPolicy):
             raise ValueError("NodePairPolicy plays the route action='discrete', observation='summary'; got "
                              f"observations {observation_space} and actions {action_space}")
         self.hidden, self.values = hidden, (int(action_space.n) - 1) // d
-        kwargs.setdefault("share_features_extractor", True)
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
