@@ -276,3 +276,33 @@ def test_shipped_ppo_policies_beat_round_robin_and_the_pair_policies_cheap_greed
             for name, reference in [("round-robin", robin)] + [("greedy-cheap", cheap)] * (kind == "pair"):
                 mean, low, _ = paired_bootstrap(gains, reference)
                 assert low > 0, f"{path.name} - {name}: {mean:+.3f}, interval from {low:+.3f}"
+
+
+def test_node_pair_policy_relabels_its_choice_with_the_nodes_and_plays_any_d():
+    """Permuting the nodes of a summary observation permutes the node logits; "observe" and the value stay."""
+    import torch
+
+    from causal_gym.envs.design.policy import NodePairPolicy, summary_graph
+
+    venv = DesignSB3VecEnv("InterventionDesign-lg10-T3-v0", 4, seed=0, **ROUTE)
+    model = PPO(NodePairPolicy, venv, n_steps=3, batch_size=12, seed=0, device="cpu")
+    model.learn(24)  # weights away from their initial symmetry
+    obs = torch.as_tensor(venv.reset())
+    probs, share, left = summary_graph(obs)
+    perm = torch.as_tensor(np.random.default_rng(1).permutation(10))
+    off = ~torch.eye(10, dtype=torch.bool)
+    moved = torch.cat([probs[:, perm][:, :, perm][:, off], share[:, perm], left], dim=1)
+    net = model.policy.mlp_extractor
+    with torch.no_grad():
+        logits, value = net.forward_actor(obs), model.policy.predict_values(obs)
+        moved_logits, moved_value = net.forward_actor(moved), model.policy.predict_values(moved)
+    torch.testing.assert_close(moved_logits[:, 1:], logits[:, 1:][:, perm])
+    torch.testing.assert_close(moved_logits[:, 0], logits[:, 0])
+    torch.testing.assert_close(moved_value, value)
+    assert not torch.allclose(logits[:, 1:], logits[:, 1:2].expand(-1, 10))  # not trivially constant
+    twelve = DesignSB3VecEnv("InterventionDesign-lg12-v0", 2, seed=0, **ROUTE)
+    with torch.no_grad():
+        assert net.forward_actor(torch.as_tensor(twelve.reset())).shape == (2, 13)  # observe + 12 nodes
+    with pytest.raises(ValueError, match="route"):
+        PPO(NodePairPolicy, DesignSB3VecEnv("InterventionDesign-lg10-T3-v0", 2, action="multidiscrete",
+                                            observation="summary"), device="cpu")
