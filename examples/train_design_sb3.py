@@ -40,6 +40,7 @@ import argparse
 import csv
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,30 +68,31 @@ ALGOS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "dqn": DQN}
 POLICIES = ("mlp", "pair")
 
 
-def play(model: BaseAlgorithm, env_id: str, split: str, count: int) -> tuple[dict[str, np.ndarray], float]:
-    """The deterministic policy on instances ``0 .. count - 1`` of ``split``: final scores and policy CPU seconds."""
+def played(env_id: str, split: str, count: int,
+           choose: Callable[[np.ndarray, int], np.ndarray]) -> tuple[dict[str, np.ndarray], float]:
+    """Instances ``0 .. count - 1`` of ``split`` played by ``choose(observations, step)``: final scores and its CPU seconds."""
     venv = DesignSB3VecEnv(env_id, count, options={"split": split, "instance": 0}, **ROUTE)
     obs = venv.reset()
-    budget = int(gym.spec(env_id).kwargs.get("budget", 10))
     thinking = 0.0
-    for _ in range(budget):
+    for step in range(venv.env.unwrapped.setting.budget):
         start = time.process_time()
-        actions, _ = model.predict(obs, deterministic=True)
+        actions = choose(obs, step)
         thinking += time.process_time() - start
         obs, _, _, _ = venv.step(actions)
     venv.close()
     return dict(venv.last_scores), thinking
 
 
+def play(model: BaseAlgorithm, env_id: str, split: str, count: int) -> tuple[dict[str, np.ndarray], float]:
+    """The deterministic policy on instances ``0 .. count - 1`` of ``split``: final scores and policy CPU seconds."""
+    return played(env_id, split, count, lambda obs, step: model.predict(obs, deterministic=True)[0])
+
+
 def round_robin_dev(env_id: str, count: int) -> float:
     """Round-robin's mean dev return (nodes 0, 1, ... at ``+value_bound``): the curve's reference line."""
-    venv = DesignSB3VecEnv(env_id, count, options={"split": "dev", "instance": 0}, **ROUTE)
-    venv.reset()
-    budget = int(gym.spec(env_id).kwargs.get("budget", 10))
     d = int(gym.spec(env_id).kwargs.get("d", 10))
-    for t in range(budget):
-        venv.step(np.full(count, 1 + t % d))
-    return float(np.mean(venv.last_scores["gain"]))
+    scores, _ = played(env_id, "dev", count, lambda obs, step: np.full(count, 1 + step % d))
+    return float(np.mean(scores["gain"]))
 
 
 class Curve(BaseCallback):
