@@ -9,7 +9,7 @@
     causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
     causal-gym reproduce causalab [--quick] [--settings 4node,...] [--instances N] [--out DIR]
     causal-gym reproduce arena [--quick] [--json FILE]
-    causal-gym serve --env ID [--env-kwargs JSON] [--host H] [--port P] [--max-sessions N]
+    causal-gym serve --env ID [--env-kwargs JSON] [--host H] [--port P] [--max-sessions N] [--tool-timeout S]
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a handler that
 runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly.
@@ -260,7 +260,7 @@ def _serve(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from causal_gym.integrations.openenv import make_app
 
     app = make_app(args.env, _json_object(args.env_kwargs, "--env-kwargs"), prompt_level=args.prompt_level,
-                   max_sessions=args.max_sessions)
+                   max_sessions=args.max_sessions, tool_timeout=args.tool_timeout)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
@@ -277,6 +277,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument("--max-sessions", type=int, default=256, help="concurrent sessions (default 256)")
+    parser.add_argument("--tool-timeout", type=float,
+                        help="seconds one step may take; past it the episode ends unscored (default: no budget)")
     parser.set_defaults(handler=_serve)
 
 

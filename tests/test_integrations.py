@@ -456,3 +456,86 @@ def test_verifiers_a_step_past_tool_timeout_is_a_harness_error_on_time(monkeypat
     assert time.monotonic() - start < 25  # well before the 30 s step returned
     assert trace.errors and "tool_timeout" in str(trace.errors) and INFO_KEY not in trace.info
     assert not trace.reward
+
+
+# ---------------------------------------------------------------------------------------------
+# TRL and OpenEnv: tool and scorer timeouts (issue 32 item 5)
+# ---------------------------------------------------------------------------------------------
+
+
+def _slow_trl(**budgets):
+    import slow_envs  # noqa: F401  (registers SlowToy-v0)
+
+    from causal_gym.integrations.trl import environment_class
+
+    def make(**env_kwargs):
+        env = environment_class("SlowToy-v0", split=None, env_kwargs=env_kwargs, **budgets)()
+        env.reset(**EpisodeRef("SlowToy-v0", split=None, env_kwargs=env_kwargs).to_row())
+        return env
+
+    return make
+
+
+def test_trl_a_step_past_tool_timeout_ends_the_episode_unscored_on_time():
+    import time
+
+    env = _slow_trl(tool_timeout=1.0)(describe_delay=20.0)
+    start = time.monotonic()
+    told = env.describe()
+    assert time.monotonic() - start < 10  # the wait ended at the budget, not when the step returned
+    assert "tool_timeout" in told and "unscored" in told and env.failure == told
+    assert env.submit(answer="X0 -> X1") == told  # the episode stays over
+    assert env.get_reward() is None and env.scores == {}  # no reward (TRL: NaN, left out), never 0
+
+
+@pytest.mark.parametrize("score_delay", [0.0, 20.0])
+def test_trl_get_reward_within_scorer_timeout_is_the_envs_else_none(score_delay):
+    import time
+
+    env = _slow_trl(scorer_timeout=1.0)(score_delay=score_delay, turns=50)
+    env.describe()  # then the model stops: get_reward ends the episode, scoring included
+    start = time.monotonic()
+    reward = env.get_reward()
+    assert time.monotonic() - start < 10
+    if score_delay == 0.0:
+        reference = ToolSession(EpisodeRef("SlowToy-v0", split=None, env_kwargs={"score_delay": 0.0, "turns": 50}))
+        reference.call("describe", {})
+        reference.finish()
+        assert reward == reference.total_reward and env.failure == ""
+        reference.close()
+    else:
+        assert reward is None and "scorer_timeout" in env.failure
+
+
+def test_trl_and_openenv_timeouts_are_positive_reals():
+    pytest.importorskip("openenv")
+    from causal_gym.integrations.openenv import make_app
+    from causal_gym.integrations.trl import environment_class
+
+    for bad in (0, -1.0, float("inf"), "soon"):
+        for name in ("tool_timeout", "scorer_timeout"):
+            with pytest.raises(ValueError, match=name):
+                environment_class(*HEURESIS[:1], env_kwargs=HEURESIS[1], **{name: bad})
+        with pytest.raises(ValueError, match="tool_timeout"):
+            make_app(*HEURESIS[:1], HEURESIS[1], tool_timeout=bad)
+
+
+def test_openenv_a_step_past_tool_timeout_ends_the_episode_unscored_on_time():
+    pytest.importorskip("openenv")
+    import time
+
+    import slow_envs  # noqa: F401  (registers SlowToy-v0)
+    from openenv.core.env_server.mcp_types import CallToolAction
+    from openenv.core.env_server.serialization import serialize_observation
+
+    from causal_gym.integrations.openenv import ToolSessionEnvironment
+
+    environment = ToolSessionEnvironment("SlowToy-v0", {"describe_delay": 20.0}, tool_timeout=1.0)
+    environment.reset(split="")
+    start = time.monotonic()
+    sent = serialize_observation(environment.step(CallToolAction(tool_name="describe", arguments={})))
+    assert time.monotonic() - start < 10
+    assert sent["done"] and sent["reward"] is None and "tool_timeout" in sent["observation"]["failure"]
+    sent = serialize_observation(environment.step(CallToolAction(tool_name="submit", arguments={"answer": "X0 -> X1"})))
+    assert sent["done"] and sent["reward"] is None and sent["observation"]["scores"] == {}
+    environment.close()  # closes the env when the abandoned step returns

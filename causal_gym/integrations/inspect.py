@@ -59,10 +59,9 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo, ToolParams
 from inspect_ai.util import LimitExceededError
 
-from causal_gym._validation import check_real
 
 from causal_gym.envs.benchmark import AGENT_OPTIONS, InspectTask, benchmarks
-from causal_gym.integrations._threads import BudgetTimeout, GuardedSession
+from causal_gym.integrations._threads import BudgetTimeout, GuardedSession, check_budget
 from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs
 
 __all__ = ["BudgetTimeout", "causal_gym_task", "episode_scores", "play_episode", "register_tasks", "tool_info"]
@@ -83,10 +82,6 @@ def _outcome(session: ToolSession) -> dict[str, Any]:
 def _finish(session: ToolSession) -> dict[str, Any]:
     session.finish()
     return _outcome(session)
-
-
-def _budget(value: float | None, name: str) -> float | None:
-    return None if value is None else check_real(value, name, 0.0, strict=True)
 
 
 def tool_info(spec: Mapping[str, Any]) -> ToolInfo:
@@ -125,8 +120,8 @@ def play_episode(prompt_level: int = 0, stated_target: str = "none", agent_timeo
     call past ``agent_timeout`` or a step past ``tool_timeout`` (seconds; None: no budget) is an
     error of the sample (see *Timeouts*).
     """
-    agent_timeout = _budget(agent_timeout, "agent_timeout")
-    tool_timeout = _budget(tool_timeout, "tool_timeout")
+    agent_timeout = check_budget(agent_timeout, "agent_timeout")
+    tool_timeout = check_budget(tool_timeout, "tool_timeout")
     config = GenerateConfig() if agent_timeout is None else GenerateConfig(timeout=math.ceil(agent_timeout))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -179,7 +174,7 @@ def episode_scores(scorer_timeout: float | None = None) -> Scorer:
     ends one whose agent stops, within ``scorer_timeout`` seconds (None: no budget). Its expiry or
     any failure raises: the sample is an error with no score, never a score of 0.
     """
-    scorer_timeout = _budget(scorer_timeout, "scorer_timeout")
+    scorer_timeout = check_budget(scorer_timeout, "scorer_timeout")
 
     async def score(state: TaskState, target: Target) -> Score:
         outcome = state.store.get(STORE_KEY)

@@ -19,6 +19,10 @@ independent episodes, each with its own env.
 - A step that raises (the env's scorer, a sandbox, the machine) ends the episode as a ``failure``:
   ``done`` with reward None, never a reward of 0 a trainer would learn from; the exception goes to
   the server's log, only its type to the client (its text may quote the instance).
+- ``tool_timeout`` bounds one step (the env's work; the step that ends the episode includes its
+  scoring, so there is no separate scorer budget here; the model's time is the client's). A step
+  past it ends the episode as a ``failure`` naming the budget, on time: its thread is abandoned
+  and closes the env when it returns.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from openenv.core.env_server.mcp_types import CallToolAction
 from openenv.core.env_server.types import Observation, State
 from pydantic import Field
 
+from causal_gym.integrations._threads import BudgetTimeout, GuardedSession, check_budget
 from causal_gym.integrations.core import EpisodeRef, ToolSession
 
 __all__ = ["ToolObservation", "ToolSessionEnvironment", "make_app"]
@@ -58,12 +63,14 @@ class ToolSessionEnvironment(Environment):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str, env_kwargs: Mapping[str, Any] | None = None, prompt_level: int = 0) -> None:
+    def __init__(self, env_id: str, env_kwargs: Mapping[str, Any] | None = None, prompt_level: int = 0,
+                 tool_timeout: float | None = None) -> None:
         super().__init__()
         self.env_id = env_id
         self.env_kwargs = dict(env_kwargs or {})
         self.prompt_level = prompt_level
-        self.session: ToolSession | None = None
+        self.tool_timeout = check_budget(tool_timeout, "tool_timeout")
+        self.guard: GuardedSession | None = None
         self.failure = ""
         self._state = State(episode_id=None, step_count=0)
 
@@ -76,21 +83,32 @@ class ToolSessionEnvironment(Environment):
                              f"the row names {ref.env_id} with {dict(ref.env_kwargs)}")
         self.close()
         self.failure = ""
-        self.session = ToolSession(ref, prompt_level=self.prompt_level)
+        self.guard = GuardedSession(ToolSession(ref, prompt_level=self.prompt_level))
         self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
-        return self._observation(self.session.first_message, 0.0, system_prompt=self.session.system_prompt)
+        return self._observation(self.guard.session.first_message, 0.0,
+                                 system_prompt=self.guard.session.system_prompt)
+
+    @property
+    def session(self) -> ToolSession | None:
+        """The episode's :class:`~causal_gym.integrations.core.ToolSession` (None before reset)."""
+        return None if self.guard is None else self.guard.session
 
     def step(self, action: CallToolAction, **kwargs: Any) -> ToolObservation:
         """Play one tool call."""
-        session = self.session
-        if session is None:
+        guard = self.guard
+        if guard is None:
             raise RuntimeError("reset() has not been called")
         if self.failure:
             return ToolObservation(text=self.failure, failure=self.failure, done=True, reward=None)
+        session = guard.session
         was_last_turn = session.last_turn
         steps = session.steps
         try:
-            text = session.call(action.tool_name, action.arguments)
+            text = guard.call_sync(lambda: session.call(action.tool_name, action.arguments), self.tool_timeout,
+                                   "the env step (tool_timeout)")
+        except BudgetTimeout as exc:
+            self.failure = f"{exc}; the episode ends unscored"
+            return ToolObservation(text=self.failure, failure=self.failure, done=True, reward=None)
         except Exception as exc:  # noqa: BLE001 -- a failed step voids the episode, it does not score 0
             _LOG.exception("%s: a step failed; the episode ends unscored", self.env_id)
             self.failure = f"the env failed ({type(exc).__name__}); the episode ends unscored"
@@ -104,9 +122,9 @@ class ToolSessionEnvironment(Environment):
         return self._state
 
     def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
-            self.session = None
+        if self.guard is not None:
+            self.guard.close()  # now, or when a step abandoned at its timeout returns
+            self.guard = None
 
     def _observation(self, text: str, reward: float, system_prompt: str = "") -> ToolObservation:
         session = self.session
@@ -117,15 +135,19 @@ class ToolSessionEnvironment(Environment):
 
 
 def make_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, prompt_level: int = 0,
-             max_sessions: int = 256) -> Any:
+             max_sessions: int = 256, tool_timeout: float | None = None) -> Any:
     """OpenEnv's FastAPI app serving ``env_id`` with up to ``max_sessions`` concurrent WebSocket sessions.
+
+    ``tool_timeout`` (seconds, None: no budget) bounds each step (module docstring).
 
     Raises
     ------
     ValueError
         If ``env_id`` is not a tool env with a ``submit`` tool or ``env_kwargs`` do not fit it
-        (checked here, by one probe episode, before anything is served).
+        (checked here, by one probe episode, before anything is served), or ``tool_timeout`` is not
+        a positive real.
     """
+    tool_timeout = check_budget(tool_timeout, "tool_timeout")
     ToolSession(EpisodeRef(env_id, env_kwargs=dict(env_kwargs or {}))).close()
-    factory = functools.partial(ToolSessionEnvironment, env_id, dict(env_kwargs or {}), prompt_level)
+    factory = functools.partial(ToolSessionEnvironment, env_id, dict(env_kwargs or {}), prompt_level, tool_timeout)
     return create_app(factory, CallToolAction, ToolObservation, env_name=env_id, max_concurrent_envs=max_sessions)

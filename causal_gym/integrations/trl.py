@@ -23,6 +23,12 @@ Reward: ``get_reward`` returns the env's total reward; an episode the model left
 calling tools) is ended first as the env ends one whose agent stops (:meth:`ToolSession.finish`).
 The final scores are on the instance's ``scores`` for logging.
 
+Timeouts: ``tool_timeout`` bounds one tool call (env step; the call that ends the episode, scoring
+included, is a step), ``scorer_timeout`` the ending and scoring of an episode the model left open in
+``get_reward``; the model's own generation is TRL's. An expiry ends the episode unscored: the model
+is told so, the instance's ``failure`` says which budget, and ``get_reward`` returns None, which
+TRL reads as no reward for that rollout (NaN, left out of the group's statistics), never 0.
+
 Example (needs a model with a tool-calling chat template)::
 
     from trl import GRPOConfig, GRPOTrainer
@@ -42,6 +48,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from causal_gym.agents.signatures import type_text
+from causal_gym.integrations._threads import BudgetTimeout, GuardedSession, check_budget
 from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs
 
 __all__ = ["dataset", "environment_class", "python_type"]
@@ -143,6 +150,8 @@ def environment_class(
     split: str | None = "test",
     env_kwargs: Mapping[str, Any] | None = None,
     prompt_level: int = 0,
+    tool_timeout: float | None = None,
+    scorer_timeout: float | None = None,
 ) -> type:
     """A class to pass as ``environment_factory``: ``reset(**row)``, one method per env tool, ``get_reward()``.
 
@@ -155,12 +164,18 @@ def environment_class(
         (rows may name other instances of the same env).
     prompt_level : int
         As for :class:`~causal_gym.agents.llm.LLMAgent` (from 1 on, results carry the budgets left).
+    tool_timeout, scorer_timeout : float, optional
+        Seconds one tool call, and the ending of an episode left open, may take (None: no budget;
+        see *Timeouts* in the module docstring).
 
     Raises
     ------
     ValueError
-        If ``env_id`` is not a tool env, or a tool or argument name cannot be a Python method.
+        If ``env_id`` is not a tool env, a tool or argument name cannot be a Python method, or a
+        timeout is not a positive real.
     """
+    tool_timeout = check_budget(tool_timeout, "tool_timeout")
+    scorer_timeout = check_budget(scorer_timeout, "scorer_timeout")
     probes = [ToolSession(ref) for ref in episode_refs(env_id, 2, split=split, env_kwargs=env_kwargs)]
     try:
         specs = [_common(a, b) for a, b in zip(probes[0].tool_specs, probes[1].tool_specs)]
@@ -168,45 +183,61 @@ def environment_class(
         for probe in probes:
             probe.close()
     namespace: dict[str, Any] = {spec["function"]["name"]: _tool_method(spec) for spec in specs}
-    clash = {"reset", "get_reward"} & set(namespace)
+    clash = {"reset", "get_reward", "scores", "session", "guard", "failure"} & set(namespace)
     if clash:
-        raise ValueError(f"{env_id} has tools named {sorted(clash)}, which TRL reserves")
+        raise ValueError(f"{env_id} has tools named {sorted(clash)}, which TRL or this class reserve")
 
     def __init__(self: Any) -> None:
-        self.session = None  # a ToolSession once reset
+        self.guard = None  # a GuardedSession around the episode's ToolSession once reset
+        self.failure = ""
 
     def reset(self: Any, **row: Any) -> None:
         """Start the row's episode (the row's prompt already holds its system prompt and first message)."""
-        if self.session is not None:
-            self.session.close()
+        if self.guard is not None:
+            self.guard.close()
         ref = EpisodeRef.from_row(row)
         if ref.env_id != env_id:
             raise ValueError(f"this environment class plays {env_id}; the row names {ref.env_id}")
-        self.session = ToolSession(ref, prompt_level=prompt_level)
+        self.guard, self.failure = GuardedSession(ToolSession(ref, prompt_level=prompt_level)), ""
         return None
 
-    def get_reward(self: Any) -> float:
-        """The env's total reward of the episode (ended first if the model left it open)."""
+    def get_reward(self: Any) -> float | None:
+        """The env's total reward of the episode (ended first if the model left it open); None if it failed."""
         session = self._require()
-        session.finish()
-        return session.total_reward
+        if not self.failure:
+            try:
+                self.guard.call_sync(session.finish, scorer_timeout, "ending and scoring the episode (scorer_timeout)")
+            except BudgetTimeout as exc:
+                self.failure = f"{exc}; the episode ends unscored"
+        return None if self.failure else session.total_reward
 
     def _require(self: Any) -> ToolSession:
-        if self.session is None:
+        if self.guard is None:
             raise RuntimeError("reset() has not been called")
-        return self.session
+        return self.guard.session
 
     def _call(self: Any, name: str, arguments: dict[str, Any]) -> str:
         session = self._require()
+        if self.failure:
+            return self.failure
         was_last_turn = session.last_turn
-        result = session.call(name, arguments)
+        try:
+            result = self.guard.call_sync(lambda: session.call(name, arguments), tool_timeout,
+                                          "the env step (tool_timeout)")
+        except BudgetTimeout as exc:
+            self.failure = f"{exc}; the episode ends unscored"
+            return self.failure
         return "\n\n".join((result, *session.last_turn_notice(was_last_turn)))
 
     def scores(self: Any) -> dict[str, float]:
         return self._require().scores
 
+    def session(self: Any) -> ToolSession | None:
+        return None if self.guard is None else self.guard.session
+
     namespace.update(__init__=__init__, reset=reset, get_reward=get_reward, _require=_require, _call=_call,
                      scores=property(scores, doc="The episode's final scores (empty until it ends)."),
+                     session=property(session, doc="The episode's ToolSession (None before reset)."),
                      __doc__=f"One {env_id} episode per rollout, for TRL's environment_factory "
                              "(see causal_gym.integrations.trl).", __module__=__name__)
     class_name = "".join(part.capitalize() for part in env_id.replace("-", "_").split("_") if part) + "Environment"
