@@ -161,8 +161,9 @@ def test_arguments_and_options_are_validated():
         CausalArenaEnv(split="obs", n_int=10)
     with pytest.raises(ValueError, match="no formula instance"):
         CausalArenaEnv(source="formula", d=5)
-    with pytest.raises(ValueError, match="menu"):
-        CausalArenaToolEnv(menu=("pc", "ges"))
+    for menu in (("pc", "pc"), ("pc", "no_such_method"), (), "pc"):  # a menu of any length, but a menu
+        with pytest.raises(ValueError, match="menu"):
+            CausalArenaToolEnv(menu=menu)
     env = CausalArenaEnv(**SMALL)
     with pytest.raises(ValueError, match="unknown reset option"):
         env.reset(seed=0, options={"instnace": 1})

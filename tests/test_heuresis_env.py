@@ -187,8 +187,8 @@ def test_masked_labels_shuffle_across_seeds_and_stay_fixed_within_an_episode():
         slots = final["scores"]["algorithm_slots"]
         assert sorted(slots) == list("ABCDEFG") and sorted(slots.values()) == sorted(MENU)
         for label in ("A", "B"):  # the label's output is that algorithm's, run independently
-            method, options = MENU[slots[label]]
-            expected = run(method, env._data, **options).graph
+            entry = MENU[slots[label]]
+            expected = run(entry.method, env._data, **entry.options).graph
             assert np.array_equal(parse_edge_list(outputs[label][0] or "none", 4), expected)
         maps.append(tuple(slots.values()))
     assert len(set(maps)) > 1

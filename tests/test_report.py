@@ -108,8 +108,8 @@ def f1_of(graph, dag):
 def menu_f1(label, index, split="test", family="lg"):
     """Adjacency F1 of a menu algorithm run directly through discovery (not the references' cache)."""
     instance = make_instance(family, split, index, d=KW["d"], n=KW["n"])
-    method, options = MENU[label]
-    return f1_of(discovery.run(method, instance.data, **options).graph, instance.hidden.dag)
+    entry = MENU[label]
+    return f1_of(discovery.run(entry.method, instance.data, **entry.options).graph, instance.hidden.dag)
 
 
 def row(table, **where):

@@ -6,7 +6,8 @@ computes the same in both benchmarks. They are Heuresis's evidence at three gran
 (paper §4.2):
 
 - graph level -- ``run_algorithm``: one masked entry of an algorithm menu (each benchmark puts its
-  own menu behind the labels, :meth:`DataTools._menu_graph`);
+  own :class:`~causal_gym.harness.menu.Menu` behind the labels, :meth:`DataTools._menu_graph`; the
+  labels, the field's choices and the tool's description follow from the menu's length);
 - edge level -- ``ci_test`` and ``stability``: a CI test with a conditioning set of the agent's
   choice, and the share of "independent" verdicts over resamples;
 - mechanism level -- ``summarize``, ``fit_parents``, ``probe_direction`` and ``run_code``.
@@ -51,13 +52,13 @@ import numpy as np
 
 from causal_gym._validation import check_count, check_real
 from causal_gym._workers import TimeLimitExceeded
+from causal_gym.harness.menu import Menu, MenuEntry
 from causal_gym.harness.sandbox import SandboxLimits, check_sandbox_options, run_code, sandbox_bounds, sandbox_in_use
 from causal_gym.harness.tool_env import ERROR_PREFIX, ToolResult
 from causal_gym.harness.toolbox import ActionField, Tool
 from causal_gym.harness.working_graph import format_edge_list, variable_name
 
 __all__ = [
-    "ALGORITHM_SLOTS",
     "CI_TESTS",
     "CODE_EXAMPLES",
     "ALPHA",
@@ -75,9 +76,6 @@ __all__ = [
     "code_output",
     "DataTools",
 ]
-
-ALGORITHM_SLOTS = ("A", "B", "C", "D", "E", "F", "G")
-"""Masked labels of the seven menu entries; the label -> algorithm map is shuffled per episode."""
 
 CI_TESTS = ("fisherz", "kci")
 """CI tests offered by ``ci_test`` and ``stability``."""
@@ -101,10 +99,12 @@ CODE_EXAMPLES = (
 _GAIN_GRADES = ((0.01, "none"), (0.05, "slight"), (0.15, "clear"))
 _TAIL_GRADES = ((0.5, "light"), (2.0, "moderate"))
 _TOP_PAIRS = 10
+_COUNT_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 
 
-def data_fields() -> tuple[ActionField, ...]:
-    """Argument fields of the data tools beyond the working graph's ``x``, ``y``, ``relation``, ``edges``."""
+def data_fields(labels: Sequence[str]) -> tuple[ActionField, ...]:
+    """Argument fields of the data tools beyond the working graph's ``x``, ``y``, ``relation``, ``edges``;
+    ``labels`` are the menu's masked labels (:attr:`causal_gym.harness.menu.Menu.labels`)."""
     return (
         ActionField(
             "cond",
@@ -112,7 +112,7 @@ def data_fields() -> tuple[ActionField, ...]:
             "A set of variables: the conditioning set of ci_test and stability, the candidate parents of x "
             "for fit_parents. Optional (empty by default).",
         ),
-        ActionField("algorithm", "choice", "Label of an algorithm menu entry.", ALGORITHM_SLOTS),
+        ActionField("algorithm", "choice", "Label of an algorithm menu entry.", tuple(labels)),
         ActionField("test", "choice", "Conditional-independence test: Fisher-z or KCI.", CI_TESTS),
         ActionField(
             "code",
@@ -124,14 +124,25 @@ def data_fields() -> tuple[ActionField, ...]:
     )
 
 
-def data_tools(n_resamples: int) -> tuple[Tool, ...]:
-    """The data tools, in their action-index order (``set_edge`` and ``submit`` come before them)."""
+def _menu_text(labels: Sequence[str]) -> str:
+    """``run_algorithm``'s description, counting the menu's entries (in words up to twelve)."""
+    n = len(labels)
+    count = _COUNT_WORDS[n - 1] if n <= len(_COUNT_WORDS) else str(n)
+    if n == 1:
+        return (f"Run the only entry of a menu of one causal-discovery algorithm on the data and return its output "
+                f"graph as an edge list. The entry is labelled {labels[0]}; which algorithm it is is not revealed.")
+    return (f"Run one entry of a menu of {count} causal-discovery algorithms on the data and return its output "
+            f"graph as an edge list. The entries are labelled {labels[0]} to {labels[-1]}; which algorithm hides "
+            "behind which label is fixed within the episode and not revealed.")
+
+
+def data_tools(n_resamples: int, labels: Sequence[str]) -> tuple[Tool, ...]:
+    """The data tools, in their action-index order (``set_edge`` and ``submit`` come before them);
+    ``labels`` are the menu's masked labels, which ``run_algorithm``'s description counts."""
     return (
         Tool(
             "run_algorithm",
-            "Run one entry of a menu of seven causal-discovery algorithms on the data and return its output "
-            "graph as an edge list. The entries are labelled A to G; which algorithm hides behind which label "
-            "is fixed within the episode and not revealed.",
+            _menu_text(labels),
             ("algorithm",),
             ("algorithm",),
             "algorithm_calls",
@@ -531,9 +542,11 @@ class DataTools:
     tools over one data table.
 
     Heuresis and CausalArena's tool mode inherit it (before the env base), call
-    :meth:`_configure_data_tools` with their tool arguments and provide :meth:`_menu_graph`, the
-    benchmark's algorithm menu; the env keeps ``_data``, ``_budgets``, ``_slots`` (label -> menu
-    algorithm), ``_testers`` (a dict), ``_summary`` (None until the first ``summarize``) and
+    :meth:`_configure_data_tools` with their tool arguments and their algorithm ``menu`` (a
+    :class:`~causal_gym.harness.menu.Menu`, whose labels become ``run_algorithm``'s choices) and
+    provide :meth:`_menu_graph`, the run of one menu entry; the env keeps ``_data``, ``_budgets``,
+    ``_slots`` (label -> entry name, :meth:`Menu.slots` of a permutation drawn per episode),
+    ``_testers`` (a dict), ``_summary`` (None until the first ``summarize``) and
     ``_resample_rng``. A menu run that is not cached yet and takes longer than
     ``algorithm_time_limit`` seconds is stopped: the call is charged and says so, and nothing is
     cached. The final info names the sandbox backend agent code ran under (``"sandbox"``;
@@ -543,6 +556,7 @@ class DataTools:
     """
 
     n_resamples: int
+    menu: Menu
     # what the host env provides (see above), declared for the type checker
     _data: np.ndarray
     _slots: dict[str, str]
@@ -559,8 +573,12 @@ class DataTools:
         sandbox_limits: SandboxLimits | None,
         sandbox: str,
         algorithm_time_limit: float | None,
+        menu: Menu,
     ) -> None:
         """Validate and keep the tools' arguments (the rows of the envs' argument tables)."""
+        if not isinstance(menu, Menu):
+            raise ValueError(f"menu must be a causal_gym.harness.menu.Menu, got {menu!r}")
+        self.menu = menu
         self.n_resamples = check_count(n_resamples, "n_resamples", 1)
         self.subsample = check_real(subsample, "subsample", 0.0, strict=True)
         if self.subsample >= 1:
@@ -570,13 +588,13 @@ class DataTools:
                                      else check_real(algorithm_time_limit, "algorithm_time_limit", 0.0, strict=True))
 
     def _tools(self) -> tuple[Tool, ...]:
-        return data_tools(self.n_resamples)
+        return data_tools(self.n_resamples, self.menu.labels)
 
     def _fields(self) -> tuple[ActionField, ...]:
-        return data_fields()
+        return data_fields(self.menu.labels)
 
-    def _menu_graph(self, algorithm: str) -> np.ndarray:
-        """The output graph of menu algorithm ``algorithm`` on the episode's data, over the env's
+    def _menu_graph(self, entry: MenuEntry) -> np.ndarray:
+        """The output graph of menu entry ``entry`` on the episode's data, over the env's
         variables; a run that is not cached computes under ``self.algorithm_time_limit``
         (:func:`causal_gym._cache.cached`), raising :class:`~causal_gym._workers.TimeLimitExceeded`."""
         raise NotImplementedError
@@ -597,7 +615,7 @@ class DataTools:
         if not self._affordable(cost):
             return ToolResult("", cost=cost)
         try:
-            graph = self._menu_graph(self._slots[algorithm])
+            graph = self._menu_graph(self.menu[self._slots[algorithm]])
         except TimeLimitExceeded as exc:
             return ToolResult(
                 f"{ERROR_PREFIX}algorithm {algorithm} did not finish within the per-call time limit of "

@@ -3,7 +3,8 @@
 :class:`CausalArenaToolEnv` plays the instances and views of :mod:`.source` (the same as the submit
 env, :mod:`.env`) as a :class:`~causal_gym.harness.WorkingGraphEnv` whose data tools are those of
 Heuresis (:mod:`causal_gym.harness.data_tools`); the algorithm menu behind ``run_algorithm`` holds
-the arena's methods (:data:`ARENA_MENU`), run through :func:`menu_graph` and cached on disk. Its
+the arena's methods (:data:`ARENA_MENU`, a :class:`~causal_gym.harness.menu.Menu`), run through
+:func:`menu_graph` and cached on disk. Its
 ids are ``CausalArena-{synthetic,formula,semantic,real}-tools-v0`` (:mod:`.spec`).
 """
 
@@ -22,22 +23,27 @@ from gymnasium import spaces
 
 from causal_gym import _cache
 from causal_gym._validation import check_choice, check_count, check_real
+from causal_gym.envs.arena.baselines import WRAPPER_OPTIONS
 from causal_gym.envs.arena.protocol import ArenaDataset
 from causal_gym.envs.arena.source import ARGUMENTS_DOC, ArenaSource, final_extras, reset_info, score_submission
 from causal_gym.harness import SandboxLimits, ToolResult, WorkingGraphEnv
-from causal_gym.harness.data_tools import ALGORITHM_SLOTS, DataTools
+from causal_gym.harness.data_tools import DataTools
+from causal_gym.harness.menu import Menu, MenuEntry
 from causal_gym.harness.working_graph import variable_name
 from causal_gym.seal import Seal
 
 __all__ = ["ARENA_MENU", "DEFAULT_TOOL_BUDGETS", "menu_graph", "CausalArenaToolEnv"]
 
-ARENA_MENU = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress")
+ARENA_MENU = Menu.of_methods(
+    ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress"), WRAPPER_OPTIONS
+)
 """The tool mode's algorithm menu (behind the labels A..G): the arena's methods in
-:mod:`causal_gym.discovery`, GES and GIES by our incremental search (the same graphs as
-causal-learn's GES and the ``gies`` package, :mod:`causal_gym.discovery.greedy`). GIES receives
-the intervention mask on ``obs+int`` splits; the others see the pooled rows. The extra methods
-``xges`` and ``notears_mlp`` (NOTEARS-MLP; torch and gcastle, extra ``arena``) are not in the
-paper's seven: put them in through ``menu=`` in place of one entry."""
+:mod:`causal_gym.discovery` with the arena's wrapper defaults (:data:`~.baselines.WRAPPER_OPTIONS`),
+GES and GIES by our incremental search (the same graphs as causal-learn's GES and the ``gies``
+package, :mod:`causal_gym.discovery.greedy`). GIES receives the intervention mask on ``obs+int``
+splits; the others see the pooled rows. The extra methods ``xges`` and ``notears_mlp``
+(NOTEARS-MLP; torch and gcastle, extra ``arena``) are not in the paper's seven: add them through
+``menu=`` (a menu of any length)."""
 
 DEFAULT_TOOL_BUDGETS: Mapping[str, Any] = MappingProxyType(
     {"turns": 60, "tests": 500, "algorithm_calls": 10, "wall_time": None}
@@ -59,15 +65,10 @@ def _check_budgets(budgets: Mapping[str, Any] | None) -> dict[str, Any]:
     return merged
 
 
-def _check_menu(menu: Sequence[str]) -> tuple[str, ...]:
-    from causal_gym.discovery import methods
-
-    if isinstance(menu, str) or not isinstance(menu, Sequence):
-        raise ValueError(f"menu must be a sequence of method names, got {menu!r}")
-    chosen = tuple(check_choice(m, methods(), "menu entry") for m in menu)
-    if len(chosen) != len(ALGORITHM_SLOTS) or len(set(chosen)) != len(chosen):
-        raise ValueError(f"menu must name {len(ALGORITHM_SLOTS)} distinct methods (labels A..G), got {list(menu)}")
-    return chosen
+def _check_menu(menu: Menu | Sequence[str]) -> Menu:
+    """The env's menu: a :class:`~causal_gym.harness.menu.Menu`, or distinct method names (each with
+    the arena's wrapper defaults; what a JSON ``--env-kwargs`` can say)."""
+    return menu if isinstance(menu, Menu) else Menu.of_methods(menu, WRAPPER_OPTIONS)
 
 
 def _menu_run(method: str, data: np.ndarray, mask: np.ndarray | None, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,15 +80,14 @@ def _menu_run(method: str, data: np.ndarray, mask: np.ndarray | None, options: M
         return {"graph": run(method, data, mask, **options).graph}
 
 
-def menu_graph(dataset: ArenaDataset, method: str, time_limit: float | None = None) -> np.ndarray:
-    """``method``'s graph on ``dataset`` (mask passed to interventional methods, the arena's
-    :data:`~.baselines.WRAPPER_OPTIONS`), cached on disk by content; a miss computes for at most
-    ``time_limit`` seconds (see :func:`causal_gym._cache.cached`)."""
+def menu_graph(dataset: ArenaDataset, entry: MenuEntry, time_limit: float | None = None) -> np.ndarray:
+    """Menu entry ``entry``'s graph on ``dataset`` (its method with its options; the mask passed to
+    interventional methods), cached on disk by content; a miss computes for at most ``time_limit``
+    seconds (see :func:`causal_gym._cache.cached`)."""
     from causal_gym.discovery import supports_interventions
-    from causal_gym.envs.arena.baselines import WRAPPER_OPTIONS
 
+    method, options = entry.method, dict(entry.options)
     mask = dataset.mask if dataset.n_interventional and supports_interventions(method) else None
-    options = dict(WRAPPER_OPTIONS.get(method, {}))
     digest = hashlib.sha256(dataset.data.tobytes() + np.packbits(dataset.mask).tobytes()).hexdigest()
     key = {"what": "arena_menu", "version": _MENU_VERSION, "method": method, "options": options, "data": digest,
            "shape": list(dataset.data.shape), "mask": mask is not None}
@@ -117,8 +117,8 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
     | ``submit``          | ``edges`` (optional)    | ends the episode                            | -- |
 
     The menu (``menu``, default :data:`ARENA_MENU`: PC, GES, GIES, DirectLiNGAM, NOTEARS, DAGMA,
-    RandomRegress) hides behind the labels A..G in an order drawn per episode and revealed in
-    the final info; GIES gets the intervention mask on ``obs+int`` splits. Menu runs are cached
+    RandomRegress) hides behind the labels A..G (a menu of k entries: the first k of A, B, ..., Z,
+    AA, ...) in an order drawn per episode and revealed in the final info; GIES gets the intervention mask on ``obs+int`` splits. Menu runs are cached
     on disk by data content. The data tools work on the real variables only (a padding slot in
     their arguments is an error) and see the rows sorted by regime: observational rows first,
     then each intervention regime as one block, as the first observation lists;
@@ -169,7 +169,7 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
 
     ## Arguments
     {arguments}    | ``budgets``          | None     | overrides of :data:`DEFAULT_TOOL_BUDGETS` (turns, tests, algorithm_calls, wall_time) |
-    | ``menu``             | ``ARENA_MENU`` | seven distinct method names of :func:`causal_gym.discovery.methods` |
+    | ``menu``             | ``ARENA_MENU`` | a :class:`~causal_gym.harness.menu.Menu` of any length, or distinct method names of :func:`causal_gym.discovery.methods` |
     | ``start``            | ``"empty"`` | ``"empty"`` or ``"complete"`` starting graph |
     | ``n_resamples``      | 10       | subsamples of ``stability`` |
     | ``subsample``        | 0.8      | share of rows per ``stability`` subsample |
@@ -202,7 +202,7 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         seal: Seal | str | None = None,
         *,
         budgets: Mapping[str, Any] | None = None,
-        menu: Sequence[str] = ARENA_MENU,
+        menu: Menu | Sequence[str] = ARENA_MENU,
         start: str = "empty",
         n_resamples: int = 10,
         subsample: float = 0.8,
@@ -216,9 +216,9 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         self.arena = ArenaSource(source, d, split, factors, replicate, n_obs, n_int, seal, cards)
         self.describe_variables = describe_variables
         self.budget_settings = _check_budgets(budgets)
-        self.menu = _check_menu(menu)
         self.start = check_choice(start, ("empty", "complete"), "start")
-        self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit)
+        self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit,
+                                   _check_menu(menu))
         self.audit_failures: Counter[str] = Counter()
         width = self.arena.width
         super().__init__(
@@ -240,7 +240,7 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         permutation = rng.permutation(len(self.menu))
         resample_seed = int(rng.integers(2**63 - 1))
         self._view, self._where = self.arena.draw(rng, options)
-        self._slots = dict(zip(ALGORITHM_SLOTS, (self.menu[k] for k in permutation)))
+        self._slots = self.menu.slots(permutation)
         self._resample_rng = np.random.default_rng(resample_seed)
         self._testers: dict[str, Any] = {}
         self._summary: tuple[str, dict[str, Any]] | None = None
@@ -348,9 +348,9 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         return ToolResult(f"error: {', '.join(bad)} {'is a padding slot' if len(bad) == 1 else 'are padding slots'}; "
                           f"the variables are X0..X{self._view.size - 1}", {"padding": bad}, ok=False)
 
-    def _menu_graph(self, algorithm: str) -> np.ndarray:
+    def _menu_graph(self, entry: MenuEntry) -> np.ndarray:
         view = self._view
-        found = menu_graph(view.task.dataset, algorithm, self.algorithm_time_limit)
+        found = menu_graph(view.task.dataset, entry, self.algorithm_time_limit)
         graph = np.zeros((self.d, self.d), dtype=np.int8)
         graph[: view.size, : view.size] = found[np.ix_(view.columns, view.columns)]
         return graph

@@ -28,11 +28,18 @@ from causal_gym.graphs import directed_cycle, orient_along_arrows
 from causal_gym.harness.agent import TaskSpec, typed_action
 from causal_gym.harness.working_graph import format_edge_list, parse_edge_list
 
-__all__ = ["AlgorithmAgent", "guided_heuresis"]
+__all__ = ["AlgorithmAgent", "guided_heuresis", "menu_labels"]
 
 
 def _tool_schemas(task: TaskSpec) -> dict[str, Mapping[str, Any]]:
     return {spec["function"]["name"]: spec["function"] for spec in task.tool_specs}
+
+
+def menu_labels(task: TaskSpec) -> tuple[str, ...]:
+    """The masked labels ``run_algorithm`` offers in ``task`` (its schema's choices; none without the tool):
+    an agent learns the menu's length from the task, as an LLM does, not from a constant."""
+    run_algorithm = _tool_schemas(task).get("run_algorithm", {})
+    return tuple(run_algorithm.get("parameters", {}).get("properties", {}).get("algorithm", {}).get("enum", ()))
 
 
 def guided_heuresis(task: TaskSpec) -> bool:
@@ -84,14 +91,13 @@ class AlgorithmAgent:
             if not guided_heuresis(task):
                 raise ValueError(
                     f"AlgorithmAgent() submits the guided start (PC-KCI's output), but {task.env_id} does not start "
-                    "from an algorithm's output; pass algorithm='A'..'G' to run one menu entry instead"
+                    f"from an algorithm's output; pass algorithm= one of its menu labels {list(menu_labels(task))} to run "
+                    "one menu entry instead"
                 )
         else:
-            labels = schemas.get("run_algorithm", {}).get("parameters", {}).get("properties", {}).get("algorithm", {})
-            if self.algorithm not in labels.get("enum", ()):
-                raise ValueError(
-                    f"unknown algorithm {self.algorithm!r} for {task.env_id}; choose one of {labels.get('enum', [])}"
-                )
+            labels = menu_labels(task)
+            if self.algorithm not in labels:
+                raise ValueError(f"unknown algorithm {self.algorithm!r} for {task.env_id}; choose one of {list(labels)}")
         self._task = task
         self._ran = False
         self._edges: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -35,7 +35,8 @@ from causal_gym.envs.heuresis.references import (
 )
 from causal_gym.envs.heuresis.tools import deletion_log_text
 from causal_gym.harness import SandboxLimits, WorkingGraphEnv
-from causal_gym.harness.data_tools import ALGORITHM_SLOTS, ALPHA, DataTools, graph_text
+from causal_gym.harness.data_tools import ALPHA, DataTools, graph_text
+from causal_gym.harness.menu import Menu, MenuEntry
 from causal_gym.metrics import adjacency_scores, nshd
 from causal_gym.seal import Seal, opaque_id, resolve_seal
 
@@ -77,11 +78,22 @@ def load_instance(
     return instance, reference
 
 
-def _episode_draws(rng: np.random.Generator, size: int | None) -> tuple[np.ndarray, int, int]:
-    """What a reset draws, in order: the label permutation, an instance index, the resampling seed."""
-    permutation = rng.permutation(len(MENU))
+def _episode_draws(rng: np.random.Generator, size: int | None, n_entries: int) -> tuple[np.ndarray, int, int]:
+    """What a reset draws, in order: the label permutation of the ``n_entries`` menu entries, an
+    instance index, the resampling seed."""
+    permutation = rng.permutation(n_entries)
     drawn = int(rng.integers(_TRAIN_DRAWS if size is None else size))
     return permutation, drawn, int(rng.integers(2**63 - 1))
+
+
+def _check_menu(menu: Menu | Sequence[str]) -> Menu:
+    """The env's menu: a :class:`~causal_gym.harness.menu.Menu`, or names of :data:`MENU` entries
+    (a sub-menu that a JSON ``--env-kwargs`` can say)."""
+    if isinstance(menu, Menu):
+        return menu
+    if isinstance(menu, str) or not isinstance(menu, Sequence):
+        raise ValueError(f"menu must be a Menu or a sequence of names of the Heuresis menu, got {menu!r}")
+    return Menu(tuple(MENU[check_choice(name, MENU, "menu entry")] for name in menu))
 
 
 def _check_budgets(budgets: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -144,10 +156,12 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     | ``set_edge``        | ``x, y, relation``      | edits the working graph                     | -- |
     | ``submit``          | ``edges`` (optional)    | ends the episode                            | -- |
 
-    Every call also costs one turn. The menu (:data:`causal_gym.envs.heuresis.references.MENU`)
-    holds PC with Fisher-z, PC with KCI, FCI, GES, DirectLiNGAM, an additive-noise method (RESIT)
-    and linear NOTEARS behind the labels ``A .. G``; the label -> algorithm map is a permutation
-    drawn from the episode's seed, fixed within the episode and revealed only in the final info.
+    Every call also costs one turn. The menu (``menu``, default
+    :data:`causal_gym.envs.heuresis.references.MENU`) holds PC with Fisher-z, PC with KCI, FCI, GES,
+    DirectLiNGAM, an additive-noise method (RESIT) and linear NOTEARS behind the labels ``A .. G``
+    (one label per entry: a menu of k entries has the first k of ``A, B, ..., Z, AA, ...``); the
+    label -> algorithm map is a permutation drawn from the episode's seed, fixed within the episode
+    and revealed only in the final info.
     Menu runs are cached on disk, so repeated calls are instant. ``ci_test`` keeps one
     :class:`causal_gym.stats.CITester` per test and episode, so repeated tests reuse kernels.
     ``stability`` draws its subsamples from a stream seeded at ``reset``. See
@@ -160,7 +174,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     probe_direction, run_code``, then the argument fields ``x`` ``Discrete(d)``, ``y``
     ``Discrete(d)``, ``relation`` ``Discrete(4)`` (none, undirected, forward, backward),
     ``edges`` ``Text``, ``cond`` ``MultiBinary(d)`` (conditioning set; the parent set of
-    ``fit_parents``), ``algorithm`` ``Discrete(7)`` (A..G), ``test`` ``Discrete(2)`` (fisherz,
+    ``fit_parents``), ``algorithm`` ``Discrete(k)`` (the k menu labels; A..G), ``test`` ``Discrete(2)`` (fisherz,
     kci), ``code`` ``Text``. A tool ignores the fields it does not use. LLM agents call the same
     tools as JSON through :meth:`tool_specs` / :meth:`parse_tool_call`.
 
@@ -255,6 +269,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     | ``sandbox``       | ``"auto"``       | ``run_code``'s backend: ``"auto"``, ``"bwrap"``, ``"unshare"`` (OS namespaces) or ``"process"`` (no OS isolation; :mod:`causal_gym.harness.sandbox`) |
     | ``algorithm_time_limit`` | 300.0     | seconds an uncached ``run_algorithm`` may compute before it is stopped (charged, no graph, not cached); None: no limit |
     | ``prefetch``      | 2                | on the train stream, upcoming instances whose PC-KCI reference a background worker computes during the episode (0: off) |
+    | ``menu``          | ``MENU``         | the algorithm menu: a :class:`~causal_gym.harness.menu.Menu` of any length, or names of ``MENU`` entries |
 
     ```python
     >>> import gymnasium as gym, causal_gym
@@ -294,6 +309,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         algorithm_time_limit: float | None = 300.0,
         prefetch: int = 2,
         seal: Seal | str | None = None,
+        menu: Menu | Sequence[str] = MENU,
     ) -> None:
         self.family = check_choice(family, FAMILIES, "family")
         self.seal = resolve_seal(seal)
@@ -307,7 +323,8 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         self.budget_settings = _check_budgets(budgets)
         depth = int(check_count(prefetch, "prefetch", 0))  # type: ignore[arg-type]
         self._prefetcher = ReferencePrefetcher(depth) if depth else None
-        self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit)
+        self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit,
+                                   _check_menu(menu))
         d = check_count(d, "d", 2)
         super().__init__(
             d,
@@ -348,7 +365,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         split, chosen = self.check_reset_options(options)
         size = split_size(split)
         # Every draw happens whatever the options, so the streams do not depend on them.
-        permutation, drawn, resample_seed = _episode_draws(rng, size)
+        permutation, drawn, resample_seed = _episode_draws(rng, size, len(self.menu))
         key = self._instance_key(split, drawn if chosen is None else chosen)
         if self._prefetcher is not None:
             self._prefetcher.wait(key)
@@ -356,10 +373,10 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         if self._prefetcher is not None and split == "train" and chosen is None:
             upcoming = copy.deepcopy(rng)  # replays the next resets' draws without touching the stream
             self._prefetcher.schedule(
-                [self._instance_key(split, _episode_draws(upcoming, size)[1]) for _ in range(self._prefetcher.depth)]
+                [self._instance_key(split, _episode_draws(upcoming, size, len(self.menu))[1]) for _ in range(self._prefetcher.depth)]
             )
         self._data = self._instance.data
-        self._slots = dict(zip(ALGORITHM_SLOTS, (list(MENU)[k] for k in permutation)))
+        self._slots = self.menu.slots(permutation)
         self._resample_rng = np.random.default_rng(resample_seed)
         self._testers: dict[str, Any] = {}
         self._summary: tuple[str, dict[str, Any]] | None = None
@@ -440,10 +457,10 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
 
     # -- tools ---------------------------------------------------------------------------------
 
-    def _menu_graph(self, algorithm: str) -> np.ndarray:
+    def _menu_graph(self, entry: MenuEntry) -> np.ndarray:
         # references' cached menu run: the same disk entry the reference tables use; it reads the data only.
-        entry = run_menu_entry(self._instance, algorithm, time_limit=self.algorithm_time_limit)
-        return np.asarray(entry["graph"], dtype=np.int8)
+        run = run_menu_entry(self._instance, entry, time_limit=self.algorithm_time_limit)
+        return np.asarray(run["graph"], dtype=np.int8)
 
     # -- scoring -------------------------------------------------------------------------------
 

@@ -66,6 +66,7 @@ from causal_gym.envs.heuresis.instances import (
 )
 from causal_gym.seal import Seal
 from causal_gym.graphs import meek
+from causal_gym.harness.menu import Menu, MenuEntry
 from causal_gym.metrics import adjacency_scores, nshd
 from causal_gym.tables import interval, paired_interval
 
@@ -103,16 +104,17 @@ CODE_VERSION = "heuresis-references-1"
 ALPHA = 0.05
 """Significance level of both PC variants (paper §3, Appendix E)."""
 
-MENU: Mapping[str, tuple[str, Mapping[str, object]]] = MappingProxyType({
-    "pc_fisherz": ("pc", MappingProxyType({"test": "fisherz", "alpha": ALPHA})),
-    "pc_kci": ("pc", MappingProxyType({"test": "kci", "alpha": ALPHA})),
-    "fci": ("fci", MappingProxyType({})),
-    "ges": ("ges_fast", MappingProxyType({})),
-    "direct_lingam": ("direct_lingam", MappingProxyType({})),
-    "anm": ("anm", MappingProxyType({})),
-    "notears": ("notears", MappingProxyType({})),
-})
-"""The algorithm menu: label -> (``discovery.run`` method, options). Defaults elsewhere."""
+MENU = Menu((
+    MenuEntry("pc_fisherz", "pc", {"test": "fisherz", "alpha": ALPHA}),
+    MenuEntry("pc_kci", "pc", {"test": "kci", "alpha": ALPHA}),
+    MenuEntry("fci", "fci"),
+    MenuEntry("ges", "ges_fast"),
+    MenuEntry("direct_lingam", "direct_lingam"),
+    MenuEntry("anm", "anm"),
+    MenuEntry("notears", "notears"),
+))
+"""The algorithm menu: entry name (the label of reports and records) -> ``discovery.run`` method and
+options (defaults elsewhere); the env hides it behind the labels A..G."""
 
 RANDOM_RESTORE_DRAWS = 20
 """Draws of the random-restoration floor per instance (Table 11)."""
@@ -227,27 +229,31 @@ def _menu_run(method: str, data: np.ndarray, options: Mapping[str, Any]) -> dict
     }
 
 
-def run_menu_entry(instance: HeuresisInstance, label: str, time_limit: float | None = None) -> dict[str, Any]:
-    """Cached ``discovery.run`` of menu entry ``label`` on the instance's data only.
+def run_menu_entry(
+    instance: HeuresisInstance, label: str | MenuEntry, time_limit: float | None = None
+) -> dict[str, Any]:
+    """Cached ``discovery.run`` of menu entry ``label`` (a name in :data:`MENU`, or an entry of
+    another menu, e.g. an env's ``menu=``) on the instance's data only.
 
     Returns the graph, PC's deletion log (empty for other methods), n_tests and runtime — nothing
     truth-derived, so the env's ``run_algorithm`` tool and the reference tables share one cache.
     A miss computes for at most ``time_limit`` seconds (the env's per-call limit; references use
     none), raising :class:`causal_gym._workers.TimeLimitExceeded`.
     """
-    method, options = MENU[label]
-    compute = functools.partial(_menu_run, method, instance.data, dict(options))
-    return cached(_menu_key(instance, label), compute, time_limit)
+    entry = MENU[label] if isinstance(label, str) else label
+    compute = functools.partial(_menu_run, entry.method, instance.data, dict(entry.options))
+    return cached(_menu_key(instance, entry), compute, time_limit)
 
 
 def menu_entry_is_cached(instance: HeuresisInstance, label: str) -> bool:
     """Whether :func:`run_menu_entry` would return at once (its disk entry exists)."""
-    return is_cached(_menu_key(instance, label))
+    return is_cached(_menu_key(instance, MENU[label]))
 
 
-def _menu_key(instance: HeuresisInstance, label: str) -> dict[str, Any]:
-    method, options = MENU[label]
-    return {"kind": "menu", "label": label, "method": method, "options": dict(options), **_instance_key(instance)}
+def _menu_key(instance: HeuresisInstance, entry: MenuEntry) -> dict[str, Any]:
+    # name, method and options: the key of a default entry is the one it always had
+    return {"kind": "menu", "label": entry.name, "method": entry.method, "options": dict(entry.options),
+            **_instance_key(instance)}
 
 
 def _record(entry: Mapping[str, Any]) -> DeletionRecord:

@@ -15,7 +15,8 @@ shows the baseline fits the harness and cross-checks it (the tests compare the t
    Fisher-z skeleton search, PC's pattern on it (colliders from the separating sets, then Meek's
    rules R1-R3) and the distance-correlation screen, and prints them as JSON. The agent sees no
    data otherwise.
-2. Fisher-z branch -- the menu is masked, so the agent runs every menu entry (7 algorithm calls)
+2. Fisher-z branch -- the menu is masked, so the agent runs every menu entry (7 algorithm calls
+   on the default menu; the labels come from the task's ``run_algorithm`` schema)
    and takes, among the entries whose skeleton equals the program's, the one with the most pairs
    related as in the program's pattern (ties to the earlier label). Several entries often share
    the skeleton (FCI shares PC's adjacency search; on sparse graphs GES and LiNGAM may find it
@@ -40,10 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.envs.heuresis.baselines import guided_heuresis
+from causal_gym.envs.heuresis.baselines import guided_heuresis, menu_labels
 from causal_gym.harness.agent import TaskSpec, typed_action
 from causal_gym.envs.heuresis.references import ALPHA, ROUTER_GAP, ROUTER_SUBSAMPLE, ROUTER_TAU
-from causal_gym.harness.data_tools import ALGORITHM_SLOTS
 from causal_gym.harness import format_edge_list, parse_edge_list
 
 __all__ = ["ROUTER_PROGRAM", "RouterAgent"]
@@ -171,6 +171,7 @@ class RouterAgent:
                 "causal_gym.envs.heuresis.references.router_graph for the router's reference numbers."
             )
         self._task = task
+        self._labels = menu_labels(task)
         self._d = int(task.observation_space["working_graph"].shape[0])
         self._stage = "start"
         self._screen: dict[str, Any] = {}
@@ -204,7 +205,7 @@ class RouterAgent:
             if edges is not None:
                 self._outputs[self._tried[-1]] = parse_edge_list(edges or "none", self._d)
         # Every entry is run once: several may share PC-Fisher-z's skeleton, and the choice needs them all.
-        label = next((s for s in ALGORITHM_SLOTS if s not in self._tried), None)
+        label = next((s for s in self._labels if s not in self._tried), None)
         if label is not None and observation["phase"] == 0 and info["budgets_remaining"]["algorithm_calls"] >= 1:
             self._tried.append(label)
             return typed_action(self._task, "run_algorithm", algorithm=label)
@@ -212,14 +213,14 @@ class RouterAgent:
 
     def _choose(self) -> dict[str, Any]:
         target = {tuple(p) for p in self._screen["skeleton"]}
-        matches = [s for s in ALGORITHM_SLOTS if s in self._outputs and _skeleton(self._outputs[s]) == target]
+        matches = [s for s in self._labels if s in self._outputs and _skeleton(self._outputs[s]) == target]
         if not matches:
             return self._submit(np.array(self._screen["pattern"], dtype=np.int8), "program pattern (no entry matched)")
         best = max(
             matches,
             key=lambda s: (
                 _agreement(self._outputs[s], np.array(self._screen["pattern"])),
-                -ALGORITHM_SLOTS.index(s),
+                -self._labels.index(s),
             ),
         )
         self.decision["label"] = best

@@ -1,0 +1,134 @@
+"""An algorithm menu: the named discovery runs that ``run_algorithm`` offers behind masked labels.
+
+Heuresis and CausalArena's tool mode both hide a menu of discovery algorithms behind labels
+``A, B, ...`` whose assignment is shuffled per episode (:mod:`causal_gym.harness.data_tools`).
+One :class:`Menu` type serves both, so the labels, the tool's choices and its description all
+follow from the menu's length: adding a method is adding one :class:`MenuEntry`.
+
+An entry's ``name`` is what records, final infos and reports call it (Heuresis's ``"pc_kci"``);
+its ``method`` and ``options`` are what :func:`causal_gym.discovery.run` receives. Agents see
+only the labels.
+
+Examples
+--------
+>>> menu = Menu.of_methods(("pc", "ges_fast", "direct_lingam"))
+>>> menu.labels, list(menu)
+(('A', 'B', 'C'), ['pc', 'ges_fast', 'direct_lingam'])
+>>> menu.slots([2, 0, 1])
+{'A': 'direct_lingam', 'B': 'pc', 'C': 'ges_fast'}
+>>> menu_labels(28)[-3:]
+('Z', 'AA', 'AB')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MenuEntry", "Menu", "menu_labels"]
+
+_LETTERS = 26
+
+
+def menu_labels(n: int) -> tuple[str, ...]:
+    """The first ``n`` masked labels: ``A .. Z``, then ``AA, AB, ...`` (spreadsheet-column order),
+    so a menu of any length has distinct labels that say nothing about the entries."""
+    labels = []
+    for k in range(1, n + 1):
+        label = ""
+        while k:
+            k, rest = divmod(k - 1, _LETTERS)
+            label = chr(ord("A") + rest) + label
+        labels.append(label)
+    return tuple(labels)
+
+
+@dataclass(frozen=True)
+class MenuEntry:
+    """One menu algorithm: its record name, the :func:`causal_gym.discovery.run` method and options.
+
+    Raises
+    ------
+    ValueError
+        An empty name, a method :func:`causal_gym.discovery.methods` does not list, or options
+        that are not a mapping with string keys.
+    """
+
+    name: str
+    method: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from causal_gym.discovery import methods
+
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a menu entry needs a non-empty string name, got {self.name!r}")
+        if self.method not in methods():
+            raise ValueError(f"menu entry {self.name!r}: unknown method {self.method!r}; choose one of "
+                             f"{', '.join(methods())}")
+        if not isinstance(self.options, Mapping) or not all(isinstance(k, str) for k in self.options):
+            raise ValueError(f"options of menu entry {self.name!r} must be a mapping with string keys, "
+                             f"got {self.options!r}")
+        # frozen all the way down: a module-level menu is shared by every env built from it
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+
+
+@dataclass(frozen=True, eq=False)
+class Menu(Mapping[str, MenuEntry]):
+    """An ordered menu of distinct entries; as a mapping, entry name -> :class:`MenuEntry`.
+
+    ``labels`` has one masked label per entry (:func:`menu_labels`); :meth:`slots` assigns the
+    entries to them in a drawn order. Equality is the mapping's (same names, same entries).
+
+    Raises
+    ------
+    ValueError
+        No entries, an entry that is not a :class:`MenuEntry`, or two entries with one name.
+    """
+
+    entries: tuple[MenuEntry, ...]
+    _by_name: dict[str, MenuEntry] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        entries = tuple(self.entries)
+        if not entries or not all(isinstance(e, MenuEntry) for e in entries):
+            raise ValueError(f"a menu needs at least one MenuEntry, got {self.entries!r}")
+        names = [e.name for e in entries]
+        if len(set(names)) != len(names):
+            raise ValueError(f"menu entries need distinct names, got {names}")
+        object.__setattr__(self, "entries", entries)
+        object.__setattr__(self, "_by_name", {e.name: e for e in entries})
+
+    @classmethod
+    def of_methods(cls, methods: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None = None) -> Menu:
+        """A menu whose entries are named by their methods, each with ``options.get(method, {})``
+        (CausalArena's shape: its wrapper defaults per method)."""
+        if isinstance(methods, str) or not isinstance(methods, Sequence):
+            raise ValueError(f"a menu's methods must be a sequence of method names, got {methods!r}")
+        options = {} if options is None else options
+        return cls(tuple(MenuEntry(m, m, options.get(m, {})) for m in methods))
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The masked labels, one per entry, in order: the choices of ``run_algorithm``."""
+        return menu_labels(len(self.entries))
+
+    def slots(self, permutation: Sequence[int] | np.ndarray) -> dict[str, str]:
+        """Label -> entry name, label ``i`` taking entry ``permutation[i]`` (one episode's masking)."""
+        order = [int(k) for k in permutation]
+        if sorted(order) != list(range(len(self.entries))):
+            raise ValueError(f"permutation must order the {len(self.entries)} menu entries, got {order}")
+        return {label: self.entries[k].name for label, k in zip(self.labels, order)}
+
+    def __getitem__(self, name: str) -> MenuEntry:
+        return self._by_name[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (e.name for e in self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
