@@ -23,6 +23,7 @@ from causal_gym.envs.heuresis.router import RouterAgent
 from causal_gym.eval import rollout
 from causal_gym.harness import ToolError, parse_edge_list
 from causal_gym.harness.agent import task_spec
+from causal_gym.harness.data_tools import data_fields, data_tools
 from causal_gym.harness.menu import Menu, MenuEntry, menu_labels
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
@@ -84,6 +85,16 @@ def test_menu_validates_its_entries_and_a_permutation():
     assert menu.slots([1, 2, 0]) == {"A": "ges_fast", "B": "random_regress", "C": "pc"}
     with pytest.raises(TypeError):
         menu["pc"].options["alpha"] = 0.1  # type: ignore[index]  # entries are frozen: menus are shared
+
+
+def test_run_algorithm_description_counts_the_entries():
+    def text(n):
+        return data_tools(10, menu_labels(n))[0].description
+
+    assert "a menu of seven causal-discovery algorithms" in text(7) and "labelled A to G;" in text(7)
+    assert "a menu of 13 causal-discovery algorithms" in text(13) and "labelled A to AA;" in text(27)
+    assert "menu of one causal-discovery algorithm " in text(1) and "labelled A;" in text(1)
+    assert data_fields(menu_labels(27))[1].choices == menu_labels(27)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -118,8 +118,8 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
 
     The menu (``menu``, default :data:`ARENA_MENU`: PC, GES, GIES, DirectLiNGAM, NOTEARS, DAGMA,
     RandomRegress) hides behind the labels A..G (a menu of k entries: the first k of A, B, ..., Z,
-    AA, ...) in an order drawn per episode and revealed in the final info; GIES gets the intervention mask on ``obs+int`` splits. Menu runs are cached
-    on disk by data content. The data tools work on the real variables only (a padding slot in
+    AA, ...) in an order drawn per episode and revealed in the final info; GIES gets the
+    intervention mask on ``obs+int`` splits. Menu runs are cached on disk by data content. The data tools work on the real variables only (a padding slot in
     their arguments is an error) and see the rows sorted by regime: observational rows first,
     then each intervention regime as one block, as the first observation lists;
     ``run_code``'s ``X`` holds these rows and the real variables.
