@@ -89,12 +89,13 @@ def main() -> None:
         print(f"{'concurrency':>11} {'episodes':>8} {'wall s':>8} {'ideal s':>8} {'ep/s':>7} {'overhead':>9} "
               f"{'harness CPU ms/ep':>17} {'harness cores':>13} {'server CPU ms/ep':>16} {'MB/episode':>11}")
         for c in levels:
-            before, peak, stop = _rss_mb(), [0.0], threading.Event()
+            before, peak, watcher_cpu, stop = _rss_mb(), [0.0], [0.0], threading.Event()
 
             def watch() -> None:
                 while not stop.is_set():
                     peak[0] = max(peak[0], _rss_mb())
                     time.sleep(0.05)
+                watcher_cpu[0] = time.thread_time()  # not the harness's: taken off its CPU below
 
             watcher = threading.Thread(target=watch, daemon=True)
             watcher.start()
@@ -106,6 +107,7 @@ def main() -> None:
             cpu, server_cpu = _cpu_seconds() - cpu, _cpu_seconds(server.pid) - server_cpu
             stop.set()
             watcher.join()
+            cpu -= watcher_cpu[0]
             if not summary.complete:
                 from causal_gym.eval.store import RunStore
 
