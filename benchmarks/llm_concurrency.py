@@ -4,8 +4,14 @@ A local OpenAI-compatible server (the tests' scripted one, in a process of its o
 work does not count as the harness's) answers every request after a fixed latency (default 1 s):
 four ``summarize`` calls, then ``submit``, so an episode waits 5 s on the server. The runner plays ``2 x concurrency`` such Heuresis episodes (d=4) with the LLM agent in
 threads (``RunConfig(concurrency=c)``); the ideal wall time is ``2 x 5 s``. Reported per
-concurrency: wall time, episodes/s, the harness overhead ``1 - ideal / wall`` (goal <= 5% at 256, issue 32)
+concurrency: wall time, episodes/s, the harness overhead ``1 - ideal / wall`` (goal <= 5% at 256, issue 32),
+the CPU time per episode of the harness process (user + system, all its threads) and of the server process,
 and the resident memory added per in-flight episode (peak RSS during the run minus before, over c).
+
+The CPU per episode does not depend on the machine's load the way the overhead does. The episode
+threads share one interpreter lock, so the harness cannot use more than about one core: once
+``episodes x CPU per episode`` approaches the ideal wall time, the overhead is that CPU, and the
+"harness cores" column (harness CPU / wall) says how close the run came to it.
 
 Usage: python benchmarks/llm_concurrency.py [--latency 1.0] [--levels 1,4,16,32,64,256]
 """
@@ -14,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
+import resource
 import sys
 import tempfile
 import threading
@@ -51,6 +59,18 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _cpu_seconds(pid: int | None = None) -> float:
+    """User + system CPU seconds of this process (all threads), or of process ``pid`` (Linux's /proc)."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=1.0)
@@ -66,24 +86,28 @@ def main() -> None:
         warm = RunConfig(("Heuresis-lg-v0",), "llm", agent_kwargs=kwargs, instances=range(2), env_kwargs={"d": 4, "n": 60})
         run(warm, Path(tmp) / "warm", progress=False)  # fill the reference cache and import everything once
         print(f"server latency {args.latency:g} s, {TURNS} replies per episode, 2 x concurrency episodes")
-        print(f"{'concurrency':>11} {'episodes':>8} {'wall s':>8} {'ideal s':>8} {'ep/s':>7} {'overhead':>9} {'MB/episode':>11}")
+        print(f"{'concurrency':>11} {'episodes':>8} {'wall s':>8} {'ideal s':>8} {'ep/s':>7} {'overhead':>9} "
+              f"{'harness CPU ms/ep':>17} {'harness cores':>13} {'server CPU ms/ep':>16} {'MB/episode':>11}")
         for c in levels:
-            before, peak, stop = _rss_mb(), [0.0], threading.Event()
+            before, peak, watcher_cpu, stop = _rss_mb(), [0.0], [0.0], threading.Event()
 
             def watch() -> None:
                 while not stop.is_set():
                     peak[0] = max(peak[0], _rss_mb())
                     time.sleep(0.05)
+                watcher_cpu[0] = time.thread_time()  # not the harness's: taken off its CPU below
 
             watcher = threading.Thread(target=watch, daemon=True)
             watcher.start()
             config = RunConfig(("Heuresis-lg-v0",), "llm", agent_kwargs=kwargs, instances=range(2),
                                repeats=c, env_kwargs={"d": 4, "n": 60}, concurrency=c)
-            start = time.perf_counter()
+            cpu, server_cpu, start = _cpu_seconds(), _cpu_seconds(server.pid), time.perf_counter()
             summary = run(config, Path(tmp) / f"c{c}", progress=False)
             wall = time.perf_counter() - start
+            cpu, server_cpu = _cpu_seconds() - cpu, _cpu_seconds(server.pid) - server_cpu
             stop.set()
             watcher.join()
+            cpu -= watcher_cpu[0]
             if not summary.complete:
                 from causal_gym.eval.store import RunStore
 
@@ -91,6 +115,7 @@ def main() -> None:
                 raise RuntimeError(f"concurrency {c}: {summary.counts}: {sorted(errors)[:3]}")
             ideal = 2 * TURNS * args.latency
             print(f"{c:>11} {2 * c:>8} {wall:>8.2f} {ideal:>8.2f} {2 * c / wall:>7.2f} {1 - ideal / wall:>8.1%} "
+                  f"{1000 * cpu / (2 * c):>17.1f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
                   f"{max(0.0, peak[0] - before) / c:>11.2f}")
     server.terminate()
 

@@ -294,3 +294,33 @@ def test_progress_without_tqdm_prints_a_line_per_episode(tmp_path, monkeypatch, 
     err = capsys.readouterr().err.splitlines()
     assert [line.split(",")[0] for line in err] == ["[1/2", "[2/2"]
     assert all(line.endswith("truncated reward 3.000") for line in err)
+
+
+class _OffSpaceEnv(gym.Env):
+    """Observations outside the observation space, which Gymnasium's passive checker warns about."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,))
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.array([5.0], dtype=np.float32), {}
+
+    def step(self, action):
+        return np.array([5.0], dtype=np.float32), 1.0, True, False, {}
+
+
+def test_passive_env_checker_checks_the_first_episode_of_an_id_in_a_process(tmp_path, monkeypatch):
+    import causal_gym.eval.worker as worker
+
+    monkeypatch.setattr(worker, "_CHECKED", set())
+    gym.register("OffSpace-v0", entry_point=_OffSpaceEnv)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            summary = run(RunConfig(("OffSpace-v0",), "random", instances=range(3), split=None), tmp_path, progress=False)
+    finally:
+        gym.registry.pop("OffSpace-v0")
+    assert summary.complete and summary.rows[0]["mean_reward"] == 1.0
+    off = [str(w.message) for w in caught if "not within the observation space" in str(w.message)]
+    assert len(off) == 2 and "reset()" in off[0] and "step()" in off[1]  # the first episode's reset and step only
