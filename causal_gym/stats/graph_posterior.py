@@ -168,6 +168,7 @@ import numpy as np
 
 from causal_gym._validation import as_generator, check_adjacency, check_choice, check_count, check_real
 from causal_gym.metrics import directed_edge_scores, edge_average_precision, shd
+from causal_gym.stats import _posterior_kernels as kernels
 
 __all__ = [
     "MAX_CAP",
@@ -395,35 +396,14 @@ def parent_set_masks(d: int) -> np.ndarray:
     return _tables(d)["expand"].copy()  # type: ignore[union-attr]
 
 
-_LOGDET_CHUNK = 48
-"""Matrices per pass of :func:`_principal_logdets`: bounds its work arrays (measured ~2x faster on batches)."""
-
-
 def _principal_logdets(r: np.ndarray) -> np.ndarray:
     """``log det r[S, S]`` for every subset ``S`` (bit ``k`` = index ``k``) of SPD matrices ``(..., m, m)``."""
     m = r.shape[-1]
-    flat = r.reshape(-1, m, m)
-    chunks = [_principal_logdets_chunk(flat[i : i + _LOGDET_CHUNK]) for i in range(0, flat.shape[0], _LOGDET_CHUNK)]
-    return np.concatenate(chunks).reshape(*r.shape[:-2], 1 << m)
-
-
-def _principal_logdets_chunk(r: np.ndarray) -> np.ndarray:
-    m = r.shape[-1]
-    # matrices stacked on the last axes (rows, cols, matrix, subset so far): late levels hold many
-    # tiny matrices, and the elementwise work then runs over long contiguous inner loops
-    blocks = np.moveaxis(r, 0, -1)[..., None]
-    logdet = np.zeros((blocks.shape[2], 1 << m))
+    flat = np.ascontiguousarray(r, dtype=np.float64).reshape(-1, m, m)
+    logdet = np.log(kernels.principal_pivots(flat))  # numpy's vectorised log; log det r[S + k] = log det r[S] + log pivot
     for k in range(m):
-        half = 1 << k
-        pivot = blocks[0, 0]  # (matrix, 2^k): variance of node k given the kept nodes before it
-        np.add(logdet[:, :half], np.log(pivot), out=logdet[:, half : 2 * half])
-        if k < m - 1:
-            rest, column = blocks[1:, 1:], blocks[1:, 0]
-            following = np.empty((m - k - 1, m - k - 1, blocks.shape[2], 2 * half))
-            following[..., :half] = rest  # node k left out: drop its row and column
-            np.subtract(rest, column[:, None] * (column / pivot)[None, :], out=following[..., half:])  # kept: Schur
-            blocks = following
-    return logdet
+        logdet[:, 1 << k : 2 << k] += logdet[:, : 1 << k]
+    return logdet.reshape(*r.shape[:-2], 1 << m)
 
 
 def _distinct_nodes(stats: BGeStats) -> tuple[np.ndarray, np.ndarray]:
@@ -486,11 +466,6 @@ def bge_local_scores(
         raise ValueError(f"stats has {d} variables: above {MAX_UNCAPPED_NODES} the local scores need a parent-set "
                          f"cap, max_parents <= {MAX_CAP} (got {max_parents})")
     r = stats.posterior_matrices(alpha_mu, t)  # (..., d, d, d): node j's R_j
-    if max_parents is None or max_parents >= d - 1:
-        size = _tables(d)["size"]
-        log_det_parents, log_det_family = _all_logdets(stats, r)
-    else:
-        size, log_det_parents, log_det_family = _capped_logdets(r, max_parents)
     n = stats.count[..., None]  # (..., d, 1)
     p = np.arange(d)  # parent-set sizes; the constants depend on the node only through n
     a = (n + alpha_w - d + p) / 2.0
@@ -501,24 +476,19 @@ def bge_local_scores(
         - gammaln((alpha_w - d + p + 1) / 2.0)
         + (alpha_w - d + 2 * p + 1) / 2.0 * math.log(t)
     )
+    if max_parents is None or max_parents >= d - 1:
+        kept, source = _distinct_nodes(stats)  # one table per group of nodes that saw the same rows
+        logdet = _principal_logdets(r.reshape(-1, d, d)[kept])
+        lead = stats.count.shape[:-1]
+        scores = kernels.assemble_scores(logdet, source, constant.reshape(-1, d, d), a.reshape(-1, d, d),
+                                         _tables(d)["size"])
+        return scores.reshape(*lead, d, 1 << (d - 1))
+    size, log_det_parents, log_det_family = _capped_logdets(r, max_parents)
     a = a[..., size]
     scores = constant[..., size] + a * log_det_parents - (a + 0.5) * log_det_family
-    if max_parents is None or max_parents >= d - 1:
-        return scores
     out = np.full((*scores.shape[:-1], 1 << (d - 1)), -np.inf)
     out[..., _capped_sets(d, max_parents)[0]] = scores
     return out
-
-
-def _all_logdets(stats: BGeStats, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``log det R_j[P, P]`` and ``log det R_j[P + j, P + j]`` of every node and parent-set code, ``(..., d, 2^(d-1))``."""
-    d = stats.d
-    expand = _tables(d)["expand"]
-    family = expand | (1 << np.arange(d))[:, None]  # (d, 2^(d-1)): parents plus the node itself
-    kept, source = _distinct_nodes(stats)  # one table per group of nodes that saw the same rows
-    logdet = _principal_logdets(r.reshape(-1, d, d)[kept])[source].reshape(*r.shape[:-3], d << d)  # node j's at j 2^d
-    offset = (np.arange(d) << d)[:, None]
-    return logdet[..., offset + expand], logdet[..., offset + family]
 
 
 @lru_cache(maxsize=None)
@@ -635,46 +605,11 @@ _BAND = 1300.0
 """Width in nats of one band of :func:`_zeta`: ``exp`` of ``+-650`` and sums of ``2^15`` such terms stay normal floats."""
 
 
-@lru_cache(maxsize=None)
-def _subset_matrix(bits: int) -> np.ndarray:
-    """0/1 matrix ``Z[P, S] = [P ⊆ S]`` over ``bits``-bit codes: the Kronecker power of ``[[1, 1], [0, 1]]``."""
-    z = np.ones((1, 1))
-    for _ in range(bits):
-        z = np.kron(z, np.array([[1.0, 1.0], [0.0, 1.0]]))
-    return z
-
-
-_LOW_BITS = 5
-"""Bits that :func:`_linear_zeta` transforms by one matrix product on large arrays."""
-
-_LARGE = 1 << 15
-"""Array size from which :func:`_linear_zeta` switches to fewer flops (matrix product + additions)."""
-
-
 def _linear_zeta(values: np.ndarray, q: int, upward: bool) -> np.ndarray:
-    """Plain sums over subsets (or supersets) of non-negative ``values (..., 2^q)``.
-
-    The transform is the Kronecker power of ``[[1, 1], [0, 1]]``. Small arrays: one matrix
-    product for the low half of the bits and one for the high half (two BLAS calls, about
-    ``2^(q/2+1)`` flops per entry). Large arrays (a batch, d >= 10): a product for the lowest
-    :data:`_LOW_BITS` bits and one in-place addition per remaining bit, whose inner loops are
-    then at least ``2^5`` long (about ``32 + q`` flops per entry).
-    """
-    lead = values.shape[:-1]
-    if values.size < _LARGE:
-        low, high = _subset_matrix((q + 1) // 2), _subset_matrix(q // 2)
-        grid = values.reshape(*lead, high.shape[0], low.shape[0])
-        out = high @ (grid @ low.T) if upward else high.T @ (grid @ low)
-        return out.reshape(values.shape)
-    z = _subset_matrix(min(q, _LOW_BITS))
-    out = (values.reshape(*lead, -1, z.shape[0]) @ (z.T if upward else z)).reshape(values.shape)
-    for b in range(_LOW_BITS, q):
-        view = out.reshape(*lead, 1 << (q - 1 - b), 2, 1 << b)
-        if upward:
-            view[..., 0, :] += view[..., 1, :]
-        else:
-            view[..., 1, :] += view[..., 0, :]
-    return out
+    """Plain sums over subsets (or supersets) of non-negative ``values (..., 2^q)``: ``q`` passes of additions (compiled)."""
+    columns = np.asarray(values, dtype=np.float64).reshape(-1, 1 << q).T.copy()  # codes down the rows
+    kernels.zeta_columns(columns, q, upward)
+    return columns.T.reshape(values.shape)
 
 
 def _zeta(x: np.ndarray, q: int, upward: bool) -> np.ndarray:
@@ -803,7 +738,8 @@ _MAX_LOG_WEIGHT = 575.0
 def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held)`` of ``beta (m, d, 2^(d-1))``.
 
-    About 2.5x faster than :func:`_log_dp`, and as exact where it holds: it exponentiates once
+    Compiled (:func:`~causal_gym.stats._posterior_kernels.linear_dp`, one pass per batch member, no
+    index tables) and as exact as :func:`_log_dp` where it holds: it exponentiates once
     (``beta_j`` relative to its maximum ``c_j``) and then only adds and multiplies. The scales
     factor out of every sum: ``F(S)`` carries ``exp(sum_{k in S} c_k)``, ``B(S)`` carries
     ``exp(sum_{k not in S} c_k)``, and each level of the sums over orders is divided by its
@@ -813,32 +749,10 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     below :data:`_NORMAL` (nothing underflowed), its weights are finite and each node's
     parent-set posterior sums to 1 within 1e-9; the others are redone by :func:`_log_dp`.
     """
-    tables = _tables(d)
-    q, m = d - 1, beta.shape[0]
     top_score = beta.max(axis=-1)  # (m, d): c_j
-    with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
-        ratio = np.exp(beta - top_score[..., None])
-        alpha = _linear_zeta(ratio, q, upward=False).reshape(m, d << q)
-        both = np.empty((m, 2 << d))  # F by set code, then B (offset 2^d), as _sums_over_orders
-        both[:, 0] = both[:, -1] = 1.0
-        log_scale = np.zeros((m, 2, d + 1))  # F's per set size, B's per level (size d - level)
-        for level, (write, read, alpha_at) in enumerate(tables["levels"], start=1):  # type: ignore[union-attr]
-            sums = (both[:, read] * alpha[:, alpha_at]).sum(axis=-1)  # (m, 2, C(d, k))
-            top = sums.max(axis=-1)
-            both[:, write] = sums / top[..., None]
-            log_scale[:, :, level] = log_scale[:, :, level - 1] + np.log(top)
-        forward, backward = both[:, : 1 << d], both[:, 1 << d :]
-        by_size_f, by_size_b = log_scale[:, 0], log_scale[:, 1, ::-1]
-        log_weight = by_size_f[:, :d] + by_size_b[:, 1:] - by_size_f[:, d:]  # (m, d): |U| = 0 .. d - 1
-        held = ((alpha.min(axis=1) > _NORMAL) & (both.min(axis=1) > _NORMAL)
-                & (np.abs(log_weight) < _MAX_LOG_WEIGHT).all(axis=1))
-        weight = np.exp(np.clip(log_weight, -_MAX_LOG_WEIGHT, _MAX_LOG_WEIGHT))
-        expand = tables["expand"]
-        below = (forward[:, expand] * backward[:, expand | (1 << np.arange(d))[:, None]]
-                 * weight[:, tables["size"]][:, None, :])  # type: ignore[index]
-        parent_set = ratio * _linear_zeta(below, q, upward=True)
-        held &= np.isfinite(parent_set).all(axis=(1, 2)) & (np.abs(parent_set.sum(axis=2) - 1.0) < 1e-9).all(axis=1)
-    return parent_set, top_score.sum(axis=1) + by_size_f[:, d], held
+    ratio = np.exp(beta - top_score[..., None])
+    parent_set, log_f, held = kernels.linear_dp(ratio, _tables(d)["size"], _NORMAL, _MAX_LOG_WEIGHT)
+    return parent_set, top_score.sum(axis=1) + log_f, held
 
 
 def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1065,27 +979,7 @@ def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
     [[0, 1], [0, 0]]
     """
     beta, d = _single_table(scores, parent_prior)
-    q = d - 1
-    best = beta.copy()
-    for b in range(q):  # best[j, U] = max over P ⊆ U of beta[j, P]
-        view = best.reshape(d, 1 << (q - 1 - b), 2, 1 << b)
-        np.maximum(view[:, :, 1, :], view[:, :, 0, :], out=view[:, :, 1, :])
-    flat = best.reshape(d << q)
-    top = np.empty(1 << d)
-    top[0] = 0.0
-    for write, read, alpha_at in _tables(d)["levels"]:  # type: ignore[union-attr]
-        top[write[0]] = (top[read[0]] + flat[alpha_at[0]]).max(axis=-1)
-    expand = _tables(d)["expand"]
-    nodes = np.arange(d)
-    parents = np.zeros(d, dtype=np.int64)
-    remaining = (1 << d) - 1
-    for _ in range(d):
-        members = nodes[((remaining >> nodes) & 1).astype(bool)]
-        rest = remaining & ~(1 << members)
-        sink = int(members[np.argmax(top[rest] + best[members, _code_without(rest, members)])])
-        remaining &= ~(1 << sink)
-        allowed = (expand[sink] & ~remaining) == 0  # type: ignore[index]
-        parents[sink] = expand[sink, int(np.argmax(np.where(allowed, beta[sink], -np.inf)))]  # type: ignore[index]
+    parents = kernels.best_parents(beta)
     return _adjacency_of(parents)
 
 
