@@ -59,125 +59,136 @@ def _bit_index(power: int) -> int:
 
 @njit(cache=True)
 def _next_of_size(x: int) -> int:
-    """The next larger integer with as many set bits as ``x > 0`` (Gosper's hack)."""
+    """The next larger integer with as many set bits as ``x > 0`` (Gosper's hack, a shift for its division)."""
     low = x & -x
     ripple = x + low
-    return (((ripple ^ x) >> 2) // low) | ripple
+    return (((ripple ^ x) >> 2) >> _bit_index(low)) | ripple
 
 
 @njit(cache=True, error_model="numpy")
-def _sums_over_orders(alpha: np.ndarray, d: int, forward: np.ndarray, backward: np.ndarray,
+def _sums_over_orders(alpha: np.ndarray, forward: np.ndarray, backward: np.ndarray,
                       log_f: np.ndarray, log_b: np.ndarray) -> None:
-    """The sums over orders in linear space, each level divided by its maximum (whose log is kept per set size).
+    """The sums over orders in linear space for ``m`` members at once, each level divided by its maximum.
 
-    ``F(S) = sum_{j in S} F(S - j) alpha_j(S - j)`` over the sets ``S`` of ``k`` members, and
-    with them ``B(S') = sum_{j not in S'} alpha_j(S') B(S' + j)`` over their complements ``S'``
-    (the same ``j``: the members of ``S``), so a level reads only the level before it.
+    ``alpha (2^(d-1), d, m)``; ``forward`` and ``backward`` ``(2^d, m)``; ``log_f`` and ``log_b``
+    ``(d + 1, m)``: the log scale per set size. ``F(S) = sum_{j in S} F(S - j) alpha_j(S - j)``
+    over the sets ``S`` of ``k`` members, and with them ``B(S') = sum_{j not in S'} alpha_j(S')
+    B(S' + j)`` over their complements ``S'`` (the same ``j``: the members of ``S``), so a level
+    reads only the level before it. Every update runs over the ``m`` members (the last axis).
     """
+    d, m = alpha.shape[1], alpha.shape[2]
     full = (1 << d) - 1
     forward[0] = 1.0
     backward[full] = 1.0
     log_f[0] = 0.0
     log_b[d] = 0.0
+    sets = np.empty(max(1, (1 << d) // 2 + 1), dtype=np.int64)  # the sets of one size (at most C(d, d/2))
+    top_f = np.empty(m)
+    top_b = np.empty(m)
     for k in range(1, d + 1):
-        top_f = 0.0
-        top_b = 0.0
+        top_f[:] = 0.0
+        top_b[:] = 0.0
+        count = 0
         subset = (1 << k) - 1
         while subset <= full:
             co = full ^ subset
-            total_f = 0.0
-            total_b = 0.0
+            for b in range(m):
+                forward[subset, b] = 0.0
+                backward[co, b] = 0.0
             bits = subset
             while bits:
                 low = bits & -bits
                 j = _bit_index(low)
                 rest = subset ^ low
-                total_f += forward[rest] * alpha[j, _code_of(rest, j)]
-                total_b += alpha[j, _code_of(co, j)] * backward[co | low]
+                code_rest = _code_of(rest, j)
+                code_co = _code_of(co, j)
+                more = co | low
+                for b in range(m):
+                    forward[subset, b] += forward[rest, b] * alpha[code_rest, j, b]
+                    backward[co, b] += alpha[code_co, j, b] * backward[more, b]
                 bits ^= low
-            forward[subset] = total_f
-            backward[co] = total_b
-            top_f = max(top_f, total_f)
-            top_b = max(top_b, total_b)
+            for b in range(m):
+                top_f[b] = max(top_f[b], forward[subset, b])
+                top_b[b] = max(top_b[b], backward[co, b])
+            sets[count] = subset
+            count += 1
             if subset == full:
                 break
             subset = _next_of_size(subset)
-        subset = (1 << k) - 1
-        while subset <= full:
-            forward[subset] /= top_f
-            backward[full ^ subset] /= top_b
-            if subset == full:
-                break
-            subset = _next_of_size(subset)
-        log_f[k] = log_f[k - 1] + np.log(top_f)
-        log_b[d - k] = log_b[d - k + 1] + np.log(top_b)
+        for i in range(count):
+            for b in range(m):
+                forward[sets[i], b] /= top_f[b]
+                backward[full ^ sets[i], b] /= top_b[b]
+        for b in range(m):
+            log_f[k, b] = log_f[k - 1, b] + np.log(top_f[b])
+            log_b[d - k, b] = log_b[d - k + 1, b] + np.log(top_b[b])
 
 
 @njit(cache=True, error_model="numpy")
 def linear_dp(ratio: np.ndarray, size: np.ndarray, normal: float,
               max_log_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Koivisto's DP in linear space: ``(parent-set posterior, log F(V), held)`` for each of ``ratio (m, d, 2^(d-1))``.
+    """Koivisto's DP in linear space: ``(parent-set posterior (m, d, 2^(d-1)), log F(V) (m,), held (m,))``.
 
-    ``ratio`` is ``beta_j`` divided by its maximum (``exp`` taken by the caller, in numpy's
-    vectorised ``exp``); ``size[c]`` is the number of parents in code ``c``. The scaling and the
-    held test are those of ``graph_posterior._linear_dp``; ``log F(V)`` is the log of the product
-    of the level maxima.
+    ``ratio (m, d, 2^(d-1))`` is ``beta_j`` of each of ``m`` members divided by its maximum (its
+    ``exp`` taken by the caller, in numpy's vectorised ``exp``); ``size[c]`` is the number of
+    parents in code ``c``.
+    The scaling and the held test are those of ``graph_posterior._linear_dp``; ``log F(V)`` is the
+    log of the product of the level maxima.
     """
     m, d, n = ratio.shape
     q = d - 1
-    columns = m * d
-    alpha_all = np.empty((n, columns))  # alpha_j(U) of member b at [U, b d + j]
-    for b in range(m):
-        for j in range(d):
-            for c in range(n):
-                alpha_all[c, b * d + j] = ratio[b, j, c]
-    zeta_columns(alpha_all, q, False)
-    below = np.empty((n, columns))
     held = np.ones(m, dtype=np.bool_)
-    log_evidence = np.empty(m)
-    alpha = np.empty((d, n))
-    forward = np.empty(1 << d)
-    backward = np.empty(1 << d)
-    log_f = np.empty(d + 1)  # log scale of F per set size
-    log_b = np.empty(d + 1)  # log scale of B per set size
-    weight = np.empty(d)
+    alpha = np.empty((n, d, m))  # codes first, members last: every loop below runs over the members
     for b in range(m):
-        ok = True
         for j in range(d):
             for c in range(n):
-                value = alpha_all[c, b * d + j]
-                alpha[j, c] = value
-                if not value > normal:
-                    ok = False
-        _sums_over_orders(alpha, d, forward, backward, log_f, log_b)
-        for s in range(1 << d):
-            if not (forward[s] > normal and backward[s] > normal):
-                ok = False
-        for u in range(d):  # sets U of u members: w(u) = exp(sF(u) + sB(u + 1) - sF(d))
-            log_weight = log_f[u] + log_b[u + 1] - log_f[d]
+                alpha[c, j, b] = ratio[b, j, c]
+    zeta_columns(alpha.reshape((n, d * m)), q, False)
+    for j in range(d):  # alpha_j(U) >= alpha_j(empty set) = ratio_j(empty set): the smallest
+        for b in range(m):
+            if not alpha[0, j, b] > normal:
+                held[b] = False
+    forward = np.empty((1 << d, m))
+    backward = np.empty((1 << d, m))
+    log_f = np.empty((d + 1, m))
+    log_b = np.empty((d + 1, m))
+    _sums_over_orders(alpha, forward, backward, log_f, log_b)
+    smallest = np.full(m, np.inf)
+    for s in range(1 << d):
+        for b in range(m):
+            smallest[b] = min(smallest[b], forward[s, b], backward[s, b])
+    for b in range(m):
+        if not smallest[b] > normal or not np.isfinite(log_f[d, b]) or not np.isfinite(log_b[0, b]):
+            held[b] = False  # an underflow, or a level of zeros (then 0 / 0 = NaN and its log -inf)
+    weight = np.empty((d, m))
+    for u in range(d):  # sets U of u members: w(u) = exp(sF(u) + sB(u + 1) - sF(d))
+        for b in range(m):
+            log_weight = log_f[u, b] + log_b[u + 1, b] - log_f[d, b]
             if not abs(log_weight) < max_log_weight:
-                ok = False
+                held[b] = False
                 log_weight = min(max(log_weight, -max_log_weight), max_log_weight)
-            weight[u] = math.exp(log_weight)
-        for j in range(d):
-            low = (1 << j) - 1
-            for c in range(n):
-                subset = (c & low) | ((c & ~low) << 1)
-                below[c, b * d + j] = forward[subset] * backward[subset | (1 << j)] * weight[size[c]]
-        log_evidence[b] = log_f[d]
-        held[b] = ok
-    zeta_columns(below, q, True)
+            weight[u, b] = math.exp(log_weight)
+    below = alpha  # alpha is no longer needed: reuse its memory
+    for j in range(d):
+        low = (1 << j) - 1
+        for c in range(n):
+            subset = (c & low) | ((c & ~low) << 1)
+            family = subset | (1 << j)
+            p = size[c]
+            for b in range(m):
+                below[c, j, b] = forward[subset, b] * backward[family, b] * weight[p, b]
+    zeta_columns(below.reshape((n, d * m)), q, True)
     parent_set = np.empty((m, d, n))
     for b in range(m):
         for j in range(d):
             mass = 0.0
             for c in range(n):
-                value = ratio[b, j, c] * below[c, b * d + j]
+                value = ratio[b, j, c] * below[c, j, b]
                 parent_set[b, j, c] = value
                 mass += value
             if not abs(mass - 1.0) < 1e-9:  # also false for NaN or infinite entries
                 held[b] = False
-    return parent_set, log_evidence, held
+    return parent_set, log_f[d].copy(), held
 
 
 @njit(cache=True, error_model="numpy")
