@@ -285,6 +285,49 @@ def best_parents(beta: np.ndarray) -> np.ndarray:
     return parents
 
 
+@njit(cache=True)
+def distinct_nodes(count: np.ndarray, mean: np.ndarray, scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(kept, source)`` of ``graph_posterior._distinct_nodes`` from ``count (M, d)``, ``mean (M, d, d)``, ``scatter (M, d, d, d)``.
+
+    Node ``j`` of member ``b`` joins the group of the first node ``i < j`` of ``b`` whose
+    statistics are equal (exactly), else starts its own; each comparison stops at the first
+    difference.
+    """
+    m, d = count.shape
+    kept = np.empty(m * d, dtype=np.int64)
+    source = np.empty(m * d, dtype=np.int64)
+    groups = 0
+    for b in range(m):
+        for j in range(d):
+            first = j
+            for i in range(j):
+                if kept[source[b * d + i]] != b * d + i or count[b, i] != count[b, j]:
+                    continue  # only the first node of each group (equality is transitive)
+                same = True
+                for x in range(d):
+                    if mean[b, i, x] != mean[b, j, x]:
+                        same = False
+                        break
+                if same:
+                    for x in range(d):
+                        for y in range(d):
+                            if scatter[b, i, x, y] != scatter[b, j, x, y]:
+                                same = False
+                                break
+                        if not same:
+                            break
+                if same:
+                    first = i
+                    break
+            if first == j:
+                kept[groups] = b * d + j
+                source[b * d + j] = groups
+                groups += 1
+            else:
+                source[b * d + j] = source[b * d + first]
+    return kept[:groups].copy(), source
+
+
 @njit(cache=True, error_model="numpy")
 def assemble_scores(logdet: np.ndarray, source: np.ndarray, constant: np.ndarray, a: np.ndarray,
                     size: np.ndarray) -> np.ndarray:
