@@ -25,19 +25,33 @@ def zeta_columns(x: np.ndarray, q: int, upward: bool) -> None:
     """In place: sums over subsets (``upward=False``) or supersets of the ``q``-bit codes of the rows of ``x (2^q, k)``.
 
     The codes run down the rows so that every addition runs along a contiguous row of ``k``
-    independent columns (one column per node of every batch member).
+    independent columns (one column per node of every batch member); two bits per pass over the
+    array (the same additions as one bit after the other, in the same order).
     """
     n, k = x.shape
-    for b in range(q):
+    b = 0
+    while b + 1 < q:
         step = 1 << b
-        for base in range(0, n, 2 * step):
+        for base in range(0, n, 4 * step):
             for i in range(base, base + step):
+                for c in range(k):
+                    x0, x1, x2, x3 = x[i, c], x[i + step, c], x[i + 2 * step, c], x[i + 3 * step, c]
+                    if upward:
+                        x0, x2 = x0 + x1, x2 + x3
+                        x[i, c], x[i + step, c] = x0 + x2, x1 + x3
+                        x[i + 2 * step, c] = x2
+                    else:
+                        x1, x3 = x1 + x0, x3 + x2
+                        x[i + step, c], x[i + 2 * step, c], x[i + 3 * step, c] = x1, x2 + x0, x3 + x1
+        b += 2
+    if b < q:
+        step = 1 << b
+        for i in range(step):
+            for c in range(k):
                 if upward:
-                    for c in range(k):
-                        x[i, c] += x[i + step, c]
+                    x[i, c] += x[i + step, c]
                 else:
-                    for c in range(k):
-                        x[i + step, c] += x[i, c]
+                    x[i + step, c] += x[i, c]
 
 
 @njit(cache=True)

@@ -286,6 +286,7 @@ class DesignBatch:
         self.used = 0
         self.stats: BGeStats | None = None
         self.edge_probs: np.ndarray | None = None
+        self._final_table: np.ndarray | None = None  # every episode's local scores, once the scores are asked for
         if self.reward != "none":
             self.stats = BGeStats.from_data(instances.observational)
             self.edge_probs = _posterior(self.stats)
@@ -350,6 +351,7 @@ class DesignBatch:
             part = part.add_row(new[:, r], intervened)
         count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
         self.stats = BGeStats(count, mean, scatter)
+        self._final_table = None
         if self._per_step:
             probs = self.edge_probs.copy()
             probs[played] = _posterior(part)
@@ -384,8 +386,9 @@ class DesignBatch:
         truth = self.instances.adjacency[b]
         probs = self.edge_probs[b]
         scores = posterior_scores(probs, truth)
-        stats = BGeStats(self.stats.count[b], self.stats.mean[b], self.stats.scatter[b])
-        mode = best_dag(bge_local_scores(stats))
+        if self._final_table is None:  # one batched call for all the episodes that end together
+            self._final_table = bge_local_scores(self.stats)
+        mode = best_dag(self._final_table[b])
         return {
             "expected_correct": scores.expected_correct,
             "gain": float(scores.expected_correct - self.start_correct[b]),
