@@ -352,23 +352,35 @@ class BGeStats:
 
 
 @lru_cache(maxsize=None)
-def _tables(d: int) -> dict[str, object]:
+def _tables(d: int) -> dict[str, np.ndarray]:
     """Index tables shared by the local scores and the DP (never written to)."""
     q = d - 1
     codes = np.arange(1 << q, dtype=np.int64)
     nodes = np.arange(d, dtype=np.int64)[:, None]
     low = codes & ((1 << nodes) - 1)
     expand = low | ((codes - low) << 1)  # (d, 2^q): insert a 0 bit at position j
+    bits = ((codes[:, None] >> np.arange(q)) & 1).astype(np.float64)  # (2^q, q)
+    size = bits.sum(axis=1).astype(np.int64)
+    return {"expand": expand, "bits": bits, "size": size, "parent_of": _tables_parent_of(d)}
+
+
+@lru_cache(maxsize=None)
+def _levels(d: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Index tables of the log-space sums over orders (:func:`_sums_over_orders`), built on first use.
+
+    Level ``k``: forward ``F`` on the sets of size ``k`` (drop one member) and backward ``B`` on
+    the sets of size ``d - k`` (add one non-member), both ``C(d, k) x k`` terms, read from and
+    written to one array holding ``F`` then ``B`` (offset ``2^d``). About 1 GB at d = 20, which
+    only the log-space DP (and :func:`sample_dags`) needs: the linear DP's kernel walks the
+    subsets without tables.
+    """
+    q = d - 1
+    nodes = np.arange(d, dtype=np.int64)[:, None]
     full = np.arange(1 << d, dtype=np.int64)
     low_full = full & ((1 << nodes) - 1)
     drop = low_full | ((full >> (nodes + 1)) << nodes)  # (d, 2^d): code of S - {j} for node j
-    bits = ((codes[:, None] >> np.arange(q)) & 1).astype(np.float64)  # (2^q, q)
-    size = bits.sum(axis=1).astype(np.int64)
     members = (full[:, None] >> np.arange(d)) & 1
     popcount = members.sum(axis=1)
-    # level k of the sums over orders: forward F on the sets of size k (drop one member) and
-    # backward B on the sets of size d - k (add one non-member), both C(d, k) x k terms, read
-    # from and written to one array holding F then B (offset 2^d)
     levels = []
     for k in range(1, d + 1):
         sets = np.flatnonzero(popcount == k)
@@ -381,7 +393,7 @@ def _tables(d: int) -> dict[str, object]:
             outside * (1 << q) + drop[outside, co_sets[:, None]],
         ])
         levels.append((np.stack([sets, (1 << d) + co_sets]), read, alpha_at))
-    return {"expand": expand, "bits": bits, "size": size, "levels": levels, "parent_of": _tables_parent_of(d)}
+    return levels
 
 
 def parent_set_masks(d: int) -> np.ndarray:
@@ -776,7 +788,7 @@ def _sums_over_orders(alpha: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray
     both = np.empty((alpha.shape[0], 2 << d))
     both[:, 0] = 0.0  # F(empty set)
     both[:, -1] = 0.0  # B(V)
-    for write, read, alpha_at in _tables(d)["levels"]:  # type: ignore[union-attr]
+    for write, read, alpha_at in _levels(d):
         terms = both[:, read] + alpha[:, alpha_at]  # (m, 2, C(d, k), k)
         top = terms.max(axis=-1)
         both[:, write] = np.log(np.exp(terms - top[..., None]).sum(axis=-1)) + top
@@ -793,9 +805,9 @@ def _size_cap(excluded: np.ndarray, d: int) -> int | None:
 @lru_cache(maxsize=None)
 def _log_prior_normaliser(d: int, parent_prior: str, cap: int) -> float:
     """``log sum_{order, G} prod_j rho_j(pa(j))`` over DAGs of at most ``cap`` parents per node: the prior's total mass."""
-    prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))
-    alpha = _zeta(prior[None], d - 1, upward=False).reshape(1, d << (d - 1))
-    return float(_sums_over_orders(alpha, d)[0][0, -1])
+    prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))[None]
+    _, log_z, held = _linear_dp(prior, d)  # the prior's weights lie within 12 nats of each other: held
+    return float(log_z[0] if held[0] else _log_dp(prior, d)[1][0])
 
 
 # ---------------------------------------------------------------------------------------------
