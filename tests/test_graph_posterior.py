@@ -210,20 +210,22 @@ def test_linear_dp_equals_the_log_dp_where_it_holds():
 
 
 def test_linear_dp_over_several_kernel_chunks_equals_one_member_at_a_time():
-    # 37 members cross the chunks of the kernel (16 members each); members 900+ nats apart are not held
+    # 37 members at d = 10 cross the kernel's chunks (16 members); members 900+ nats apart are not held
+    d = 10
+    assert gp._DP_CHUNK_ENTRIES // (d << (d - 1)) < 37
     rng = np.random.default_rng(23)
     scales = np.where(np.arange(37) % 9 == 4, 1500.0, 3.0)
-    beta = rng.normal(size=(37, 5, 16)) * scales[:, None, None] + gp.log_parent_prior(5)
-    parent_set, log_z, held = gp._linear_dp(beta, 5)
+    beta = rng.normal(size=(37, d, 1 << (d - 1))) * scales[:, None, None] + gp.log_parent_prior(d)
+    parent_set, log_z, held = gp._linear_dp(beta, d)
     assert held.tolist() == (scales < 1000).tolist()
+    reference, reference_z = gp._log_dp(beta, d)
     for k in range(37):
-        alone = gp._linear_dp(beta[k : k + 1], 5)
+        alone = gp._linear_dp(beta[k : k + 1], d)
         np.testing.assert_array_equal(alone[2], held[k : k + 1])
         if held[k]:
             np.testing.assert_allclose(parent_set[k], alone[0][0], atol=1e-13, rtol=0)
-            reference, reference_z = gp._log_dp(beta[k : k + 1], 5)
-            np.testing.assert_allclose(parent_set[k], reference[0], atol=1e-11, rtol=0)
-            np.testing.assert_allclose(log_z[k], reference_z[0], rtol=1e-13)
+            np.testing.assert_allclose(parent_set[k], reference[k], atol=1e-11, rtol=0)
+            np.testing.assert_allclose(log_z[k], reference_z[k], rtol=1e-13)
 
 
 def test_principal_logdets_equal_slogdet_of_every_sub_matrix():

@@ -45,8 +45,9 @@ All ``2^d`` principal log-determinants of each ``R_j`` come from one recursion o
 (the principal-minor algorithm of Griffin & Tsatsomeros 2006): deciding node ``k`` out drops its
 row and column, deciding it in replaces the matrix by its Schur complement on ``k`` and adds the
 log pivot. Level ``k`` holds ``2^k`` matrices of size ``d - k``, so the whole table costs
-``O(2^d)`` flops per node, batched in one numpy call per level. ``R_j >= t I``, so every pivot
-is at least ``t``: no pivoting is needed.
+``O(2^d)`` flops per node (a compiled kernel, :mod:`causal_gym.stats._posterior_kernels`, then
+one vectorised ``log`` of all pivots). ``R_j >= t I``, so every pivot is at least ``t``: no
+pivoting is needed.
 
 Layout of parent sets
 ---------------------
@@ -63,8 +64,8 @@ factors of its own sub-matrices (not from all ``2^d`` principal minors), and the
 is that of the capped prior (cached per ``d``, prior and ``K``). That is what lets the posterior
 run above :data:`MAX_UNCAPPED_NODES` ``= 16`` nodes, where a cap of at most :data:`MAX_CAP` is
 required, up to :data:`MAX_NODES` ``= 20``. The DP still sums over all ``2^d`` subsets (exact for
-the capped prior); at d = 20 it holds about 1 GB of index tables (built once, cached) and 1 GB of
-work arrays, and takes seconds per posterior (``benchmarks/graph_posterior.py``).
+the capped prior); at d = 20 one posterior takes about a second and 1 GB of memory, with 170 MB of
+index tables built once (``benchmarks/graph_posterior.py --capped-only``).
 
 The prior: order-modular, not uniform over DAGs
 -----------------------------------------------
@@ -99,11 +100,12 @@ With ``beta_j(P) = rho_j(P) exp(score(j, P))``, in log space throughout:
 
 First in linear space (:func:`_linear_dp`): each ``beta_j`` is exponentiated once relative to its
 maximum, every level of the sums over orders is divided by its own maximum, and those scales,
-carried as logs, factor out of every sum; then only additions and multiplications remain, about
-2.5x faster. Where anything would come near underflow (scores many hundreds of nats apart) that
+carried as logs, factor out of every sum; then only additions and multiplications remain, in a
+compiled kernel that runs every loop along the batch (:mod:`causal_gym.stats._posterior_kernels`).
+Where anything would come near underflow (scores many hundreds of nats apart) that
 batch member is redone in log space (:func:`_log_dp`): the two subset transforms run in linear
 space on bands of at most 1300 nats of the log values (so nothing under- or overflows: exact up
-to rounding however far apart the scores are) as 0/1 matrix products; the sums over orders are
+to rounding however far apart the scores are); the sums over orders are
 log-sum-exps over the ``C(d, k) x k`` terms of each subset size, forward and backward in one
 pass. Every step is batched over leading axes.
 
@@ -740,8 +742,9 @@ _MAX_LOG_WEIGHT = 575.0
 """Largest ``|log|`` of a size weight of the linear DP (``exp`` of it stays normal with room to spare)."""
 
 
-_DP_CHUNK = 16
-"""Batch members per call of the linear DP kernel: its work arrays then stay in cache at d = 10 (measured: 16 beats 8 and 32)."""
+_DP_CHUNK_ENTRIES = 16 * 10 * 512
+"""Entries of ``beta`` per call of the linear DP kernel, so that its work arrays stay in cache (16 members at d = 10,
+measured faster than 8 or 32; 3 at d = 12)."""
 
 
 def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -761,8 +764,9 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     top_score = beta.max(axis=-1)  # (m, d): c_j
     ratio = np.exp(beta - top_score[..., None])
     size = _tables(d)["size"]
-    parts = [kernels.linear_dp(ratio[i : i + _DP_CHUNK], size, _NORMAL, _MAX_LOG_WEIGHT)
-             for i in range(0, max(len(ratio), 1), _DP_CHUNK)]
+    chunk = max(1, _DP_CHUNK_ENTRIES // (d << (d - 1)))
+    parts = [kernels.linear_dp(ratio[i : i + chunk], size, _NORMAL, _MAX_LOG_WEIGHT)
+             for i in range(0, max(len(ratio), 1), chunk)]
     parent_set, log_f, held = (np.concatenate(arrays) for arrays in zip(*parts))
     return parent_set, top_score.sum(axis=1) + log_f, held
 
