@@ -673,7 +673,7 @@ def _check_scores(scores: object) -> tuple[np.ndarray, int]:
     d = _check_d(s.shape[-2], "scores")
     if s.shape[-1] != 1 << (d - 1):
         raise ValueError(f"scores for d={d} nodes must have 2^(d-1) = {1 << (d - 1)} columns, got {s.shape[-1]}")
-    if np.isnan(s).any() or np.isposinf(s).any():
+    if not np.isfinite(s).all() and (np.isnan(s).any() or np.isposinf(s).any()):  # one pass when all finite
         raise ValueError("scores contains NaN or +inf")
     if not np.isfinite(s[..., 0]).all():
         raise ValueError("the empty parent set must have a finite score for every node")
@@ -722,7 +722,7 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
         child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)  # type: ignore[union-attr]
         edges[:, parent_of, child] = marginal
     excluded = np.isneginf(s).reshape(m, d, 1 << q)
-    cap = _size_cap(excluded, d)
+    cap = _size_cap(excluded, d) if excluded.any() else d - 1
     if cap is not None:  # no set excluded, or exactly those above a size cap: the prior's mass is cached
         log_prior_z = _log_prior_normaliser(d, parent_prior, cap)
     else:
