@@ -10,8 +10,10 @@ in turn, the median reported; actions are drawn before timing, so only the env i
   vectorization_mode="vector_entry_point")`` with ``reward="none"`` / ``"dense"``; a vector step
   counts ``B`` env steps, resets (every ``budget`` steps) and final scores included;
 - ``... reward on, log-space DP``: the same with every posterior forced through the log-space DP
-  (the path before the linear-space one of :func:`~causal_gym.stats.graph_posterior.edge_posterior`):
-  the reference of the speed-up, in the same run.
+  (the path before the linear-space one of :func:`~causal_gym.stats.graph_posterior.edge_posterior`,
+  and its fallback): the reference of the linear DP, in the same run. It shares the compiled local
+  scores and subset sums, so the ratio is the linear DP's share of the speed-up, not all of it;
+  the whole is measured against an older checkout run the same way (README).
 
 The headline is the reward-on rate at ``B = --posterior-batch``; issue 31's goal is >= 5,000
 env-steps/s on one core. The table prints env-steps/s, microseconds per env-step and the ratio to

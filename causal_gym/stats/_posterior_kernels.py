@@ -2,8 +2,8 @@
 
 Why numba: the dense reward of the intervention-design env recomputes a d = 10 posterior after
 every step, and in numpy its many small array operations (a few thousand entries each) cost more
-in call overhead and temporaries than in arithmetic. These loops do the same sums once per batch
-member with no temporaries (issue 31: the reward at RL speed). The derivations, the data layout and
+in call overhead and temporaries than in arithmetic. These loops do the same sums with no
+temporaries, the linear DP's along the batch (issue 31: the reward at RL speed). The derivations, the data layout and
 the guards live in ``graph_posterior``'s docstrings; these functions only implement them.
 
 Compiled on first use and cached on disk (``cache=True``), so a process pays the compilation
