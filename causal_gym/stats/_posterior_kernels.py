@@ -139,20 +139,23 @@ def _sums_over_orders(alpha: np.ndarray, forward: np.ndarray, backward: np.ndarr
 
 
 @njit(cache=True, error_model="numpy")
-def linear_dp(ratio: np.ndarray, size: np.ndarray, normal: float,
-              max_log_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def linear_dp(ratio: np.ndarray, size: np.ndarray, normal: float, max_log_weight: float,
+              work: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Koivisto's DP in linear space: ``(parent-set posterior (m, d, 2^(d-1)), log F(V) (m,), held (m,))``.
 
     ``ratio (m, d, 2^(d-1))`` is ``beta_j`` of each of ``m`` members divided by its maximum (its
-    ``exp`` taken by the caller, in numpy's vectorised ``exp``); ``size[c]`` is the number of
-    parents in code ``c``.
+    ``exp`` taken by the caller, in numpy's vectorised ``exp``), overwritten by the posterior
+    (one large array fewer: each costs page faults); ``size[c]`` is the number of parents in code ``c``.
+    ``work`` holds at least ``(d 2^(d-1) + 2^(d+1)) m`` numbers of scratch space, overwritten (the
+    caller may reuse it across calls: a compiled function holds the GIL throughout).
     The scaling and the held test are those of ``graph_posterior._linear_dp``; ``log F(V)`` is the
     log of the product of the level maxima.
     """
     m, d, n = ratio.shape
     q = d - 1
     held = np.ones(m, dtype=np.bool_)
-    alpha = np.empty((n, d, m))  # codes first, members last: every loop below runs over the members
+    used = n * d * m
+    alpha = work[:used].reshape((n, d, m))  # codes first, members last: every loop below runs over the members
     for b in range(m):
         for j in range(d):
             for c in range(n):
@@ -162,8 +165,8 @@ def linear_dp(ratio: np.ndarray, size: np.ndarray, normal: float,
         for b in range(m):
             if not alpha[0, j, b] > normal:
                 held[b] = False
-    forward = np.empty((1 << d, m))
-    backward = np.empty((1 << d, m))
+    forward = work[used : used + (m << d)].reshape((1 << d, m))
+    backward = work[used + (m << d) : used + (2 * m << d)].reshape((1 << d, m))
     log_f = np.empty((d + 1, m))
     log_b = np.empty((d + 1, m))
     _sums_over_orders(alpha, forward, backward, log_f, log_b)
@@ -192,7 +195,7 @@ def linear_dp(ratio: np.ndarray, size: np.ndarray, normal: float,
             for b in range(m):
                 below[c, j, b] = forward[subset, b] * backward[family, b] * weight[p, b]
     zeta_columns(below.reshape((n, d * m)), q, True)
-    parent_set = np.empty((m, d, n))
+    parent_set = ratio  # written in place of the ratios it reads, entry by entry
     for b in range(m):
         for j in range(d):
             mass = 0.0

@@ -414,7 +414,8 @@ def _principal_logdets(r: np.ndarray) -> np.ndarray:
     """``log det r[S, S]`` for every subset ``S`` (bit ``k`` = index ``k``) of SPD matrices ``(..., m, m)``."""
     m = r.shape[-1]
     flat = np.ascontiguousarray(r, dtype=np.float64).reshape(-1, m, m)
-    logdet = np.log(kernels.principal_pivots(flat))  # numpy's vectorised log; log det r[S + k] = log det r[S] + log pivot
+    logdet = kernels.principal_pivots(flat)
+    np.log(logdet, out=logdet)  # numpy's vectorised log, in place; log det r[S + k] = log det r[S] + log pivot
     for k in range(m):
         logdet[:, 1 << k : 2 << k] += logdet[:, : 1 << k]
     return logdet.reshape(*r.shape[:-2], 1 << m)
@@ -747,6 +748,12 @@ _DP_CHUNK_ENTRIES = 16 * 10 * 512
 measured faster than 8 or 32; 3 at d = 12)."""
 
 
+@lru_cache(maxsize=4)
+def _scratch(entries: int) -> np.ndarray:
+    """Work space of the linear DP kernel, kept across calls: a new large array each step costs page faults."""
+    return np.empty(entries)
+
+
 def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held)`` of ``beta (m, d, 2^(d-1))``.
 
@@ -762,12 +769,15 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     parent-set posterior sums to 1 within 1e-9; the others are redone by :func:`_log_dp`.
     """
     top_score = beta.max(axis=-1)  # (m, d): c_j
-    ratio = np.exp(beta - top_score[..., None])
+    ratio = beta - top_score[..., None]
+    np.exp(ratio, out=ratio)  # in place: each large new array costs page faults (a third of a step's time)
     size = _tables(d)["size"]
     chunk = max(1, _DP_CHUNK_ENTRIES // (d << (d - 1)))
-    parts = [kernels.linear_dp(ratio[i : i + chunk], size, _NORMAL, _MAX_LOG_WEIGHT)
+    entries = ((d << (d - 1)) + (2 << d)) * min(chunk, len(ratio))
+    work = _scratch(entries) if entries <= _DP_CHUNK_ENTRIES * 2 else np.empty(entries)
+    parts = [kernels.linear_dp(ratio[i : i + chunk], size, _NORMAL, _MAX_LOG_WEIGHT, work)
              for i in range(0, max(len(ratio), 1), chunk)]
-    parent_set, log_f, held = (np.concatenate(arrays) for arrays in zip(*parts))
+    parent_set, log_f, held = parts[0] if len(parts) == 1 else (np.concatenate(arrays) for arrays in zip(*parts))
     return parent_set, top_score.sum(axis=1) + log_f, held
 
 
