@@ -757,7 +757,7 @@ def _scratch(entries: int) -> np.ndarray:
 def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held)`` of ``beta (m, d, 2^(d-1))``.
 
-    Compiled (:func:`~causal_gym.stats._posterior_kernels.linear_dp`, one pass per batch member, no
+    Compiled (:func:`~causal_gym.stats._posterior_kernels.linear_dp`: loops along the batch, no
     index tables) and as exact as :func:`_log_dp` where it holds: it exponentiates once
     (``beta_j`` relative to its maximum ``c_j``) and then only adds and multiplies. The scales
     factor out of every sum: ``F(S)`` carries ``exp(sum_{k in S} c_k)``, ``B(S)`` carries
