@@ -115,8 +115,8 @@ An intervention-design env adds one row per step: :meth:`BGeStats.add_row` is a 
 of each node's scatter matrix (skipped for the intervened node), but every principal minor of
 every changed ``R_j`` changes with it, so the local scores are recomputed (``O(d 2^d)``) rather
 than patched, one table per group of nodes that saw the same rows; then the DP (``O(d^2 2^d)``).
-``benchmarks/graph_posterior.py`` measures about 0.6 ms per step at d = 10 on one core (0.4 ms per
-env in a batch of 16), 1.6 ms at d = 12.
+``benchmarks/graph_posterior.py`` measures about 0.25 ms per step at d = 10 on one core (0.11 ms
+per env in a batch of 16), 0.7 ms at d = 12 (a batch is no faster per env there).
 
 Predictions and their expected quality
 --------------------------------------
