@@ -237,8 +237,18 @@ def encode_action(target: int | None, value: float, d: int, value_bound: float) 
     return np.array([position, np.clip(value / value_bound, -1.0, 1.0)], dtype=np.float32)
 
 
+_POSTERIOR_CHUNK = 16
+"""Episodes per posterior call: larger batches spend more per episode (at B=64, d=10, measured ~2,800 page faults
+and 1.6 ms of system time per 16 episodes per step, none at 16: their arrays no longer fit the allocator's reuse)."""
+
+
 def _posterior(stats: BGeStats) -> np.ndarray:
-    return edge_posterior(bge_local_scores(stats)).edge_probs
+    """Edge marginals ``(B, d, d)`` of every episode, in chunks of :data:`_POSTERIOR_CHUNK` episodes."""
+    b = stats.count.shape[0]
+    if b <= _POSTERIOR_CHUNK:
+        return edge_posterior(bge_local_scores(stats)).edge_probs
+    parts = (slice(i, i + _POSTERIOR_CHUNK) for i in range(0, b, _POSTERIOR_CHUNK))
+    return np.concatenate([_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k])) for k in parts])
 
 
 class DesignBatch:
