@@ -750,7 +750,11 @@ measured faster than 8 or 32; 3 at d = 12)."""
 
 @lru_cache(maxsize=4)
 def _scratch(entries: int) -> np.ndarray:
-    """Work space of the linear DP kernel, kept across calls: a new large array each step costs page faults."""
+    """Work space of the linear DP kernel, kept across calls: a new large array each step costs page faults.
+
+    Shared safely between threads: the kernel holds the GIL from start to end, and nothing it
+    returns lives in this space.
+    """
     return np.empty(entries)
 
 
