@@ -20,8 +20,9 @@ Capped posteriors to d = 20: with at most ``--cap`` parents per node (default 3)
 are scored (``bge_local_scores(max_parents=K)``), which lets the DP run above 16 nodes. The last
 table times one posterior (scores + DP) at
 d = 10, 15, 20 (``--n0`` + d rows, half of them do(j) rows): the one-time index tables of the DP, the
-scores, the DP, and the peak memory numpy allocated during one posterior (tracemalloc) beside the
-tables' size; at d <= 16 the capped result is compared with today's path (all sets scored, then the
+scores, the DP, the peak memory numpy allocated during one posterior (tracemalloc: it does not see the
+compiled kernels' work arrays) beside the tables' size, and the process's peak resident memory so far
+(which does); at d <= 16 the capped result is compared with today's path (all sets scored, then the
 cap applied).
 
 BLAS threads are capped (``--threads``, default 1). Target: <= 2 ms per env-step at d = 10.
@@ -36,6 +37,7 @@ import argparse
 import itertools
 import math
 import statistics
+import resource
 import time
 import tracemalloc
 
@@ -174,14 +176,13 @@ def capped(args: argparse.Namespace) -> None:
     k = args.cap
     print(f"\none posterior with at most {k} parents per node (n = {args.n0} + d rows, half of them do(j))")
     print(f"{'d':>3} {'tables s':>9} {'tables MB':>10} {'scores ms':>10} {'DP ms':>9} {'peak MB':>8} "
-          f"{'vs uncapped path':>17}")
+          f"{'max RSS MB':>11} {'vs uncapped path':>17}")
     for d in (10, 15, 20):
         data, mask = episode(d, args.n0, d, rng)
         start = time.perf_counter()
         tables = gp._tables(d)
         built = time.perf_counter() - start
-        size = sum(v.nbytes for v in tables.values() if isinstance(v, np.ndarray))
-        size += sum(a.nbytes for level in tables["levels"] for a in level)
+        size = sum(v.nbytes for v in tables.values())
         stats = gp.BGeStats.from_data(data, mask)
         gp.edge_posterior(gp.bge_local_scores(stats, max_parents=k))  # warm caches (prior mass)
         tracemalloc.start()
@@ -192,6 +193,7 @@ def capped(args: argparse.Namespace) -> None:
         end = time.perf_counter()
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3  # kB on Linux
         if d <= gp.MAX_UNCAPPED_NODES:
             full = gp.bge_local_scores(stats)
             today = gp.edge_posterior(np.where(tables["size"] > k, -np.inf, full)).edge_probs
@@ -199,7 +201,7 @@ def capped(args: argparse.Namespace) -> None:
         else:
             check = "(uncapped: too large)"
         print(f"{d:>3} {built:>9.1f} {size / 1e6:>10.0f} {(middle - start) * 1e3:>10.1f} {(end - middle) * 1e3:>9.0f} "
-              f"{peak / 1e6:>8.0f} {check:>17}")
+              f"{peak / 1e6:>8.0f} {rss:>11.0f} {check:>17}")
 
 
 def run(args: argparse.Namespace) -> None:

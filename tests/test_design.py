@@ -271,6 +271,24 @@ def test_vector_env_plays_the_single_envs_instances():
     assert np.array_equal(obs["data"][0], fresh["data"])
 
 
+def test_a_vector_env_above_one_posterior_chunk_rewards_each_episode_by_its_own_rows():
+    # 20 episodes: the posteriors are computed in chunks of 16 (batch._POSTERIOR_CHUNK)
+    vec = gym.make_vec("InterventionDesign-lg10-v0", num_envs=20, vectorization_mode="vector_entry_point", **SMALL)
+    vec.reset(seed=1)
+    batch = vec.unwrapped._batch  # the float64 rows (the observation shows them in float32)
+
+    def correct(k):
+        filled = batch.filled[k].astype(bool)
+        data, mask = batch.data[k][filled], batch.mask[k][filled].astype(bool)
+        return expected_correct_entries(edge_posterior(local_scores(data, mask)).edge_probs)
+
+    before = [correct(k) for k in range(20)]
+    actions = np.stack([encode_action(None if k % 5 == 4 else k % 4, 3.0, 4, 5.0) for k in range(20)])
+    _, rewards, _, _, _ = vec.step(actions)
+    for k in range(20):
+        assert rewards[k] == pytest.approx(correct(k) - before[k], abs=1e-9)
+
+
 def test_vector_env_train_stream_is_seeded():
     def first(seed):
         vec = gym.make_vec("InterventionDesign-lg10-v0", num_envs=4, vectorization_mode="vector_entry_point",

@@ -209,6 +209,39 @@ def test_linear_dp_equals_the_log_dp_where_it_holds():
     np.testing.assert_allclose(log_z, reference_z, atol=1e-9, rtol=1e-13)
 
 
+def test_linear_dp_over_several_kernel_chunks_equals_one_member_at_a_time():
+    # 37 members at d = 10 cross the kernel's chunks (16 members); members 900+ nats apart are not held
+    d = 10
+    assert gp._DP_CHUNK_ENTRIES // (d << (d - 1)) < 37
+    rng = np.random.default_rng(23)
+    scales = np.where(np.arange(37) % 9 == 4, 1500.0, 3.0)
+    beta = rng.normal(size=(37, d, 1 << (d - 1))) * scales[:, None, None] + gp.log_parent_prior(d)
+    parent_set, log_z, held = gp._linear_dp(beta, d)
+    assert held.tolist() == (scales < 1000).tolist()
+    reference, reference_z = gp._log_dp(beta, d)
+    for k in range(37):
+        alone = gp._linear_dp(beta[k : k + 1], d)
+        np.testing.assert_array_equal(alone[2], held[k : k + 1])
+        if held[k]:
+            np.testing.assert_allclose(parent_set[k], alone[0][0], atol=1e-13, rtol=0)
+            np.testing.assert_allclose(parent_set[k], reference[k], atol=1e-11, rtol=0)
+            np.testing.assert_allclose(log_z[k], reference_z[k], rtol=1e-13)
+
+
+def test_principal_logdets_equal_slogdet_of_every_sub_matrix():
+    # the principal-minor kernel against numpy's determinant of each sub-matrix, sizes 1..7
+    rng = np.random.default_rng(24)
+    for m in range(1, 8):
+        a = rng.normal(size=(3, m, m + 2))
+        r = a @ np.swapaxes(a, -1, -2) + 0.5 * np.eye(m)
+        logdet = gp._principal_logdets(r)
+        assert logdet.shape == (3, 1 << m)
+        for subset in range(1 << m):
+            members = [k for k in range(m) if (subset >> k) & 1]
+            expected = np.linalg.slogdet(r[:, members][:, :, members])[1] if members else np.zeros(3)
+            np.testing.assert_allclose(logdet[:, subset], expected, rtol=1e-12, atol=1e-12)
+
+
 def test_a_batch_mixing_spreads_takes_the_log_dp_where_the_linear_one_underflows():
     rng = np.random.default_rng(1)
     scores = np.stack([rng.normal(scale=scale, size=(4, 8)) for scale in (4.0, 900.0, 1.0, 2000.0)])
@@ -219,13 +252,11 @@ def test_a_batch_mixing_spreads_takes_the_log_dp_where_the_linear_one_underflows
         np.testing.assert_allclose(post.edge_probs[k], brute_force_marginals(scores[k]), atol=ATOL_DP, rtol=0)
 
 
-@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("q", [5, 6])
 @pytest.mark.parametrize("upward", [False, True])
-def test_subset_sums_equal_explicit_sums(monkeypatch, large, upward):
-    # spreads of thousands of nats (several bands) and excluded (-inf) entries, both code paths
-    if large:
-        monkeypatch.setattr(gp, "_LARGE", 0)
-    q = 6
+def test_subset_sums_equal_explicit_sums(upward, q):
+    # spreads of thousands of nats (several bands) and excluded (-inf) entries; the kernel takes two
+    # bits per pass, so an odd q ends with a single one
     rng = np.random.default_rng(21 + upward)
     x = rng.normal(scale=2000.0, size=(3, 1 << q))
     x[0, rng.choice(np.arange(1, 1 << q), size=20, replace=False)] = -np.inf

@@ -45,8 +45,9 @@ All ``2^d`` principal log-determinants of each ``R_j`` come from one recursion o
 (the principal-minor algorithm of Griffin & Tsatsomeros 2006): deciding node ``k`` out drops its
 row and column, deciding it in replaces the matrix by its Schur complement on ``k`` and adds the
 log pivot. Level ``k`` holds ``2^k`` matrices of size ``d - k``, so the whole table costs
-``O(2^d)`` flops per node, batched in one numpy call per level. ``R_j >= t I``, so every pivot
-is at least ``t``: no pivoting is needed.
+``O(2^d)`` flops per node (a compiled kernel, :mod:`causal_gym.stats._posterior_kernels`, then
+one vectorised ``log`` of all pivots). ``R_j >= t I``, so every pivot is at least ``t``: no
+pivoting is needed.
 
 Layout of parent sets
 ---------------------
@@ -63,8 +64,8 @@ factors of its own sub-matrices (not from all ``2^d`` principal minors), and the
 is that of the capped prior (cached per ``d``, prior and ``K``). That is what lets the posterior
 run above :data:`MAX_UNCAPPED_NODES` ``= 16`` nodes, where a cap of at most :data:`MAX_CAP` is
 required, up to :data:`MAX_NODES` ``= 20``. The DP still sums over all ``2^d`` subsets (exact for
-the capped prior); at d = 20 it holds about 1 GB of index tables (built once, cached) and 1 GB of
-work arrays, and takes seconds per posterior (``benchmarks/graph_posterior.py``).
+the capped prior); at d = 20 one posterior takes about a second and 1 GB of memory, with 170 MB of
+index tables built once (``benchmarks/graph_posterior.py --capped-only``).
 
 The prior: order-modular, not uniform over DAGs
 -----------------------------------------------
@@ -99,11 +100,12 @@ With ``beta_j(P) = rho_j(P) exp(score(j, P))``, in log space throughout:
 
 First in linear space (:func:`_linear_dp`): each ``beta_j`` is exponentiated once relative to its
 maximum, every level of the sums over orders is divided by its own maximum, and those scales,
-carried as logs, factor out of every sum; then only additions and multiplications remain, about
-2.5x faster. Where anything would come near underflow (scores many hundreds of nats apart) that
+carried as logs, factor out of every sum; then only additions and multiplications remain, in a
+compiled kernel that runs every loop along the batch (:mod:`causal_gym.stats._posterior_kernels`).
+Where anything would come near underflow (scores many hundreds of nats apart) that
 batch member is redone in log space (:func:`_log_dp`): the two subset transforms run in linear
 space on bands of at most 1300 nats of the log values (so nothing under- or overflows: exact up
-to rounding however far apart the scores are) as 0/1 matrix products; the sums over orders are
+to rounding however far apart the scores are); the sums over orders are
 log-sum-exps over the ``C(d, k) x k`` terms of each subset size, forward and backward in one
 pass. Every step is batched over leading axes.
 
@@ -113,8 +115,8 @@ An intervention-design env adds one row per step: :meth:`BGeStats.add_row` is a 
 of each node's scatter matrix (skipped for the intervened node), but every principal minor of
 every changed ``R_j`` changes with it, so the local scores are recomputed (``O(d 2^d)``) rather
 than patched, one table per group of nodes that saw the same rows; then the DP (``O(d^2 2^d)``).
-``benchmarks/graph_posterior.py`` measures about 0.6 ms per step at d = 10 on one core (0.4 ms per
-env in a batch of 16), 1.6 ms at d = 12.
+``benchmarks/graph_posterior.py`` measures about 0.25 ms per step at d = 10 on one core (0.11 ms
+per env in a batch of 16), 0.7 ms at d = 12 (a batch is no faster per env there).
 
 Predictions and their expected quality
 --------------------------------------
@@ -168,6 +170,7 @@ import numpy as np
 
 from causal_gym._validation import as_generator, check_adjacency, check_choice, check_count, check_real
 from causal_gym.metrics import directed_edge_scores, edge_average_precision, shd
+from causal_gym.stats import _posterior_kernels as kernels
 
 __all__ = [
     "MAX_CAP",
@@ -351,23 +354,35 @@ class BGeStats:
 
 
 @lru_cache(maxsize=None)
-def _tables(d: int) -> dict[str, object]:
+def _tables(d: int) -> dict[str, np.ndarray]:
     """Index tables shared by the local scores and the DP (never written to)."""
     q = d - 1
     codes = np.arange(1 << q, dtype=np.int64)
     nodes = np.arange(d, dtype=np.int64)[:, None]
     low = codes & ((1 << nodes) - 1)
     expand = low | ((codes - low) << 1)  # (d, 2^q): insert a 0 bit at position j
+    bits = ((codes[:, None] >> np.arange(q)) & 1).astype(np.float64)  # (2^q, q)
+    size = bits.sum(axis=1).astype(np.int64)
+    return {"expand": expand, "bits": bits, "size": size, "parent_of": _tables_parent_of(d)}
+
+
+@lru_cache(maxsize=None)
+def _levels(d: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Index tables of the log-space sums over orders (:func:`_sums_over_orders`), built on first use.
+
+    Level ``k``: forward ``F`` on the sets of size ``k`` (drop one member) and backward ``B`` on
+    the sets of size ``d - k`` (add one non-member), both ``C(d, k) x k`` terms, read from and
+    written to one array holding ``F`` then ``B`` (offset ``2^d``). About 1 GB at d = 20, which
+    only the log-space DP (and :func:`sample_dags`) needs: the linear DP's kernel walks the
+    subsets without tables.
+    """
+    q = d - 1
+    nodes = np.arange(d, dtype=np.int64)[:, None]
     full = np.arange(1 << d, dtype=np.int64)
     low_full = full & ((1 << nodes) - 1)
     drop = low_full | ((full >> (nodes + 1)) << nodes)  # (d, 2^d): code of S - {j} for node j
-    bits = ((codes[:, None] >> np.arange(q)) & 1).astype(np.float64)  # (2^q, q)
-    size = bits.sum(axis=1).astype(np.int64)
     members = (full[:, None] >> np.arange(d)) & 1
     popcount = members.sum(axis=1)
-    # level k of the sums over orders: forward F on the sets of size k (drop one member) and
-    # backward B on the sets of size d - k (add one non-member), both C(d, k) x k terms, read
-    # from and written to one array holding F then B (offset 2^d)
     levels = []
     for k in range(1, d + 1):
         sets = np.flatnonzero(popcount == k)
@@ -380,7 +395,7 @@ def _tables(d: int) -> dict[str, object]:
             outside * (1 << q) + drop[outside, co_sets[:, None]],
         ])
         levels.append((np.stack([sets, (1 << d) + co_sets]), read, alpha_at))
-    return {"expand": expand, "bits": bits, "size": size, "levels": levels, "parent_of": _tables_parent_of(d)}
+    return levels
 
 
 def parent_set_masks(d: int) -> np.ndarray:
@@ -395,35 +410,15 @@ def parent_set_masks(d: int) -> np.ndarray:
     return _tables(d)["expand"].copy()  # type: ignore[union-attr]
 
 
-_LOGDET_CHUNK = 48
-"""Matrices per pass of :func:`_principal_logdets`: bounds its work arrays (measured ~2x faster on batches)."""
-
-
 def _principal_logdets(r: np.ndarray) -> np.ndarray:
     """``log det r[S, S]`` for every subset ``S`` (bit ``k`` = index ``k``) of SPD matrices ``(..., m, m)``."""
     m = r.shape[-1]
-    flat = r.reshape(-1, m, m)
-    chunks = [_principal_logdets_chunk(flat[i : i + _LOGDET_CHUNK]) for i in range(0, flat.shape[0], _LOGDET_CHUNK)]
-    return np.concatenate(chunks).reshape(*r.shape[:-2], 1 << m)
-
-
-def _principal_logdets_chunk(r: np.ndarray) -> np.ndarray:
-    m = r.shape[-1]
-    # matrices stacked on the last axes (rows, cols, matrix, subset so far): late levels hold many
-    # tiny matrices, and the elementwise work then runs over long contiguous inner loops
-    blocks = np.moveaxis(r, 0, -1)[..., None]
-    logdet = np.zeros((blocks.shape[2], 1 << m))
+    flat = np.ascontiguousarray(r, dtype=np.float64).reshape(-1, m, m)
+    logdet = kernels.principal_pivots(flat)
+    np.log(logdet, out=logdet)  # numpy's vectorised log, in place; log det r[S + k] = log det r[S] + log pivot
     for k in range(m):
-        half = 1 << k
-        pivot = blocks[0, 0]  # (matrix, 2^k): variance of node k given the kept nodes before it
-        np.add(logdet[:, :half], np.log(pivot), out=logdet[:, half : 2 * half])
-        if k < m - 1:
-            rest, column = blocks[1:, 1:], blocks[1:, 0]
-            following = np.empty((m - k - 1, m - k - 1, blocks.shape[2], 2 * half))
-            following[..., :half] = rest  # node k left out: drop its row and column
-            np.subtract(rest, column[:, None] * (column / pivot)[None, :], out=following[..., half:])  # kept: Schur
-            blocks = following
-    return logdet
+        logdet[:, 1 << k : 2 << k] += logdet[:, : 1 << k]
+    return logdet.reshape(*r.shape[:-2], 1 << m)
 
 
 def _distinct_nodes(stats: BGeStats) -> tuple[np.ndarray, np.ndarray]:
@@ -435,15 +430,8 @@ def _distinct_nodes(stats: BGeStats) -> tuple[np.ndarray, np.ndarray]:
     ``kept`` of node ``k``'s group. With ``T`` experiments there are at most ``T + 1`` groups.
     """
     d = stats.d
-    count = stats.count.reshape(-1, d)
-    mean = stats.mean.reshape(-1, d, d)
-    scatter = stats.scatter.reshape(-1, d, d, d)
-    same = ((count[:, :, None] == count[:, None, :]) & (mean[:, :, None] == mean[:, None, :]).all(axis=-1)
-            & (scatter[:, :, None] == scatter[:, None, :]).all(axis=(-2, -1)))  # (M, d, d)
-    first = same.argmax(axis=2)  # the first node with the same statistics
-    kept = (first == np.arange(d)).ravel()
-    source = (np.cumsum(kept) - 1)[(np.arange(len(count))[:, None] * d + first).ravel()]
-    return np.flatnonzero(kept), source
+    return kernels.distinct_nodes(stats.count.reshape(-1, d), stats.mean.reshape(-1, d, d),
+                                  stats.scatter.reshape(-1, d, d, d))
 
 
 def bge_local_scores(
@@ -486,11 +474,6 @@ def bge_local_scores(
         raise ValueError(f"stats has {d} variables: above {MAX_UNCAPPED_NODES} the local scores need a parent-set "
                          f"cap, max_parents <= {MAX_CAP} (got {max_parents})")
     r = stats.posterior_matrices(alpha_mu, t)  # (..., d, d, d): node j's R_j
-    if max_parents is None or max_parents >= d - 1:
-        size = _tables(d)["size"]
-        log_det_parents, log_det_family = _all_logdets(stats, r)
-    else:
-        size, log_det_parents, log_det_family = _capped_logdets(r, max_parents)
     n = stats.count[..., None]  # (..., d, 1)
     p = np.arange(d)  # parent-set sizes; the constants depend on the node only through n
     a = (n + alpha_w - d + p) / 2.0
@@ -501,24 +484,19 @@ def bge_local_scores(
         - gammaln((alpha_w - d + p + 1) / 2.0)
         + (alpha_w - d + 2 * p + 1) / 2.0 * math.log(t)
     )
+    if max_parents is None or max_parents >= d - 1:
+        kept, source = _distinct_nodes(stats)  # one table per group of nodes that saw the same rows
+        logdet = _principal_logdets(r.reshape(-1, d, d)[kept])
+        lead = stats.count.shape[:-1]
+        scores = kernels.assemble_scores(logdet, source, constant.reshape(-1, d, d), a.reshape(-1, d, d),
+                                         _tables(d)["size"])
+        return scores.reshape(*lead, d, 1 << (d - 1))
+    size, log_det_parents, log_det_family = _capped_logdets(r, max_parents)
     a = a[..., size]
     scores = constant[..., size] + a * log_det_parents - (a + 0.5) * log_det_family
-    if max_parents is None or max_parents >= d - 1:
-        return scores
     out = np.full((*scores.shape[:-1], 1 << (d - 1)), -np.inf)
     out[..., _capped_sets(d, max_parents)[0]] = scores
     return out
-
-
-def _all_logdets(stats: BGeStats, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``log det R_j[P, P]`` and ``log det R_j[P + j, P + j]`` of every node and parent-set code, ``(..., d, 2^(d-1))``."""
-    d = stats.d
-    expand = _tables(d)["expand"]
-    family = expand | (1 << np.arange(d))[:, None]  # (d, 2^(d-1)): parents plus the node itself
-    kept, source = _distinct_nodes(stats)  # one table per group of nodes that saw the same rows
-    logdet = _principal_logdets(r.reshape(-1, d, d)[kept])[source].reshape(*r.shape[:-3], d << d)  # node j's at j 2^d
-    offset = (np.arange(d) << d)[:, None]
-    return logdet[..., offset + expand], logdet[..., offset + family]
 
 
 @lru_cache(maxsize=None)
@@ -635,46 +613,11 @@ _BAND = 1300.0
 """Width in nats of one band of :func:`_zeta`: ``exp`` of ``+-650`` and sums of ``2^15`` such terms stay normal floats."""
 
 
-@lru_cache(maxsize=None)
-def _subset_matrix(bits: int) -> np.ndarray:
-    """0/1 matrix ``Z[P, S] = [P ⊆ S]`` over ``bits``-bit codes: the Kronecker power of ``[[1, 1], [0, 1]]``."""
-    z = np.ones((1, 1))
-    for _ in range(bits):
-        z = np.kron(z, np.array([[1.0, 1.0], [0.0, 1.0]]))
-    return z
-
-
-_LOW_BITS = 5
-"""Bits that :func:`_linear_zeta` transforms by one matrix product on large arrays."""
-
-_LARGE = 1 << 15
-"""Array size from which :func:`_linear_zeta` switches to fewer flops (matrix product + additions)."""
-
-
 def _linear_zeta(values: np.ndarray, q: int, upward: bool) -> np.ndarray:
-    """Plain sums over subsets (or supersets) of non-negative ``values (..., 2^q)``.
-
-    The transform is the Kronecker power of ``[[1, 1], [0, 1]]``. Small arrays: one matrix
-    product for the low half of the bits and one for the high half (two BLAS calls, about
-    ``2^(q/2+1)`` flops per entry). Large arrays (a batch, d >= 10): a product for the lowest
-    :data:`_LOW_BITS` bits and one in-place addition per remaining bit, whose inner loops are
-    then at least ``2^5`` long (about ``32 + q`` flops per entry).
-    """
-    lead = values.shape[:-1]
-    if values.size < _LARGE:
-        low, high = _subset_matrix((q + 1) // 2), _subset_matrix(q // 2)
-        grid = values.reshape(*lead, high.shape[0], low.shape[0])
-        out = high @ (grid @ low.T) if upward else high.T @ (grid @ low)
-        return out.reshape(values.shape)
-    z = _subset_matrix(min(q, _LOW_BITS))
-    out = (values.reshape(*lead, -1, z.shape[0]) @ (z.T if upward else z)).reshape(values.shape)
-    for b in range(_LOW_BITS, q):
-        view = out.reshape(*lead, 1 << (q - 1 - b), 2, 1 << b)
-        if upward:
-            view[..., 0, :] += view[..., 1, :]
-        else:
-            view[..., 1, :] += view[..., 0, :]
-    return out
+    """Plain sums over subsets (or supersets) of non-negative ``values (..., 2^q)``: ``q`` passes of additions (compiled)."""
+    columns = np.asarray(values, dtype=np.float64).reshape(-1, 1 << q).T.copy()  # codes down the rows
+    kernels.zeta_columns(columns, q, upward)
+    return columns.T.reshape(values.shape)
 
 
 def _zeta(x: np.ndarray, q: int, upward: bool) -> np.ndarray:
@@ -731,7 +674,7 @@ def _check_scores(scores: object) -> tuple[np.ndarray, int]:
     d = _check_d(s.shape[-2], "scores")
     if s.shape[-1] != 1 << (d - 1):
         raise ValueError(f"scores for d={d} nodes must have 2^(d-1) = {1 << (d - 1)} columns, got {s.shape[-1]}")
-    if np.isnan(s).any() or np.isposinf(s).any():
+    if not np.isfinite(s).all() and (np.isnan(s).any() or np.isposinf(s).any()):  # one pass when all finite
         raise ValueError("scores contains NaN or +inf")
     if not np.isfinite(s[..., 0]).all():
         raise ValueError("the empty parent set must have a finite score for every node")
@@ -780,7 +723,7 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
         child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)  # type: ignore[union-attr]
         edges[:, parent_of, child] = marginal
     excluded = np.isneginf(s).reshape(m, d, 1 << q)
-    cap = _size_cap(excluded, d)
+    cap = _size_cap(excluded, d) if excluded.any() else d - 1
     if cap is not None:  # no set excluded, or exactly those above a size cap: the prior's mass is cached
         log_prior_z = _log_prior_normaliser(d, parent_prior, cap)
     else:
@@ -800,10 +743,26 @@ _MAX_LOG_WEIGHT = 575.0
 """Largest ``|log|`` of a size weight of the linear DP (``exp`` of it stays normal with room to spare)."""
 
 
+_DP_CHUNK_ENTRIES = 16 * 10 * 512
+"""Entries of ``beta`` per call of the linear DP kernel, so that its work arrays stay in cache (16 members at d = 10,
+measured faster than 8 or 32; 3 at d = 12)."""
+
+
+@lru_cache(maxsize=4)
+def _scratch(entries: int) -> np.ndarray:
+    """Work space of the linear DP kernel, kept across calls: a new large array each step costs page faults.
+
+    Shared safely between threads: the kernel holds the GIL from start to end, and nothing it
+    returns lives in this space.
+    """
+    return np.empty(entries)
+
+
 def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held)`` of ``beta (m, d, 2^(d-1))``.
 
-    About 2.5x faster than :func:`_log_dp`, and as exact where it holds: it exponentiates once
+    Compiled (:func:`~causal_gym.stats._posterior_kernels.linear_dp`: loops along the batch, no
+    index tables) and as exact as :func:`_log_dp` where it holds: it exponentiates once
     (``beta_j`` relative to its maximum ``c_j``) and then only adds and multiplies. The scales
     factor out of every sum: ``F(S)`` carries ``exp(sum_{k in S} c_k)``, ``B(S)`` carries
     ``exp(sum_{k not in S} c_k)``, and each level of the sums over orders is divided by its
@@ -813,32 +772,17 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     below :data:`_NORMAL` (nothing underflowed), its weights are finite and each node's
     parent-set posterior sums to 1 within 1e-9; the others are redone by :func:`_log_dp`.
     """
-    tables = _tables(d)
-    q, m = d - 1, beta.shape[0]
     top_score = beta.max(axis=-1)  # (m, d): c_j
-    with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
-        ratio = np.exp(beta - top_score[..., None])
-        alpha = _linear_zeta(ratio, q, upward=False).reshape(m, d << q)
-        both = np.empty((m, 2 << d))  # F by set code, then B (offset 2^d), as _sums_over_orders
-        both[:, 0] = both[:, -1] = 1.0
-        log_scale = np.zeros((m, 2, d + 1))  # F's per set size, B's per level (size d - level)
-        for level, (write, read, alpha_at) in enumerate(tables["levels"], start=1):  # type: ignore[union-attr]
-            sums = (both[:, read] * alpha[:, alpha_at]).sum(axis=-1)  # (m, 2, C(d, k))
-            top = sums.max(axis=-1)
-            both[:, write] = sums / top[..., None]
-            log_scale[:, :, level] = log_scale[:, :, level - 1] + np.log(top)
-        forward, backward = both[:, : 1 << d], both[:, 1 << d :]
-        by_size_f, by_size_b = log_scale[:, 0], log_scale[:, 1, ::-1]
-        log_weight = by_size_f[:, :d] + by_size_b[:, 1:] - by_size_f[:, d:]  # (m, d): |U| = 0 .. d - 1
-        held = ((alpha.min(axis=1) > _NORMAL) & (both.min(axis=1) > _NORMAL)
-                & (np.abs(log_weight) < _MAX_LOG_WEIGHT).all(axis=1))
-        weight = np.exp(np.clip(log_weight, -_MAX_LOG_WEIGHT, _MAX_LOG_WEIGHT))
-        expand = tables["expand"]
-        below = (forward[:, expand] * backward[:, expand | (1 << np.arange(d))[:, None]]
-                 * weight[:, tables["size"]][:, None, :])  # type: ignore[index]
-        parent_set = ratio * _linear_zeta(below, q, upward=True)
-        held &= np.isfinite(parent_set).all(axis=(1, 2)) & (np.abs(parent_set.sum(axis=2) - 1.0) < 1e-9).all(axis=1)
-    return parent_set, top_score.sum(axis=1) + by_size_f[:, d], held
+    ratio = beta - top_score[..., None]
+    np.exp(ratio, out=ratio)  # in place: each large new array costs page faults (a third of a step's time)
+    size = _tables(d)["size"]
+    chunk = max(1, _DP_CHUNK_ENTRIES // (d << (d - 1)))
+    entries = ((d << (d - 1)) + (2 << d)) * min(chunk, len(ratio))
+    work = _scratch(entries) if entries <= _DP_CHUNK_ENTRIES * 2 else np.empty(entries)
+    parts = [kernels.linear_dp(ratio[i : i + chunk], size, _NORMAL, _MAX_LOG_WEIGHT, work)
+             for i in range(0, max(len(ratio), 1), chunk)]
+    parent_set, log_f, held = parts[0] if len(parts) == 1 else (np.concatenate(arrays) for arrays in zip(*parts))
+    return parent_set, top_score.sum(axis=1) + log_f, held
 
 
 def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -862,7 +806,7 @@ def _sums_over_orders(alpha: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray
     both = np.empty((alpha.shape[0], 2 << d))
     both[:, 0] = 0.0  # F(empty set)
     both[:, -1] = 0.0  # B(V)
-    for write, read, alpha_at in _tables(d)["levels"]:  # type: ignore[union-attr]
+    for write, read, alpha_at in _levels(d):
         terms = both[:, read] + alpha[:, alpha_at]  # (m, 2, C(d, k), k)
         top = terms.max(axis=-1)
         both[:, write] = np.log(np.exp(terms - top[..., None]).sum(axis=-1)) + top
@@ -879,9 +823,9 @@ def _size_cap(excluded: np.ndarray, d: int) -> int | None:
 @lru_cache(maxsize=None)
 def _log_prior_normaliser(d: int, parent_prior: str, cap: int) -> float:
     """``log sum_{order, G} prod_j rho_j(pa(j))`` over DAGs of at most ``cap`` parents per node: the prior's total mass."""
-    prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))
-    alpha = _zeta(prior[None], d - 1, upward=False).reshape(1, d << (d - 1))
-    return float(_sums_over_orders(alpha, d)[0][0, -1])
+    prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))[None]
+    _, log_z, held = _linear_dp(prior, d)  # the prior's weights lie within 12 nats of each other: held
+    return float(log_z[0] if held[0] else _log_dp(prior, d)[1][0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1065,27 +1009,7 @@ def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
     [[0, 1], [0, 0]]
     """
     beta, d = _single_table(scores, parent_prior)
-    q = d - 1
-    best = beta.copy()
-    for b in range(q):  # best[j, U] = max over P ⊆ U of beta[j, P]
-        view = best.reshape(d, 1 << (q - 1 - b), 2, 1 << b)
-        np.maximum(view[:, :, 1, :], view[:, :, 0, :], out=view[:, :, 1, :])
-    flat = best.reshape(d << q)
-    top = np.empty(1 << d)
-    top[0] = 0.0
-    for write, read, alpha_at in _tables(d)["levels"]:  # type: ignore[union-attr]
-        top[write[0]] = (top[read[0]] + flat[alpha_at[0]]).max(axis=-1)
-    expand = _tables(d)["expand"]
-    nodes = np.arange(d)
-    parents = np.zeros(d, dtype=np.int64)
-    remaining = (1 << d) - 1
-    for _ in range(d):
-        members = nodes[((remaining >> nodes) & 1).astype(bool)]
-        rest = remaining & ~(1 << members)
-        sink = int(members[np.argmax(top[rest] + best[members, _code_without(rest, members)])])
-        remaining &= ~(1 << sink)
-        allowed = (expand[sink] & ~remaining) == 0  # type: ignore[index]
-        parents[sink] = expand[sink, int(np.argmax(np.where(allowed, beta[sink], -np.inf)))]  # type: ignore[index]
+    parents = kernels.best_parents(beta)
     return _adjacency_of(parents)
 
 

@@ -237,8 +237,18 @@ def encode_action(target: int | None, value: float, d: int, value_bound: float) 
     return np.array([position, np.clip(value / value_bound, -1.0, 1.0)], dtype=np.float32)
 
 
+_POSTERIOR_CHUNK = 16
+"""Episodes per posterior call: larger batches spend more per episode (at B=64, d=10, measured ~2,800 page faults
+and 1.6 ms of system time per 16 episodes per step, none at 16: their arrays no longer fit the allocator's reuse)."""
+
+
 def _posterior(stats: BGeStats) -> np.ndarray:
-    return edge_posterior(bge_local_scores(stats)).edge_probs
+    """Edge marginals ``(B, d, d)`` of every episode, in chunks of :data:`_POSTERIOR_CHUNK` episodes."""
+    b = stats.count.shape[0]
+    if b <= _POSTERIOR_CHUNK:
+        return edge_posterior(bge_local_scores(stats)).edge_probs
+    parts = (slice(i, i + _POSTERIOR_CHUNK) for i in range(0, b, _POSTERIOR_CHUNK))
+    return np.concatenate([_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k])) for k in parts])
 
 
 class DesignBatch:
@@ -286,6 +296,7 @@ class DesignBatch:
         self.used = 0
         self.stats: BGeStats | None = None
         self.edge_probs: np.ndarray | None = None
+        self._final_table: np.ndarray | None = None  # every episode's local scores, once the scores are asked for
         if self.reward != "none":
             self.stats = BGeStats.from_data(instances.observational)
             self.edge_probs = _posterior(self.stats)
@@ -350,6 +361,7 @@ class DesignBatch:
             part = part.add_row(new[:, r], intervened)
         count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
         self.stats = BGeStats(count, mean, scatter)
+        self._final_table = None
         if self._per_step:
             probs = self.edge_probs.copy()
             probs[played] = _posterior(part)
@@ -384,8 +396,9 @@ class DesignBatch:
         truth = self.instances.adjacency[b]
         probs = self.edge_probs[b]
         scores = posterior_scores(probs, truth)
-        stats = BGeStats(self.stats.count[b], self.stats.mean[b], self.stats.scatter[b])
-        mode = best_dag(bge_local_scores(stats))
+        if self._final_table is None:  # one batched call for all the episodes that end together
+            self._final_table = bge_local_scores(self.stats)
+        mode = best_dag(self._final_table[b])
         return {
             "expected_correct": scores.expected_correct,
             "gain": float(scores.expected_correct - self.start_correct[b]),

@@ -1,0 +1,369 @@
+"""Compiled inner loops of the exact graph posterior (:mod:`causal_gym.stats.graph_posterior`).
+
+Why numba: the dense reward of the intervention-design env recomputes a d = 10 posterior after
+every step, and in numpy its many small array operations (a few thousand entries each) cost more
+in call overhead and temporaries than in arithmetic. These loops do the same sums with no
+temporaries, the linear DP's along the batch (issue 31: the reward at RL speed). The derivations, the data layout and
+the guards live in ``graph_posterior``'s docstrings; these functions only implement them.
+
+Compiled on first use and cached on disk (``cache=True``), so a process pays the compilation
+(seconds) only the first time the package is used on a machine. ``error_model="numpy"``: a
+division by zero or the log of zero gives inf or NaN as in numpy (the held tests catch them)
+rather than raising.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def zeta_columns(x: np.ndarray, q: int, upward: bool) -> None:
+    """In place: sums over subsets (``upward=False``) or supersets of the ``q``-bit codes of the rows of ``x (2^q, k)``.
+
+    The codes run down the rows so that every addition runs along a contiguous row of ``k``
+    independent columns (one column per node of every batch member); two bits per pass over the
+    array (the same additions as one bit after the other, in the same order).
+    """
+    n, k = x.shape
+    b = 0
+    while b + 1 < q:
+        step = 1 << b
+        for base in range(0, n, 4 * step):
+            for i in range(base, base + step):
+                for c in range(k):
+                    x0, x1, x2, x3 = x[i, c], x[i + step, c], x[i + 2 * step, c], x[i + 3 * step, c]
+                    if upward:
+                        x0, x2 = x0 + x1, x2 + x3
+                        x[i, c], x[i + step, c] = x0 + x2, x1 + x3
+                        x[i + 2 * step, c] = x2
+                    else:
+                        x1, x3 = x1 + x0, x3 + x2
+                        x[i + step, c], x[i + 2 * step, c], x[i + 3 * step, c] = x1, x2 + x0, x3 + x1
+        b += 2
+    if b < q:
+        step = 1 << b
+        for i in range(step):
+            for c in range(k):
+                if upward:
+                    x[i, c] += x[i + step, c]
+                else:
+                    x[i + step, c] += x[i, c]
+
+
+@njit(cache=True)
+def _code_of(subset: int, j: int) -> int:
+    """Node ``j``'s parent-set code of the ``d``-bit ``subset`` (bit ``j`` removed, the bits above shifted down)."""
+    low = subset & ((1 << j) - 1)
+    return low | ((subset >> (j + 1)) << j)
+
+
+_DE_BRUIJN = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8,
+                       31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6, 11, 5, 10, 9], dtype=np.int64)
+"""Bit index of a power of two ``2^j < 2^32``: ``_DE_BRUIJN[((2^j * 0x077CB531) mod 2^32) >> 27]``."""
+
+
+@njit(cache=True)
+def _bit_index(power: int) -> int:
+    return _DE_BRUIJN[((power * 0x077CB531) & 0xFFFFFFFF) >> 27]
+
+
+@njit(cache=True)
+def _next_of_size(x: int) -> int:
+    """The next larger integer with as many set bits as ``x > 0`` (Gosper's hack, a shift for its division)."""
+    low = x & -x
+    ripple = x + low
+    return (((ripple ^ x) >> 2) >> _bit_index(low)) | ripple
+
+
+@njit(cache=True, error_model="numpy")
+def _sums_over_orders(alpha: np.ndarray, forward: np.ndarray, backward: np.ndarray,
+                      log_f: np.ndarray, log_b: np.ndarray) -> None:
+    """The sums over orders in linear space for ``m`` members at once, each level divided by its maximum.
+
+    ``alpha (2^(d-1), d, m)``; ``forward`` and ``backward`` ``(2^d, m)``; ``log_f`` and ``log_b``
+    ``(d + 1, m)``: the log scale per set size. ``F(S) = sum_{j in S} F(S - j) alpha_j(S - j)``
+    over the sets ``S`` of ``k`` members, and with them ``B(S') = sum_{j not in S'} alpha_j(S')
+    B(S' + j)`` over their complements ``S'`` (the same ``j``: the members of ``S``), so a level
+    reads only the level before it. Every update runs over the ``m`` members (the last axis).
+    """
+    d, m = alpha.shape[1], alpha.shape[2]
+    full = (1 << d) - 1
+    forward[0] = 1.0
+    backward[full] = 1.0
+    log_f[0] = 0.0
+    log_b[d] = 0.0
+    sets = np.empty(max(1, (1 << d) // 2 + 1), dtype=np.int64)  # the sets of one size (at most C(d, d/2))
+    top_f = np.empty(m)
+    top_b = np.empty(m)
+    for k in range(1, d + 1):
+        top_f[:] = 0.0
+        top_b[:] = 0.0
+        count = 0
+        subset = (1 << k) - 1
+        while subset <= full:
+            co = full ^ subset
+            for b in range(m):
+                forward[subset, b] = 0.0
+                backward[co, b] = 0.0
+            bits = subset
+            while bits:
+                low = bits & -bits
+                j = _bit_index(low)
+                rest = subset ^ low
+                code_rest = _code_of(rest, j)
+                code_co = _code_of(co, j)
+                more = co | low
+                for b in range(m):
+                    forward[subset, b] += forward[rest, b] * alpha[code_rest, j, b]
+                    backward[co, b] += alpha[code_co, j, b] * backward[more, b]
+                bits ^= low
+            for b in range(m):
+                top_f[b] = max(top_f[b], forward[subset, b])
+                top_b[b] = max(top_b[b], backward[co, b])
+            sets[count] = subset
+            count += 1
+            if subset == full:
+                break
+            subset = _next_of_size(subset)
+        for i in range(count):
+            for b in range(m):
+                forward[sets[i], b] /= top_f[b]
+                backward[full ^ sets[i], b] /= top_b[b]
+        for b in range(m):
+            log_f[k, b] = log_f[k - 1, b] + np.log(top_f[b])
+            log_b[d - k, b] = log_b[d - k + 1, b] + np.log(top_b[b])
+
+
+@njit(cache=True, error_model="numpy")
+def linear_dp(ratio: np.ndarray, size: np.ndarray, normal: float, max_log_weight: float,
+              work: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Koivisto's DP in linear space: ``(parent-set posterior (m, d, 2^(d-1)), log F(V) (m,), held (m,))``.
+
+    ``ratio (m, d, 2^(d-1))`` is ``beta_j`` of each of ``m`` members divided by its maximum (its
+    ``exp`` taken by the caller, in numpy's vectorised ``exp``), overwritten by the posterior
+    (one large array fewer: each costs page faults); ``size[c]`` is the number of parents in code ``c``.
+    ``work`` holds at least ``(d 2^(d-1) + 2^(d+1)) m`` numbers of scratch space, overwritten (the
+    caller may reuse it across calls: a compiled function holds the GIL throughout).
+    The scaling and the held test are those of ``graph_posterior._linear_dp``; ``log F(V)`` is the
+    log of the product of the level maxima.
+    """
+    m, d, n = ratio.shape
+    q = d - 1
+    held = np.ones(m, dtype=np.bool_)
+    used = n * d * m
+    alpha = work[:used].reshape((n, d, m))  # codes first, members last: every loop below runs over the members
+    for b in range(m):
+        for j in range(d):
+            for c in range(n):
+                alpha[c, j, b] = ratio[b, j, c]
+    zeta_columns(alpha.reshape((n, d * m)), q, False)
+    for j in range(d):  # alpha_j(U) >= alpha_j(empty set) = ratio_j(empty set): the smallest
+        for b in range(m):
+            if not alpha[0, j, b] > normal:
+                held[b] = False
+    forward = work[used : used + (m << d)].reshape((1 << d, m))
+    backward = work[used + (m << d) : used + (2 * m << d)].reshape((1 << d, m))
+    log_f = np.empty((d + 1, m))
+    log_b = np.empty((d + 1, m))
+    _sums_over_orders(alpha, forward, backward, log_f, log_b)
+    smallest = np.full(m, np.inf)
+    for s in range(1 << d):
+        for b in range(m):
+            smallest[b] = min(smallest[b], forward[s, b], backward[s, b])
+    for b in range(m):
+        if not smallest[b] > normal or not np.isfinite(log_f[d, b]) or not np.isfinite(log_b[0, b]):
+            held[b] = False  # an underflow, or a level of zeros (then 0 / 0 = NaN and its log -inf)
+    weight = np.empty((d, m))
+    for u in range(d):  # sets U of u members: w(u) = exp(sF(u) + sB(u + 1) - sF(d))
+        for b in range(m):
+            log_weight = log_f[u, b] + log_b[u + 1, b] - log_f[d, b]
+            if not abs(log_weight) < max_log_weight:
+                held[b] = False
+                log_weight = min(max(log_weight, -max_log_weight), max_log_weight)
+            weight[u, b] = math.exp(log_weight)
+    below = alpha  # alpha is no longer needed: reuse its memory
+    for j in range(d):
+        low = (1 << j) - 1
+        for c in range(n):
+            subset = (c & low) | ((c & ~low) << 1)
+            family = subset | (1 << j)
+            p = size[c]
+            for b in range(m):
+                below[c, j, b] = forward[subset, b] * backward[family, b] * weight[p, b]
+    zeta_columns(below.reshape((n, d * m)), q, True)
+    parent_set = ratio  # written in place of the ratios it reads, entry by entry
+    for b in range(m):
+        for j in range(d):
+            mass = 0.0
+            for c in range(n):
+                value = ratio[b, j, c] * below[c, j, b]
+                parent_set[b, j, c] = value
+                mass += value
+            if not abs(mass - 1.0) < 1e-9:  # also false for NaN or infinite entries
+                held[b] = False
+    return parent_set, log_f[d].copy(), held
+
+
+@njit(cache=True, error_model="numpy")
+def principal_pivots(r: np.ndarray) -> np.ndarray:
+    """The pivots of the principal-minor recursion of SPD matrices ``r (G, m, m)``: ``(G, 2^m)``, ``[:, 0] = 1``.
+
+    Griffin & Tsatsomeros (``graph_posterior``'s docstring): at level ``k`` the ``2^k`` Schur
+    complements of size ``m - k``, one per choice among the first ``k`` indices; leaving index
+    ``k`` out drops its row and column, keeping it takes the Schur complement on it, whose pivot
+    is the ratio ``det r[S + k] / det r[S]``, stored at ``S + k``. Only lower triangles are kept
+    (the matrices are symmetric), and entry ``(a, c)`` of all ``2^k`` matrices of a level is one
+    contiguous run, so the updates run along rows that grow as the matrices shrink.
+    """
+    count, m = r.shape[0], r.shape[1]
+    out = np.empty((count, 1 << m))
+    largest = 1
+    for k in range(m):
+        largest = max(largest, (1 << k) * (m - k) * (m - k))
+    current = np.empty(largest)
+    following = np.empty(largest)
+    scaled = np.empty(largest)
+    for g in range(count):
+        out[g, 0] = 1.0
+        for a in range(m):
+            for c in range(a + 1):
+                current[a * m + c] = r[g, a, c]
+        for k in range(m):
+            half = 1 << k  # matrix s of this level: entry (a, c) at (a width + c) half + s
+            width = m - k
+            inner = width - 1
+            for s in range(half):
+                out[g, half + s] = current[s]
+            for c in range(inner):
+                column = (c + 1) * width * half
+                for s in range(half):
+                    scaled[c * half + s] = current[column + s] / current[s]
+            for a in range(inner):
+                row = (a + 1) * width * half
+                for c in range(a + 1):
+                    read = ((a + 1) * width + c + 1) * half
+                    write = (a * inner + c) * 2 * half
+                    for s in range(half):
+                        value = current[read + s]
+                        following[write + s] = value  # index k left out: drop its row and column
+                        following[write + half + s] = value - current[row + s] * scaled[c * half + s]  # kept
+            current, following = following, current
+    return out
+
+
+@njit(cache=True)
+def best_parents(beta: np.ndarray) -> np.ndarray:
+    """The ``d``-bit parent masks of the DAG maximising ``sum_j beta[j, pa(j)]`` (``beta (d, 2^(d-1))``, log scale).
+
+    Silander & Myllymäki's recursion as ``graph_posterior.best_dag`` describes it; ties go to the
+    smaller node index and parent-set code.
+    """
+    d, n = beta.shape
+    q = d - 1
+    full = (1 << d) - 1
+    best = beta.copy()  # best[j, U] = max over P ⊆ U of beta[j, P]
+    for j in range(d):
+        for b in range(q):
+            step = 1 << b
+            for base in range(0, n, 2 * step):
+                for i in range(base, base + step):
+                    best[j, i + step] = max(best[j, i + step], best[j, i])
+    top = np.empty(1 << d)  # the best score of a DAG on each subset
+    top[0] = 0.0
+    for subset in range(1, full + 1):  # subset - j < subset: every set after its subsets
+        value = -np.inf
+        for j in range(d):
+            if (subset >> j) & 1:
+                rest = subset ^ (1 << j)
+                value = max(value, top[rest] + best[j, _code_of(rest, j)])
+        top[subset] = value
+    parents = np.zeros(d, dtype=np.int64)
+    remaining = full
+    for _ in range(d):
+        sink, sink_value = -1, -np.inf
+        for j in range(d):
+            if (remaining >> j) & 1:
+                rest = remaining ^ (1 << j)
+                value = top[rest] + best[j, _code_of(rest, j)]
+                if sink == -1 or value > sink_value:
+                    sink, sink_value = j, value
+        remaining ^= 1 << sink
+        low = (1 << sink) - 1
+        choice, choice_value = 0, beta[sink, 0]
+        for c in range(1, n):
+            mask = (c & low) | ((c & ~low) << 1)
+            if mask & ~remaining == 0 and beta[sink, c] > choice_value:
+                choice, choice_value = c, beta[sink, c]
+        parents[sink] = (choice & low) | ((choice & ~low) << 1)
+    return parents
+
+
+@njit(cache=True)
+def distinct_nodes(count: np.ndarray, mean: np.ndarray, scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(kept, source)`` of ``graph_posterior._distinct_nodes`` from ``count (M, d)``, ``mean (M, d, d)``, ``scatter (M, d, d, d)``.
+
+    Node ``j`` of member ``b`` joins the group of the first node ``i < j`` of ``b`` whose
+    statistics are equal (exactly), else starts its own; each comparison stops at the first
+    difference.
+    """
+    m, d = count.shape
+    kept = np.empty(m * d, dtype=np.int64)
+    source = np.empty(m * d, dtype=np.int64)
+    groups = 0
+    for b in range(m):
+        for j in range(d):
+            first = j
+            for i in range(j):
+                if kept[source[b * d + i]] != b * d + i or count[b, i] != count[b, j]:
+                    continue  # only the first node of each group (equality is transitive)
+                same = True
+                for x in range(d):
+                    if mean[b, i, x] != mean[b, j, x]:
+                        same = False
+                        break
+                if same:
+                    for x in range(d):
+                        for y in range(d):
+                            if scatter[b, i, x, y] != scatter[b, j, x, y]:
+                                same = False
+                                break
+                        if not same:
+                            break
+                if same:
+                    first = i
+                    break
+            if first == j:
+                kept[groups] = b * d + j
+                source[b * d + j] = groups
+                groups += 1
+            else:
+                source[b * d + j] = source[b * d + first]
+    return kept[:groups].copy(), source
+
+
+@njit(cache=True, error_model="numpy")
+def assemble_scores(logdet: np.ndarray, source: np.ndarray, constant: np.ndarray, a: np.ndarray,
+                    size: np.ndarray) -> np.ndarray:
+    """BGe local scores ``(M, d, 2^(d-1))`` from the principal log-determinants of each group of equal nodes.
+
+    ``logdet (G, 2^d)`` of the distinct ``R``; ``source (M d,)``: the group of each node;
+    ``constant`` and ``a`` ``(M, d, d)``: the score's constant and exponent per node and number of
+    parents. ``score(j, P) = constant + a log det R[P, P] - (a + 1/2) log det R[P + j, P + j]``.
+    """
+    m, d = constant.shape[0], constant.shape[1]
+    n = 1 << (d - 1)
+    out = np.empty((m, d, n))
+    for b in range(m):
+        for j in range(d):
+            table = logdet[source[b * d + j]]
+            low = (1 << j) - 1
+            for c in range(n):
+                parents = (c & low) | ((c & ~low) << 1)
+                p = size[c]
+                out[b, j, c] = (constant[b, j, p] + a[b, j, p] * table[parents]
+                                - (a[b, j, p] + 0.5) * table[parents | (1 << j)])
+    return out
