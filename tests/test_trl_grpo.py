@@ -55,7 +55,7 @@ def test_demonstrations_replay_on_the_env_and_parse_back_into_their_calls():
         turns = [m for m in demo["completion"] if m["role"] == "assistant"]
         assert turns[-1] == {"role": "assistant", "content": example.FINAL_MESSAGE}
         calls = [(m["tool_calls"][0]["function"]["name"], m["tool_calls"][0]["function"]["arguments"]) for m in turns[:-1]]
-        assert calls[-1] == ("submit", {}) and all(name == "set_edge" for name, _ in calls[:-1])
+        assert calls[-1] == ("submit", {}) and all(name == "set_edge" for name, _ in calls[:-1]) and len(calls) >= 2
         lengths.add(len(calls))
         # the completion text, cut at each assistant header, parses back into the calls with TRL's parser
         replies = [part.split("<|im_start|>")[0] for part in ("<|im_start|>assistant\n" + text["completion"])
