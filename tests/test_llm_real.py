@@ -135,3 +135,32 @@ def test_the_verifiers_adapter_plays_against_the_real_server(server, monkeypatch
         assert trace.errors == [], trace.errors
         assert outcome(trace)["scores"] and trace.reward == outcome(trace)["total_reward"]
         assert trace.num_turns >= 2  # the conversation went on after the first tool result
+
+
+def test_the_inspect_adapter_plays_against_the_real_server(server, monkeypatch, tmp_path):
+    """Inspect's own OpenAI-compatible provider against llama.cpp's server: the episode is played by
+    the env's rules to its end (the env's turn budget, not Inspect's limits, stops it) and scored."""
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
+    from causal_gym.integrations.core import EpisodeRef, ToolSession
+    from causal_gym.integrations.inspect import causal_gym_task
+
+    monkeypatch.setenv("LOCAL_BASE_URL", server)
+    monkeypatch.setenv("LOCAL_API_KEY", "local")
+    env_kwargs = {"step_limit": 4}
+    task = causal_gym_task("CausaLab-3node-v0", episodes=1, env_kwargs=json.dumps(env_kwargs),
+                           agent_timeout=TIMEOUT, tool_timeout=120.0, scorer_timeout=120.0)
+    (log,) = inspect_eval(task, model="openai-api/local/smollm2", log_dir=str(tmp_path / "logs"), display="none",
+                          max_tokens=200, temperature=0.0, seed=0, fail_on_error=False, max_retries=1)
+    (sample,) = read_eval_log(log.location).samples
+    assert sample.error is None, sample.error
+    score = sample.scores["episode_scores"]
+    assert score.value and score.metadata["steps"] >= 1
+    session = ToolSession(EpisodeRef("CausaLab-3node-v0", env_kwargs=env_kwargs))
+    try:  # the system prompt the model got is the env's own
+        assert sample.messages[0].content == session.system_prompt
+    finally:
+        session.close()
+    assert sum(m.role == "assistant" for m in sample.messages) <= 4 + 1  # the env's step limit (and its last turn)
