@@ -282,6 +282,7 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
     torch.manual_seed(args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "rollouts.jsonl").unlink(missing_ok=True)
     env_kwargs = json.loads(args.env_kwargs)
 
     def rows_of(split: str, episodes: int) -> Any:
@@ -328,6 +329,7 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
                    "other_s": seconds - generation - env}
             for rollout in log[self.rollouts:]:
                 rollout.update(step=state.global_step, phase="train")
+            append_rollouts(log[self.rollouts:], out / "rollouts.jsonl")
             steps.append(row)
             write_csv(steps, out / "steps.csv")  # after every step: a run stopped early keeps its rows
             print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
@@ -347,6 +349,7 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
         played = log[first:]
         for rollout in played:
             rollout.update(step=trainer.state.global_step, phase=phase)
+        append_rollouts(played, out / "rollouts.jsonl")
         summary[phase] = {"rollouts": len(played), "reward_mean": sum(r["reward"] for r in played) / len(played),
                           "rollouts_with_a_call": sum(bool(r["calls"]) for r in played) / len(played)}
         print(json.dumps({phase: summary[phase]}), flush=True)
@@ -359,11 +362,15 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
         evaluate("after")
     with open(out / "summary.json", "w") as handle:
         json.dump(summary, handle, indent=1)
-    with open(out / "rollouts.jsonl", "w") as handle:
-        for rollout in log:
-            handle.write(json.dumps(rollout) + "\n")
     plot(steps, out / "steps.png")
     return steps
+
+
+def append_rollouts(rollouts: list[dict[str, Any]], path: Path) -> None:
+    """Append rollouts to ``path`` as JSON lines (after every step: a run stopped early keeps them)."""
+    with open(path, "a") as handle:
+        for rollout in rollouts:
+            handle.write(json.dumps(rollout) + "\n")
 
 
 def write_csv(steps: list[dict[str, Any]], path: Path) -> None:
