@@ -69,11 +69,28 @@ def test_a_batch_equals_its_datasets_one_by_one(net):
         np.testing.assert_allclose(batched[k], logits(net, x[k]), atol=1e-4)
 
 
-def test_amortized_listing_is_separate_from_the_batch_menu():
+def test_amortized_methods_are_listed_and_also_run_through_discovery_run():
     assert methods(kind="amortized") == ("edgenet",)
-    assert "edgenet" not in methods() and "pc" in methods(kind="batch")
+    assert {"edgenet", "pc"} <= set(methods(kind="batch"))
     with pytest.raises(ValueError, match="kind"):
         methods(kind="pretrained")
+
+
+def test_discovery_run_of_edgenet_is_a_loaded_network_paying_its_load_once():
+    from causal_gym.discovery import amortized, run
+
+    amortized._loaded.cache_clear()
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(200, 6))
+    x[:, 1] += 2 * x[:, 0]
+    reference = load("edgenet", max_rows=100).run(x)  # an independent load of the same checkpoint
+    first, second = run("edgenet", x, max_rows=100), run("edgenet", x[::-1], max_rows=100)
+    np.testing.assert_array_equal(first.graph, reference.graph)
+    np.testing.assert_allclose(first.extras["probabilities"], reference.probabilities, atol=1e-6)
+    assert first.extras["load_seconds"] > 0 and second.extras["load_seconds"] == 0.0
+    assert first.options == {"checkpoint": None, "threshold": 0.5, "max_rows": 100}
+    with pytest.raises(ValueError, match="threshold"):
+        run("edgenet", x, threshold=1.5)
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,8 @@ name               method
 ``xges``           XGES (``xges`` package, installed with ``--no-deps``) searching our Gaussian
                    BIC; the CPDAG (:mod:`~causal_gym.discovery.xges_search`)
 ``notears_mlp``    NOTEARS-MLP (gcastle's ``NotearsNonlinear``, torch) with a time limit; a DAG
+``edgenet``        our amortized EdgeNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
+                   once per process; thresholded edge probabilities, the probabilities in extras
 =================  ==============================================================================
 
 Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
@@ -62,6 +64,7 @@ import numpy as np
 from causal_gym._validation import check_choice, check_data
 from causal_gym.discovery import (anm, dagma, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc, random_regress,
                                   xges_search)
+from causal_gym.discovery import amortized
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
 
@@ -89,6 +92,7 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "gies_fast": greedy.gies_fast,
     "xges": xges_search.xges,
     "notears_mlp": notears_mlp.notears_mlp,
+    "edgenet": amortized.edgenet,
 }
 
 INTERVENTIONAL_METHODS = ("gies", "gies_fast")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from functools import lru_cache
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -26,8 +27,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
+from causal_gym.discovery.result import MethodOutput
 
-__all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "AMORTIZED_METHODS", "load", "default_checkpoint"]
+__all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "AMORTIZED_METHODS", "load", "default_checkpoint",
+           "edgenet"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,3 +133,36 @@ def read_card(path: str | Path | None = None) -> dict[str, Any]:
     """The training card beside a checkpoint (prior, steps, seed, wall time, data seen)."""
     checkpoint = Path(path) if path is not None else default_checkpoint()
     return dict(json.loads(checkpoint.with_suffix(".card.json").read_text()))
+
+
+@lru_cache(maxsize=4)
+def _loaded(name: str, path: str | None, threshold: float, max_rows: int | None) -> AmortizedMethod:
+    return load(name, path, threshold=threshold, max_rows=max_rows)
+
+
+def edgenet(data: np.ndarray, *, checkpoint: str | None = None, threshold: float = 0.5,
+            max_rows: int | None = None) -> MethodOutput:
+    """EdgeNet as a method of :func:`causal_gym.discovery.run`, so menus and the arena's submit mode
+    can offer it like any batch method.
+
+    The network is loaded once per process and option set (the first call pays ``load_seconds``;
+    later ones report 0 there). Both directions above ``threshold`` read as ``i -- j`` in the
+    causal_gym encoding. ``extras``: ``probabilities`` (``[i, j]`` for ``i -> j``), ``threshold``,
+    ``load_seconds``, ``infer_seconds``.
+
+    Parameters
+    ----------
+    checkpoint : str, optional
+        A checkpoint path (default: the shipped one, :func:`default_checkpoint`).
+    threshold : float, default 0.5
+        Edge probability above which ``i -> j`` is an edge.
+    max_rows : int, optional
+        Rows the network reads (attention over rows is quadratic); None reads all.
+    """
+    misses = _loaded.cache_info().misses
+    method = _loaded("edgenet", None if checkpoint is None else str(checkpoint), float(threshold), max_rows)
+    loaded_now = _loaded.cache_info().misses > misses
+    result = method.run(data)
+    return MethodOutput(graph=result.graph, extras={
+        "probabilities": result.probabilities, "threshold": result.threshold,
+        "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
