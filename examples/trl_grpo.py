@@ -83,13 +83,19 @@ def _compact_doc(doc: str) -> str:
     return out + "\n\nReturns:\n    " + (returns.strip() or "The result.")
 
 
+def tool_names(cls: type) -> list[str]:
+    """The tools a class defines for TRL: its public callables other than ``reset`` and ``get_reward``
+    (a tool hidden by :func:`recording_class` is None there, so it is not listed)."""
+    return [name for name, member in vars(cls).items()
+            if callable(member) and not name.startswith("_") and name not in ("reset", "get_reward")]
+
+
 def recording_class(base: type, clock: Clock, log: list[dict[str, Any]], compact: bool,
                     offered: list[str] | None = None) -> type:
     """``base`` (from :func:`environment_class`) timing every env call and logging each rollout's calls
     and reward; with ``compact``, tool docstrings cut to their first sentences; ``offered`` names the
     tools the model is shown (None: all; the others are hidden from TRL, which lists the class's functions)."""
-    tools = [name for name, member in vars(base).items()
-             if callable(member) and not name.startswith("_") and name not in ("reset", "get_reward")]
+    tools = tool_names(base)
     unknown = set(offered or ()) - set(tools)
     if unknown:
         raise ValueError(f"no tools named {sorted(unknown)}; the env's tools are {tools}")
@@ -191,8 +197,7 @@ def demonstrations(factory: type, rows: Any, seed: int, min_calls: int = 1, max_
 
     rng = random.Random(seed)
     env = factory()
-    tools = [getattr(env, name) for name, member in vars(factory).items()
-             if callable(member) and not name.startswith("_") and name not in ("reset", "get_reward")]
+    tools = [getattr(env, name) for name in tool_names(factory)]
     schemas = [get_json_schema(tool) for tool in tools]
     names = [schema["function"]["name"] for schema in schemas]
     if "submit" not in names:

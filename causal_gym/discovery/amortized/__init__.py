@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
