@@ -19,6 +19,9 @@ units expect one row per unit and method, i.e. replicate-averaged rows, as in th
   ``n_skipped``.
 - :func:`overall_win_rates`: each method's wins pooled over all opponents.
 - :func:`runtime_summary`: runtime per graph over successful runs, with status counts.
+- :func:`exposure_scores`: the pretraining-exposure check (Eq. 8, Fig. 15): a method's F1 on the
+  categories its training prior covers (ID) and on the others (OOD), per factor axis, relative to
+  the mean of a reference group of methods on the same slice, with bootstrap intervals over units.
 
 A row whose metric is None (a failed or unsupported run) is never silently used as a score: it
 is left out of means and counted as missing.
@@ -27,14 +30,16 @@ is left out of means and counted as missing.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from causal_gym._validation import check_real
 
-__all__ = ["slice_scores", "interaction_scores", "win_rates", "overall_win_rates", "runtime_summary"]
+__all__ = ["slice_scores", "interaction_scores", "win_rates", "overall_win_rates", "runtime_summary",
+           "exposure_scores", "EXPOSURE_COLUMNS"]
 
 Row = Mapping[str, Any]
 
@@ -242,4 +247,112 @@ def runtime_summary(rows: Iterable[Row], by: Sequence[str] = ("method",)) -> lis
             "total": float(times.sum()) if times.size else None,
         }
         out.append({**dict(zip(by, key)), "n_runs": len(group), "n_ok": int(times.size), "statuses": statuses, **stats})
+    return out
+
+
+EXPOSURE_COLUMNS: Mapping[str, str] = {"graph_family": "graph_family", "mechanism": "mechanisms", "noise": "noises",
+                                       "root": "roots"}
+"""Exposure axis -> the row column holding a unit's categories on it (one name, or a list: a unit counts
+in every category present in its SCM, as in the paper)."""
+
+
+def exposure_scores(
+    rows: Iterable[Row],
+    method: str,
+    coverage: Mapping[str, Collection[str]],
+    reference: Sequence[str],
+    metric: str = "f1",
+    *,
+    columns: Mapping[str, str] = EXPOSURE_COLUMNS,
+    unit_key: str = "unit",
+    method_key: str = "method",
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """How far ``method`` leads a reference group on the categories its prior covers (ID) and on the rest (OOD).
+
+    Per axis (a key of ``columns``, e.g. graph family, mechanism, noise, root family), a category's score
+    is a method's mean ``metric`` over the units in that category; ID (OOD) is the unweighted mean over
+    the categories present that ``coverage[axis]`` lists (does not list). With ``F`` the method's and
+    ``Fref`` the reference methods' mean, the relative gain is ``(F - Fref) / Fref`` (the paper's Eq. 8);
+    ``gap`` is the ID gain minus the OOD gain (positive: the lead shrinks outside the prior). The last
+    row, axis ``"mean"``, averages the OOD gains and gaps over the axes where both exist.
+
+    Only units where ``method`` and every reference method have a score count (paired). Intervals are
+    percentile intervals of a bootstrap over those units (``n_boot`` draws, seeded); a draw in which a
+    slice is empty leaves that quantity out of that draw. Rows must be one per unit and method
+    (average replicates first).
+
+    Returns
+    -------
+    list of dict
+        Per axis: ``axis``, ``id_categories``, ``ood_categories`` (present in the units), ``f1_id``,
+        ``f1_ood``, ``reference_id``, ``reference_ood``, ``gain_id``, ``gain_ood``, ``gap`` (None where
+        a slice is empty or its reference mean is 0) and ``*_interval`` ``[low, high]`` for the last three;
+        then the ``"mean"`` row; every row also has ``n_units``.
+    """
+    rows = list(rows)
+    if not reference or method in reference:
+        raise ValueError(f"reference must name methods other than {method!r}, got {list(reference)!r}")
+    if n_boot < 1 or not 0.0 < level < 1.0:
+        raise ValueError(f"n_boot must be >= 1 and level in (0, 1), got {n_boot}, {level}")
+    unknown = sorted(set(coverage) - set(columns))
+    if unknown:
+        raise ValueError(f"coverage names axes {unknown} that columns does not map")
+    names = [method, *reference]
+    by_unit = _unit_scores([r for r in rows if r.get(method_key) in names], [unit_key], method_key)
+    units = sorted((u for u, cell in by_unit.items()
+                    if all(m in cell and cell[m].get(metric) is not None for m in names)), key=_sort_key)
+    if not units:
+        raise ValueError(f"no unit has a {metric!r} score for {method!r} and every reference method {list(reference)}")
+    scores = np.array([[by_unit[u][m][metric] for u in units] for m in names], dtype=float)  # (methods, units)
+    weights = np.vstack([np.ones(len(units)), np.random.default_rng(seed).multinomial(
+        len(units), np.full(len(units), 1.0 / len(units)), size=n_boot)])  # row 0: the data itself
+    tail = 100 * (1 - level) / 2
+
+    def summary(values: np.ndarray) -> tuple[float | None, list[float] | None]:
+        point = None if np.isnan(values[0]) else float(values[0])
+        draws = values[1:][~np.isnan(values[1:])]
+        return point, (None if point is None or not draws.size
+                       else [float(np.percentile(draws, tail)), float(np.percentile(draws, 100 - tail))])
+
+    out, gains_ood, gaps = [], [], []
+    for axis, covered in coverage.items():
+        column = columns[axis]
+        labels = [by_unit[u][method][column] for u in units]
+        labels = [[x] if isinstance(x, str) else list(x or ()) for x in labels]
+        categories = sorted({c for unit_labels in labels for c in unit_labels})
+        member = np.array([[c in unit_labels for c in categories] for unit_labels in labels], dtype=float)
+        counts = weights @ member  # (draws, categories)
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # empty slices are NaN, by design
+            per_category = np.einsum("bu,mu,uc->bmc", weights, scores, member) / counts[:, None, :]
+            inside = np.array([c in set(covered) for c in categories], dtype=bool)
+            f_id, f_ood = (np.nanmean(per_category[:, :, chosen], axis=2) if chosen.any()
+                           else np.full(per_category.shape[:2], np.nan) for chosen in (inside, ~inside))
+            ref_id, ref_ood = f_id[:, 1:].mean(axis=1), f_ood[:, 1:].mean(axis=1)
+            gain_id = np.where(ref_id > 0, (f_id[:, 0] - ref_id) / ref_id, np.nan)
+            gain_ood = np.where(ref_ood > 0, (f_ood[:, 0] - ref_ood) / ref_ood, np.nan)
+        gap = gain_id - gain_ood
+        row: dict[str, Any] = {"axis": axis, "n_units": len(units),
+                               "id_categories": [c for c, i in zip(categories, inside) if i],
+                               "ood_categories": [c for c, i in zip(categories, inside) if not i]}
+        for key, values in (("f1_id", f_id[:, 0]), ("f1_ood", f_ood[:, 0]), ("reference_id", ref_id),
+                            ("reference_ood", ref_ood)):
+            row[key] = summary(values)[0]
+        for key, values in (("gain_id", gain_id), ("gain_ood", gain_ood), ("gap", gap)):
+            row[key], row[f"{key}_interval"] = summary(values)
+        out.append(row)
+        if row["gain_ood"] is not None and row["gap"] is not None:
+            gains_ood.append(gain_ood)
+            gaps.append(gap)
+    mean: dict[str, Any] = {"axis": "mean", "n_units": len(units), "axes": [r["axis"] for r in out
+                                                                               if r["gap"] is not None]}
+    for key, parts in (("gain_ood", gains_ood), ("gap", gaps)):
+        if parts:
+            mean[key], mean[f"{key}_interval"] = summary(np.mean(parts, axis=0))
+        else:
+            mean[key], mean[f"{key}_interval"] = None, None
+    out.append(mean)
     return out

@@ -8,14 +8,18 @@ come from one code path. ``OUT_OF_PRIOR`` names categories the model never saw, 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from causal_gym.envs.arena.families.tags import MECHANISM_TAGS, NOISE_TAGS, ROOT_FAMILIES
+from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 from causal_gym.envs.arena.synthetic import ArenaConfig, generate
 
-__all__ = ["Prior", "PRIORS", "draw"]
+__all__ = ["Prior", "PRIORS", "EXPOSURE_AXES", "draw"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,41 @@ class Prior:
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form, for training cards."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Prior:
+        """Rebuild from :meth:`to_dict` output (a training card's ``"prior"``); unknown tags are errors."""
+        keys = {f.name for f in fields(cls)}
+        if not isinstance(data, Mapping) or set(data) != keys:
+            raise ValueError(f"a prior needs exactly the keys {sorted(keys)}, got {sorted(data) if isinstance(data, Mapping) else data!r}")
+        prior = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+        for axis, vocabulary in EXPOSURE_AXES.items():
+            if axis != "root":
+                unknown = set(getattr(prior, _FIELD_OF[axis])) - set(vocabulary)
+                if unknown:
+                    raise ValueError(f"prior {prior.name!r}: unknown {axis} tag(s) {sorted(unknown)}")
+        return prior
+
+    def coverage(self) -> dict[str, frozenset[str]]:
+        """The categories of each exposure axis (:data:`EXPOSURE_AXES`) that training under this prior drew from.
+
+        Exact, since :func:`draw` is the training generator: graph families, mechanisms and noise
+        laws are the prior's own lists; root families are not constrained by a prior, so :func:`draw`
+        takes them from the whole vocabulary and every root family is covered.
+        """
+        return {axis: frozenset(vocabulary) if axis == "root" else frozenset(getattr(self, _FIELD_OF[axis]))
+                for axis, vocabulary in EXPOSURE_AXES.items()}
+
+
+EXPOSURE_AXES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "graph_family": GRAPH_FAMILIES,
+    "mechanism": MECHANISM_TAGS,
+    "noise": NOISE_TAGS,
+    "root": ROOT_FAMILIES,
+})
+"""The four factor axes of the paper's pretraining-exposure check (Fig. 14/15) and their vocabularies."""
+
+_FIELD_OF = {"graph_family": "graph_families", "mechanism": "mechanisms", "noise": "noises"}
 
 
 PRIORS: dict[str, Prior] = {

@@ -370,8 +370,9 @@ def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[s
     ``cyclic`` (an ok answer with a directed cycle, scored as it is), ``error``, ``runtime`` (the
     method's seconds; the episode's wall time when it did not finish), ``cpu_seconds``, every
     metric of :data:`~.scoring.METRICS` (None unless ok) and the unit's factor
-    labels (synthetic: ``graph_family``, ``root_dependency`` and the list of active ``stressors``;
-    grounded: ``domain`` and ``scenario``). Units without a line,
+    labels (synthetic: ``graph_family``, ``root_dependency``, the list of active ``stressors`` and the
+    SCM's active ``mechanisms``, ``noises`` and ``roots`` (root families), empty when the episode did not
+    report them; grounded: ``domain`` and ``scenario``). Units without a line,
     or whose last line is ``"interrupted"``, are not rows (a rerun plays them).
     """
     from causal_gym.envs.arena.catalogue import instance_list
@@ -413,13 +414,14 @@ def store_rows(source: str, config: Mapping[str, Any], lines: Iterable[Mapping[s
 def _synthetic_labels(k: int, factors: Mapping[str, Any]) -> dict[str, Any]:
     """Factor labels of pool configuration ``k``: the schedule's, except that the root dependency is
     the one the episode reports when there is one (a scheduled dependent block on a graph that drew a
-    single root is recorded as ``independent``)."""
+    single root is recorded as ``independent``), and the tags the SCM drew (the episode's factors)."""
     from causal_gym.envs.arena.pool import pool_slot
 
     slot = pool_slot(k)
     return {"graph_family": slot.graph_family,
             "root_dependency": factors.get("root_dependency", slot.root_dependency),
-            "stressors": list(slot.stressors)}
+            "stressors": list(slot.stressors),
+            **{column: list(factors.get(f"active_{column}") or ()) for column in ("mechanisms", "noises", "roots")}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,8 +460,9 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         ``by_component`` (per difficulty component, Table 11: a clean configuration is
         ``baseline``, one with two stressors counts in both), each also as ``*_int`` for the
         obs+int split, ``grounded`` (per method, source and split), ``win_rates`` (pairwise, obs
-        synthetic units) and ``overall_win_rates``, ``statuses`` (per method and split) and
-        ``runtime`` (:func:`~.analysis.runtime_summary` per method and split).
+        synthetic units) and ``overall_win_rates``, ``statuses`` (per method and split),
+        ``runtime`` (:func:`~.analysis.runtime_summary` per method and split) and ``exposure``
+        (:func:`exposure_summary`, obs synthetic units).
     """
     from causal_gym.envs.arena.analysis import overall_win_rates, runtime_summary, slice_scores, win_rates
     from causal_gym.envs.arena.scoring import average_replicates
@@ -514,7 +517,44 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         "overall_win_rates": overall_win_rates(pairwise),
         "statuses": statuses,
         "runtime": runtime_summary(rows, by=("method", "protocol")),
+        "exposure": exposure_summary(observational, methods),
     }
+
+
+GRAPHICAL_SEARCH = ("cdis", "gies", "gies_fast", "igsp", "pc")
+"""The paper's reference group of the exposure check (CDIS, GIES, IGSP, PC; ours or the package's GIES)."""
+
+
+def exposure_summary(observational: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
+    """The pretraining-exposure check (paper Fig. 15) of every amortized method among ``methods``.
+
+    Each amortized method's prior is read from its training card, so the ID/OOD split is exact (we
+    know what it trained on). The reference is the graphical-search methods of the run
+    (:data:`GRAPHICAL_SEARCH`). Returns ``method -> {"reference", "by_d": {d, and "all" over several d: rows of
+    :func:`~.analysis.exposure_scores`}}``; empty without an amortized method, a reference method
+    or scored obs units.
+    """
+    from causal_gym.discovery.amortized import AMORTIZED_METHODS, read_card
+    from causal_gym.envs.arena.analysis import exposure_scores
+    from causal_gym.envs.arena.prior import Prior
+
+    reference = [m for m in methods if m in GRAPHICAL_SEARCH]
+    out: dict[str, Any] = {}
+    for method in methods:
+        if method not in AMORTIZED_METHODS or not reference:
+            continue
+        coverage = Prior.from_dict(read_card()["prior"]).coverage()  # the shipped checkpoint's card
+        by_d: dict[str, Any] = {}
+        dims = sorted({r["d"] for r in observational})
+        for d in dims + (["all"] if len(dims) > 1 else []):
+            chosen = [r for r in observational if d == "all" or r["d"] == d]
+            try:
+                by_d[str(d)] = exposure_scores(chosen, method, coverage, reference)
+            except ValueError:  # no unit scored by the method and every reference method
+                continue
+        if by_d:
+            out[method] = {"reference": reference, "by_d": by_d}
+    return out
 
 
 def _cell(value: float | None, paper: float | None, digits: int = 2) -> str:
@@ -611,6 +651,8 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                     f1, shd = (cell["f1"], cell["shd"]) if cell else (None, None)
                     line += f" {_cell(f1, paper[0]):>14} {_cell(shd, paper[1], 1):>16}"
                 print(line)
+    for method, exposure in summary.get("exposure", {}).items():
+        _print_exposure(method, exposure)
     print("\nRun statuses (failed / timed-out / unsupported runs are kept, never dropped) and seconds per run")
     runtimes = {(r["method"], r["protocol"]): r for r in summary["runtime"]}
     for key, counts in summary["statuses"].items():
@@ -621,6 +663,67 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
         failed = {unit: audit for unit, audit in audits.items() if not audit["passed"]}
         print(f"\nInterventional audits of obs+int splits: {len(audits) - len(failed)} of {len(audits)} passed"
               + "".join(f"\n  {unit}: {audit['reasons']}" for unit, audit in failed.items()))
+
+
+def _percent(value: float | None, interval: Sequence[float] | None = None) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:+.0f}%" + ("" if interval is None else f" [{100 * interval[0]:+.0f}, {100 * interval[1]:+.0f}]")
+
+
+def _print_exposure(method: str, exposure: Mapping[str, Any]) -> None:
+    """One table per d (and all d) of :func:`exposure_summary`: raw F1 in and out of the prior, gains in percent."""
+    for d, rows in exposure["by_d"].items():
+        print(f"\nPretraining exposure, synthetic obs, d = {d}: {method} vs the mean of "
+              f"{', '.join(exposure['reference'])} on the categories its prior covers (ID) and the others (OOD); "
+              f"gain = (F1 - reference) / reference, 95% bootstrap intervals over {rows[0]['n_units']} units "
+              "(cf. paper Fig. 15)")
+        print(f"{'axis':13} {'ID/OOD':>6} {'F1 ID':>6} {'ref ID':>6} {'F1 OOD':>6} {'ref OOD':>7} {'gain ID':>17} "
+              f"{'gain OOD':>17} {'ID - OOD gap':>17}")
+        for row in rows:
+            if row["axis"] == "mean":
+                print(f"{'mean (' + str(len(row['axes'])) + ' axes)':13} {'':>6} {'':>6} {'':>6} {'':>6} {'':>7} "
+                      f"{'':>17} {_percent(row['gain_ood'], row['gain_ood_interval']):>17} "
+                      f"{_percent(row['gap'], row['gap_interval']):>17}")
+                continue
+            counts = f"{len(row['id_categories'])}/{len(row['ood_categories'])}"
+            f1 = [("-" if row[k] is None else f"{row[k]:.2f}") for k in ("f1_id", "reference_id", "f1_ood",
+                                                                          "reference_ood")]
+            print(f"{row['axis']:13} {counts:>6} {f1[0]:>6} {f1[1]:>6} {f1[2]:>6} {f1[3]:>7} "
+                  f"{_percent(row['gain_id'], row['gain_id_interval']):>17} "
+                  f"{_percent(row['gain_ood'], row['gain_ood_interval']):>17} {_percent(row['gap'], row['gap_interval']):>17}")
+
+
+_QUICK_K = (4, 8, 16, 32)
+
+
+def _load_split(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """``--load-split``: nested-``k`` timings and their fits (:mod:`~.load_split`), printed and returned."""
+    from causal_gym.discovery.amortized import AMORTIZED_METHODS
+    from causal_gym.envs.arena.load_split import PAPER_K, fit_load_split, nested_timings
+
+    chosen = _names(args.methods, tuple(AMORTIZED_METHODS), "amortized method") or tuple(AMORTIZED_METHODS)
+    dims = tuple(int(d) for d in args.dims.split(",")) if args.dims else (10, 30) if args.quick else tuple(PAPER_K)
+    try:
+        ks = (tuple(int(k) for k in args.k.split(",")) if args.k else _QUICK_K if args.quick
+              else {d: PAPER_K[d] for d in dims})
+    except (ValueError, KeyError) as err:
+        parser.error(f"--k must be comma-separated integers (and without it, --full needs d in {list(PAPER_K)}): "
+                     f"{err}")
+    n = args.n_obs or 1000
+    points = [row for method in chosen for row in nested_timings(method, dims, ks, n=n, progress=not args.quiet)]
+    fits = fit_load_split(points)
+    print(f"\nLoad / per-graph split, n = {n} rows (cf. paper Table 4, Fig. 8): T(k) = T_fixed + k T_graph by least "
+          "squares per d, T(k) the wall time of a fresh process that loads the method and scores k graphs")
+    print(f"{'method':10} {'d':>5} {'k':>22} {'T_fixed s':>10} {'T_graph s':>10} {'R^2':>7}")
+    for fit in fits:
+        ks_text = "" if fit["ks"] is None else ",".join(map(str, fit["ks"]))
+        r2 = f"{fit['r2']:.4f}" + (f" (min {fit['min_r2']:.4f})" if "min_r2" in fit else "")
+        print(f"{fit['method']:10} {fit['d']!s:>5} {ks_text:>22} {fit['t_fixed']:>10.2f} {fit['t_graph']:>10.3f} {r2:>7}")
+    output = {"load_split": {"points": points, "fits": fits, "n": n}}
+    if args.json:
+        write_atomic(args.json, json.dumps(output, indent=1))
+    return output
 
 
 def _audits(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -691,6 +794,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     parser.add_argument("--workers", type=int, default=1, help="units played at once (default 1)")
     parser.add_argument("--out", help="directory of the run stores (default runs/arena-quick or runs/arena-full); "
                         "rerun with the same arguments to resume")
+    parser.add_argument("--load-split", action="store_true",
+                        help="instead of the grid: time nested runs of the amortized methods among --methods "
+                        "(default all) and fit T(k) = T_fixed + k T_graph per d (paper Table 4); quick: d 10,30 and "
+                        f"k {','.join(map(str, _QUICK_K))}; full: the paper's d and k grids")
+    parser.add_argument("--k", help="with --load-split: comma-separated k, the same at every d")
     parser.add_argument("--plan", action="store_true", help="print the plan's unit counts and stop")
     parser.add_argument("--json", help="write the rows and tables to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -698,6 +806,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     if args.address is not None and args.backend != "ray":
         parser.error("--address needs --backend ray")
 
+    if args.load_split:
+        return _load_split(args, parser)
+    if args.k is not None:
+        parser.error("--k needs --load-split")
     methods = _names(args.methods, all_methods(), "method") or METHODS
     try:
         sample_sizes = None if args.sample_sizes is None else tuple(int(n) for n in args.sample_sizes.split(","))
