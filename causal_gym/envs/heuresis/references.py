@@ -73,6 +73,7 @@ from causal_gym.tables import interval, paired_interval
 __all__ = [
     "CODE_VERSION",
     "MENU",
+    "FOUNDATION_BASELINES",
     "run_menu_entry",
     "menu_entry_is_cached",
     "ALPHA",
@@ -115,6 +116,13 @@ MENU = Menu((
 ))
 """The algorithm menu: entry name (the label of reports and records) -> ``discovery.run`` method and
 options (defaults elsewhere); the env hides it behind the labels A..G."""
+
+FOUNDATION_BASELINES = Menu((
+    MenuEntry("edgenet", "edgenet"),
+))
+"""Pretrained (amortized) baselines of Table 3's foundation-model rows, run as released: their shipped
+checkpoint and default threshold, no family label, on the instance's data in one forward pass.
+Reported on test instances next to the best chosen algorithm, like the router; never in the menu."""
 
 RANDOM_RESTORE_DRAWS = 20
 """Draws of the random-restoration floor per instance (Table 11)."""
@@ -494,12 +502,14 @@ def instance_row(
     expected_degree: float = DEFAULT_EXPECTED_DEGREE,
     labels: Sequence[str] = tuple(MENU),
     seal: Seal | None = None,
+    baselines: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Every reference number of one instance as a plain-JSON row (menu, oracle, floors, router).
 
     ``labels`` chooses the menu algorithms (PC-Fisher-z and PC-KCI always run: the oracle, the
     floors and the router need them); ``seal`` picks the sealed instance (cached under its
-    fingerprint and content hash).
+    fingerprint and content hash); ``baselines`` names entries of :data:`FOUNDATION_BASELINES` to
+    score too (row key ``"baselines"``, cached like menu runs).
     """
     instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
     labels = tuple(dict.fromkeys(("pc_fisherz", "pc_kci", *labels)))
@@ -522,10 +532,17 @@ def instance_row(
         "floors": trivial_floors(instance, reference),
         "router": {"branch": branch, "flagged_share": share, **{
             key: menu[branch][key] for key in ("precision", "recall", "f1", "nshd")}},
+        "baselines": {name: _baseline_scores(instance, name) for name in baselines},
     }
 
 
-_RowTask = tuple[str, str, int, int, int, float, tuple[str, ...], Seal | None]
+def _baseline_scores(instance: HeuresisInstance, name: str) -> dict[str, float]:
+    raw = run_menu_entry(instance, FOUNDATION_BASELINES[name])
+    return {**score_graph(instance.hidden.dag, np.asarray(raw["graph"], dtype=np.int8)),
+            "runtime": float(raw["runtime"])}
+
+
+_RowTask = tuple[str, str, int, int, int, float, tuple[str, ...], Seal | None, tuple[str, ...]]
 
 
 def _row_task(task: _RowTask) -> dict[str, Any]:
@@ -534,7 +551,7 @@ def _row_task(task: _RowTask) -> dict[str, Any]:
 
 def _menu_task(task: _RowTask, label: str) -> None:
     """Compute (and cache) one menu run of a row's instance, so progress moves per algorithm."""
-    family, split, index, d, n, expected_degree, _, seal = task
+    family, split, index, d, n, expected_degree, _, seal, _ = task
     run_menu_entry(make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal), label)
 
 
@@ -573,6 +590,7 @@ def collect_rows(
     workers: int = 2,
     progress: bool = True,
     seal: Seal | None = None,
+    baselines: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """:func:`instance_row` for every (family, index), in a process pool of ``workers``.
 
@@ -588,8 +606,11 @@ def collect_rows(
             raise ValueError("the train split is unbounded: pass indices explicitly")
         indices = range(size)
     _check_labels(labels)
-    tasks: list[_RowTask] = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal)
-                             for family in families for i in indices]
+    unknown = sorted(set(baselines) - set(FOUNDATION_BASELINES))
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {unknown}; known: {list(FOUNDATION_BASELINES)}")
+    tasks: list[_RowTask] = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal,
+                              tuple(baselines)) for family in families for i in indices]
     runs = [(task, label) for task in tasks for label in dict.fromkeys(("pc_fisherz", "pc_kci", *labels))]
     if progress:
         print(f"references {split}: {len(tasks)} instances x {len(runs) // max(len(tasks), 1)} algorithms, "
@@ -675,7 +696,8 @@ def reference_table(dev_rows: Sequence[Mapping[str, Any]], test_rows: Sequence[M
     dict
         ``{"bca_g": label, "families": {family: {"bca_phi", "f1_bca_g", "f1_bca_phi",
         "f1_oracle", "selection_headroom", "repair_headroom", "router_residual_gain",
-        "floors": {...}}}}``.
+        "floors": {...}, "baselines": {name: {"f1", "residual_gain"}}}}}`` (baselines: those the
+        test rows carry; residual gain = baseline F1 - BCA_phi F1, paired).
     """
     bca_g, bca_phi = best_chosen_algorithms(dev_rows)
     out: dict[str, Any] = {"bca_g": bca_g, "families": {}}
@@ -695,6 +717,10 @@ def reference_table(dev_rows: Sequence[Mapping[str, Any]], test_rows: Sequence[M
             "repair_headroom": list(paired_interval(f1_oracle, f1_phi, 4)),
             "router_residual_gain": list(paired_interval(f1_router, f1_phi, 5)),
             "router_kci_share": float(np.mean([row["router"]["branch"] == "pc_kci" for row in rows])),
+            "baselines": {name: {"f1": list(interval([row["baselines"][name]["f1"] for row in rows], 20 + 2 * k)),
+                                 "residual_gain": list(paired_interval(
+                                     [row["baselines"][name]["f1"] for row in rows], f1_phi, 21 + 2 * k))}
+                          for k, name in enumerate(rows[0].get("baselines", {}))},
             "floors": {
                 floor: list(interval([row["floors"][floor] for row in rows], 6 + k))
                 for k, floor in enumerate(rows[0]["floors"])

@@ -20,7 +20,9 @@ interrupted one is fast.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -29,7 +31,8 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
-from causal_gym.envs.heuresis.references import MENU, collect_rows, difficulty_table, reference_table
+from causal_gym.envs.heuresis.references import (FOUNDATION_BASELINES, MENU, collect_rows, difficulty_table,
+                                                  reference_table)
 
 # The paper's numbers as the spec decodes them (shared/specs/heuresis.md).
 # Table 2: PC-KCI's mean wrong deletions per test instance, share of instances with none, and the
@@ -81,6 +84,12 @@ LEGENDS = {
         "H^r": "repair headroom F1(oracle) - F1(BCA_phi): what repairing the best algorithm's output could add",
         "router - BCA_phi": "F1 of the paper's Appendix-E router minus BCA_phi's",
         "KCI share": "share of instances the router sends to PC-KCI",
+    },
+    "Table 3, foundation-model rows": {
+        "F1 name": "mean adjacency F1 of the pretrained baseline on test, 95% bootstrap interval",
+        "name - BCA_phi": "its F1 minus BCA_phi's, paired over test instances (the paper's residual gain)",
+        "edgenet": "our amortized network (causal_gym.discovery.amortized), trained on an arena prior, not on "
+                   "Heuresis; CDFM and TabCausal need their released checkpoints, which this machine cannot fetch",
     },
     "Table 11": {
         "empty, complete": "the empty graph; PC-KCI with every deleted pair restored",
@@ -163,6 +172,19 @@ def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
     _print_legend("Table 3")
     n_test = min((cell["n"] for cell in table["families"].values()), default=0)
     _print_few_note({"dev": n_dev, "test": n_test})
+    names = list(next(iter(table["families"].values()))["baselines"]) if table["families"] else []
+    if names:
+        print("\nTable 3, foundation-model rows -- pretrained baselines as released (shipped checkpoint, default "
+              "threshold, no family label) on test instances (paper: CDFM 10% to 19% below BCA_phi; no baseline "
+              "above it by more than .03)")
+        print(f"{'family':9} {'F1 BCA_phi':>25} " + " ".join(f"{'F1 ' + name:>25} {name + ' - BCA_phi':>25}"
+                                                          for name in names))
+        for family, cell in table["families"].items():
+            few = _few(cell["n"], "test")
+            print(f"{family:9} {_interval(cell['f1_bca_phi']) + few:>25} " + " ".join(
+                f"{_interval(cell['baselines'][name]['f1']) + few:>25} "
+                f"{_interval(cell['baselines'][name]['residual_gain']) + few:>25}" for name in names))
+        _print_legend("Table 3, foundation-model rows")
     print("\nTable 11 -- trivial floors, adjacency F1 on test instances (paper cells not in its text: -)")
     floors = list(next(iter(table["families"].values()))["floors"])
     print(f"{'family':9} " + " ".join(f"{name:>25}" for name in floors))
@@ -195,6 +217,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
     parser.add_argument("--full-menu", action="store_true", help="keep anm (RESIT) in --quick")
     parser.add_argument("--difficulty-only", action="store_true", help="Table 2 only (PC-KCI on test)")
+    parser.add_argument("--baselines", default="auto",
+                        help="comma-separated pretrained baselines scored on test instances for Table 3's "
+                        f"foundation-model rows ({','.join(FOUNDATION_BASELINES)}; default 'auto': those whose "
+                        "dependencies are installed, i.e. torch; 'none' for none)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", help="write the rows and tables to this file")
     args = parser.parse_args(argv)
@@ -209,7 +235,20 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
         labels = tuple(label for label in MENU if label != "anm")
 
     start = time.perf_counter()
-    test_rows = collect_rows(families, "test", range(n_test), labels=labels, workers=args.workers)
+    if args.difficulty_only or args.baselines == "none":
+        baselines: tuple[str, ...] = ()
+    elif args.baselines == "auto":
+        baselines = tuple(FOUNDATION_BASELINES) if importlib.util.find_spec("torch") else ()
+        if not baselines:
+            print("Table 3's foundation-model rows are left out: edgenet needs torch (pip install "
+                  "'causal-gym[arena]')", file=sys.stderr)
+    else:
+        baselines = tuple(name.strip() for name in args.baselines.split(",") if name.strip())
+    unknown = sorted(set(baselines) - set(FOUNDATION_BASELINES))
+    if unknown:
+        parser.error(f"unknown baseline(s) {unknown}; known: {', '.join(FOUNDATION_BASELINES)} or none")
+    test_rows = collect_rows(families, "test", range(n_test), labels=labels, workers=args.workers,
+                             baselines=baselines)
     print_difficulty(test_rows)
     output: dict = {"labels": labels, "test_rows": test_rows}
     if not args.difficulty_only:
