@@ -23,6 +23,8 @@ name               method
 ``xges``           XGES (``xges`` package, installed with ``--no-deps``) searching our Gaussian
                    BIC; the CPDAG (:mod:`~causal_gym.discovery.xges_search`)
 ``notears_mlp``    NOTEARS-MLP (gcastle's ``NotearsNonlinear``, torch) with a time limit; a DAG
+``das``            DAS (our implementation): SCORE's Stein-Hessian leaf order, candidate edges from
+                   the Hessian's off-diagonal, CAM spline pruning; a DAG (:mod:`~causal_gym.discovery.das`)
 ``edgenet``        our amortized EdgeNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
                    once per process; thresholded edge probabilities, the probabilities in extras
 =================  ==============================================================================
@@ -62,8 +64,8 @@ from collections.abc import Callable
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import (anm, dagma, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc, random_regress,
-                                  xges_search)
+from causal_gym.discovery import (anm, dagma, das, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc,
+                                  random_regress, xges_search)
 from causal_gym.discovery import amortized
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
@@ -92,6 +94,7 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "gies_fast": greedy.gies_fast,
     "xges": xges_search.xges,
     "notears_mlp": notears_mlp.notears_mlp,
+    "das": das.das,
     "edgenet": amortized.edgenet,
 }
 
