@@ -93,7 +93,7 @@ def _global_generators_restored() -> Iterator[None]:
         np.random.set_state(numpy_state)
 
 
-def _import_model() -> type:
+def _import_model() -> Any:
     try:
         from sdcd.models import SDCD
     except ImportError as error:
