@@ -23,6 +23,10 @@ name               method
 ``xges``           XGES (``xges`` package, installed with ``--no-deps``) searching our Gaussian
                    BIC; the CPDAG (:mod:`~causal_gym.discovery.xges_search`)
 ``notears_mlp``    NOTEARS-MLP (gcastle's ``NotearsNonlinear``, torch) with a time limit; a DAG
+``das``            DAS (our implementation): SCORE's Stein-Hessian leaf order, candidate edges from
+                   the Hessian's off-diagonal, CAM spline pruning; a DAG (:mod:`~causal_gym.discovery.das`)
+``sdcd``           SDCD (``sdcd`` package, ``--no-deps``, torch): two-stage MLP fit with the spectral
+                   acyclicity penalty and a time limit; uses an intervention ``mask`` when given; a DAG
 ``edgenet``        our amortized EdgeNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
                    once per process; thresholded edge probabilities, the probabilities in extras
 =================  ==============================================================================
@@ -31,7 +35,7 @@ Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean
 mask (``mask[i, j]`` True when node ``j`` is a target in row ``i``) to the methods in
 :data:`INTERVENTIONAL_METHODS`; giving a mask to any other method is a ``ValueError``, never a
 silently ignored argument. Third-party packages (causal-learn, lingam, gies, dagma,
-scikit-learn, xges, gcastle) are imported inside the methods, so importing this module stays cheap.
+scikit-learn, xges, gcastle, sdcd) are imported inside the methods, so importing this module stays cheap.
 
 Every method returns a graph in the causal_gym encoding (``A[i, j] = 1, A[j, i] = 0`` for
 ``i -> j``, both 1 for ``i -- j``). Options are keyword arguments with documented defaults (see
@@ -62,8 +66,8 @@ from collections.abc import Callable
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import (anm, dagma, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc, random_regress,
-                                  xges_search)
+from causal_gym.discovery import (anm, dagma, das, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc,
+                                  random_regress, sdcd, xges_search)
 from causal_gym.discovery import amortized
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
@@ -92,10 +96,12 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "gies_fast": greedy.gies_fast,
     "xges": xges_search.xges,
     "notears_mlp": notears_mlp.notears_mlp,
+    "das": das.das,
+    "sdcd": sdcd.sdcd,
     "edgenet": amortized.edgenet,
 }
 
-INTERVENTIONAL_METHODS = ("gies", "gies_fast")
+INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 

@@ -39,13 +39,14 @@ WRAPPER_OPTIONS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "gies_fast": MappingProxyType({"ridge": 1e-8}),
     "xges": MappingProxyType({"ridge": 1e-8}),
     "notears_mlp": MappingProxyType({"max_seconds": NOTEARS_MLP_SECONDS}),
+    "sdcd": MappingProxyType({"max_seconds": NOTEARS_MLP_SECONDS}),
 })
 """The arena's wrapper defaults beyond the methods' own (the paper's Appendix B.4 "wrapper
 defaults"), used by :class:`MethodAgent` and the tool env's menu. GES, GIES and XGES score with a
 relative variance floor of 1e-8 (:mod:`causal_gym.discovery.bic_score`): grounded scenarios with
 formula nodes computed exactly from their parents (8 of the first release's 20 cards) have
 collinear data that would otherwise be refused; on the other 12 of those 20 the graphs equal those
-without the floor. NOTEARS-MLP gets :data:`NOTEARS_MLP_SECONDS`."""
+without the floor. NOTEARS-MLP and SDCD get :data:`NOTEARS_MLP_SECONDS`."""
 
 
 def standardize_columns(data: np.ndarray) -> np.ndarray:

@@ -52,9 +52,10 @@ the graphs of causal-learn's GES and of the ``gies`` package), DirectLiNGAM (the
 linear NOTEARS, DAGMA (the linear arm of the paper's wrapper, :mod:`causal_gym.discovery.dagma`) and
 RandomRegress. GES is not among the paper's methods; on ``obs`` splits GIES is GES plus the turning
 phase, so its row is compared with the paper's GIES ``obs`` cells. :data:`EXTRA_METHODS` adds XGES
-(:mod:`causal_gym.discovery.xges_search`, compared with GIES ``obs`` too) and NOTEARS-MLP
+(:mod:`causal_gym.discovery.xges_search`, compared with GIES ``obs`` too), NOTEARS-MLP
 (:mod:`causal_gym.discovery.notears_mlp`, whose own budget is 5/6 of the unit's time limit: 3000 s
-of the hour, so it returns its current graph rather than being killed). The grounded part holds
+of the hour, so it returns its current graph rather than being killed), DAS
+(:mod:`causal_gym.discovery.das`) and SDCD (:mod:`causal_gym.discovery.sdcd`, with the same budget). The grounded part holds
 the library's 60 formula and semantic scenarios (the first release had 20), so ``--quick`` runs
 three times the grounded units it used to.
 
@@ -119,13 +120,17 @@ __all__ = [
 METHODS = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress")
 """The methods run by default (the arena's methods available in :mod:`causal_gym.discovery`)."""
 
-EXTRA_METHODS = ("xges", "notears_mlp")
+EXTRA_METHODS = ("xges", "notears_mlp", "das", "sdcd")
 """Methods offered beyond :data:`METHODS` (``--methods``): XGES (not in the paper; compared with its
-GIES ``obs`` cells, as GES) and NOTEARS-MLP (the paper's; 80 s per graph on average in its Table 5)."""
+GIES ``obs`` cells, as GES), NOTEARS-MLP (the paper's; 80 s per graph on average in its Table 5), DAS
+(:mod:`causal_gym.discovery.das`, ours; the paper's 58 s per graph) and SDCD (the ``sdcd`` package with
+a CPU-sized schedule and a time limit, :mod:`causal_gym.discovery.sdcd`; the paper's 193 s per graph;
+it takes the intervention mask, so it also plays ``obs+int``)."""
 
 PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
                "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
-               "random_regress": "RandomRegress", "xges": "XGES", "notears_mlp": "NOTEARS-MLP"}
+               "random_regress": "RandomRegress", "xges": "XGES", "notears_mlp": "NOTEARS-MLP",
+               "das": "DAS", "sdcd": "SDCD"}
 
 _PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies", "xges": "gies"}
 """Our method -> the paper's row it is compared with (GES against GIES: see *Methods*)."""
@@ -144,6 +149,9 @@ PAPER_TABLE2: dict[str, dict[str, tuple[float, float]]] = {
     "dagma": {"synthetic/obs": (0.28, 107.2), "semantic/obs": (0.18, 42.0), "formula/obs": (0.18, 39.7)},
     "notears": {"synthetic/obs": (0.28, 104.2), "semantic/obs": (0.20, 38.1), "formula/obs": (0.18, 35.2)},
     "notears_mlp": {"synthetic/obs": (0.35, 107.0), "semantic/obs": (0.22, 44.9), "formula/obs": (0.19, 44.1)},
+    "das": {"synthetic/obs": (0.34, 142.6), "semantic/obs": (0.21, 59.5), "formula/obs": (0.16, 64.8)},
+    "sdcd": {"synthetic/obs": (0.38, 135.5), "synthetic/obs+int": (0.38, 148.1), "semantic/obs": (0.36, 51.2),
+             "semantic/obs+int": (0.36, 51.7), "formula/obs": (0.28, 61.5), "formula/obs+int": (0.29, 61.6)},
 }
 
 # Table 9: synthetic F1 by d, (obs, obs+int); None where the paper has no cell.
@@ -156,6 +164,8 @@ PAPER_TABLE9: dict[str, dict[int, tuple[float, float | None]]] = {
     "dagma": dict(zip(_DIMS, ((0.34, None), (0.30, None), (0.29, None), (0.27, None), (0.22, None)))),
     "notears": dict(zip(_DIMS, ((0.33, None), (0.30, None), (0.28, None), (0.26, None), (0.21, None)))),
     "notears_mlp": dict(zip(_DIMS, ((0.39, None), (0.38, None), (0.36, None), (0.34, None), (0.29, None)))),
+    "das": dict(zip(_DIMS, ((0.43, None), (0.38, None), (0.34, None), (0.30, None), (0.25, None)))),
+    "sdcd": dict(zip(_DIMS, ((0.38, 0.40), (0.39, 0.39), (0.39, 0.38), (0.38, 0.36), (0.37, 0.36)))),
 }
 
 # Table 8: synthetic F1 by graph family, (obs, obs+int).
@@ -172,6 +182,9 @@ PAPER_TABLE8: dict[str, dict[str, tuple[float, float | None]]] = {
         ("dagma", (0.23, 0.34, 0.30, 0.37, 0.26, 0.24, 0.19, 0.32, 0.25, 0.36), (None,) * 10),
         ("notears", (0.24, 0.30, 0.30, 0.33, 0.27, 0.23, 0.20, 0.30, 0.24, 0.34), (None,) * 10),
         ("notears_mlp", (0.32, 0.39, 0.37, 0.41, 0.32, 0.32, 0.29, 0.39, 0.32, 0.40), (None,) * 10),
+        ("das", (0.34, 0.39, 0.31, 0.38, 0.33, 0.33, 0.30, 0.37, 0.30, 0.35), (None,) * 10),
+        ("sdcd", (0.41, 0.41, 0.34, 0.39, 0.39, 0.39, 0.41, 0.37, 0.36, 0.36),
+         (0.40, 0.41, 0.35, 0.38, 0.39, 0.40, 0.38, 0.35, 0.37, 0.34)),
     )
 }
 
@@ -189,6 +202,8 @@ PAPER_TABLE10: dict[str, dict[str, tuple[float, float | None]]] = {
         ("dagma", (0.32, 0.28, 0.31, 0.24), (None,) * 4),
         ("notears", (0.30, 0.28, 0.29, 0.24), (None,) * 4),
         ("notears_mlp", (0.38, 0.35, 0.37, 0.32), (None,) * 4),
+        ("das", (0.33, 0.34, 0.33, 0.32), (None,) * 4),
+        ("sdcd", (0.36, 0.39, 0.36, 0.38), (0.35, 0.38, 0.35, 0.38)),
     )
 }
 
@@ -207,6 +222,8 @@ PAPER_TABLE11: dict[str, dict[str, tuple[float, float | None]]] = {
         ("dagma", (0.31, 0.30, 0.28, 0.29, 0.30, 0.29, 0.16, 0.29, 0.27), (None,) * 9),
         ("notears", (0.30, 0.29, 0.27, 0.28, 0.28, 0.29, 0.14, 0.28, 0.26), (None,) * 9),
         ("notears_mlp", (0.36, 0.36, 0.34, 0.35, 0.39, 0.35, 0.32, 0.36, 0.35), (None,) * 9),
+        ("das", (0.34, 0.35, 0.32, 0.33, 0.41, 0.32, 0.30, 0.34, 0.35), (None,) * 9),
+        ("sdcd", (0.40, 0.40, 0.36, 0.39, 0.42, 0.36, 0.28, 0.40, 0.40), (0.40, 0.37, 0.36, 0.39, 0.41, 0.37, 0.29, 0.38, 0.38)),
     )
 }
 
@@ -227,6 +244,8 @@ PAPER_TABLE18: dict[str, dict[int, tuple[float, float]]] = {
                      (0.27, 47.5))),
         ("notears_mlp", ((0.26, 78.2), (0.32, 57.9), (0.35, 51.5), (0.36, 49.9), (0.36, 49.9), (0.37, 49.4),
                          (0.36, 49.6))),
+        ("das", ((0.22, 61.5), (0.28, 61.5), (0.32, 65.4), (0.35, 67.5), (0.36, 71.0), (0.35, 104.7), (0.36, 87.1))),
+        ("sdcd", ((0.22, 118.1), (0.26, 100.0), (0.35, 75.3), (0.38, 68.7), (0.40, 62.8), (0.41, 59.2), (0.43, 54.2))),
     )
 }
 
