@@ -183,37 +183,66 @@ def _enum_arguments(schema: dict[str, Any]) -> dict[str, list[Any]] | None:
     return None if any(not values for values in choices.values()) else choices
 
 
-def demonstrations(factory: type, rows: Any, seed: int, min_calls: int = 1, max_calls: int = 3) -> list[dict[str, Any]]:
-    """Format demonstrations from a random caller: ``{"prompt", "completion", "tools"}`` conversations.
+def demonstrations(factory: type, rows: Any, seed: int, min_calls: int = 1, max_calls: int = 3,
+                   policy: str = "random") -> list[dict[str, Any]]:
+    """Demonstrations for the warm start: ``{"prompt", "completion", "tools"}`` conversations.
 
-    On each row's episode: ``min_calls`` to ``max_calls`` calls of tools whose required arguments all
-    have enums (values drawn uniformly), then ``submit`` with no arguments, then a one-word closing
-    message. The tool messages are what the env returned; ``tools`` holds the JSON schemas the
-    rollouts show. Nothing of the hidden answer is used. At least one call by default: a policy
-    taught to submit at once plays every rollout of a group alike (measured: 6 of 7 GRPO steps had
-    zero reward spread), which leaves GRPO no signal.
+    ``policy="random"`` (format only): on each row's episode, ``min_calls`` to ``max_calls`` calls of
+    tools whose required arguments all have enums (values drawn uniformly), then ``submit`` with no
+    arguments, then a one-word closing message. At least one call by default: a policy taught to
+    submit at once plays every rollout of a group alike (measured: 6 of 7 GRPO steps had zero reward
+    spread), which leaves GRPO no signal.
+
+    ``policy="test_then_edit"`` (reads the data): ``min_calls`` to ``max_calls`` rounds of a Fisher-z
+    ``ci_test`` of a random pair given a random conditioning set of zero or one other variable, each
+    followed by ``set_edge(relation="none")`` when the env answers "independent": one step of PC, the
+    call the reward (adjacency F1 from the complete start graph) pays for when the test is right. The
+    pairs are random, so rollouts of one instance differ and a group's rewards spread.
+
+    Either way the tool messages are what the env returned, ``tools`` holds the JSON schemas the
+    rollouts show, and nothing of the hidden answer is used: only the env's own tool results.
     """
     from transformers.utils import get_json_schema
 
+    if policy not in ("random", "test_then_edit"):
+        raise ValueError(f"policy must be 'random' or 'test_then_edit', got {policy!r}")
     rng = random.Random(seed)
     env = factory()
     tools = [getattr(env, name) for name in tool_names(factory)]
     schemas = [get_json_schema(tool) for tool in tools]
     names = [schema["function"]["name"] for schema in schemas]
-    if "submit" not in names:
-        raise ValueError(f"the warm start ends each demonstration with submit, which is not offered (tools: {names})")
+    needed = {"submit"} | ({"ci_test", "set_edge"} if policy == "test_then_edit" else set())
+    if not needed <= set(names):
+        raise ValueError(f"policy {policy!r} calls {sorted(needed)}; offered tools: {names}")
     drawable = [(schema["function"]["name"], choices) for schema in schemas if schema["function"]["name"] != "submit"
                 and (choices := _enum_arguments(schema)) is not None]
+    variables = _enum_arguments(schemas[names.index("set_edge")])["x"] if "set_edge" in names else []
     examples = []
     for row in rows:
         env.reset(**row)
         completion: list[dict[str, Any]] = []
-        calls = [rng.choice(drawable) for _ in range(rng.randint(min_calls, max_calls))] if drawable else []
-        for name, arguments in [*((n, {k: rng.choice(v) for k, v in c.items()}) for n, c in calls), ("submit", {})]:
-            result = getattr(env, name)(**arguments)
-            completion += [{"role": "assistant", "content": "",
-                            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]},
-                           {"role": "tool", "name": name, "content": str(result)}]
+
+        def call(name: str, arguments: dict[str, Any]) -> str:
+            result = str(getattr(env, name)(**arguments))
+            completion.extend([
+                {"role": "assistant", "content": "",
+                 "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]},
+                {"role": "tool", "name": name, "content": result}])
+            return result
+
+        for _ in range(rng.randint(min_calls, max_calls)):
+            if policy == "random" and drawable:
+                name, choices = rng.choice(drawable)
+                call(name, {k: rng.choice(v) for k, v in choices.items()})
+            elif policy == "test_then_edit":
+                x, y = rng.sample(variables, 2)
+                others = [v for v in variables if v not in (x, y)]
+                arguments: dict[str, Any] = {"x": x, "y": y, "test": "fisherz"}
+                if others and rng.random() < 0.5:
+                    arguments["cond"] = [rng.choice(others)]
+                if ": independent" in call("ci_test", arguments):
+                    call("set_edge", {"x": x, "y": y, "relation": "none"})
+        call("submit", {})
         completion.append({"role": "assistant", "content": FINAL_MESSAGE})
         examples.append({"prompt": row["prompt"], "completion": completion, "tools": schemas})
     return examples
@@ -301,7 +330,10 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
     summary: dict[str, Any] = {"args": vars(args)}
     if args.warm_start:
         start = time.perf_counter()
-        demos = demonstrations(factory, rows_of("dev", args.warm_start_episodes), args.seed)
+        # test-then-edit rounds are two calls: at most two of them and submit fit the default 6-turn budget
+        demos = demonstrations(factory, rows_of("dev", args.warm_start_episodes), args.seed,
+                               max_calls=2 if args.warm_start_policy == "test_then_edit" else 3,
+                               policy=args.warm_start_policy)
         losses = warm_start(model, tokenizer, rendered(demos, tokenizer), args, out)
         summary["warm_start"] = {"seconds": time.perf_counter() - start, "first_loss": losses[0]["loss"],
                                  "last_loss": losses[-1]["loss"]}
@@ -432,6 +464,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warm-start", type=int, default=0, metavar="N",
                         help="SFT steps on random-caller format demonstrations before GRPO (0: none)")
     parser.add_argument("--warm-start-episodes", type=int, default=64, help="demonstrations (dev episodes)")
+    parser.add_argument("--warm-start-policy", default="random", choices=("random", "test_then_edit"),
+                        help="who plays the demonstrations: a random caller (format only) or a test-then-edit "
+                        "caller that reads ci_test results (needs --tools ci_test,set_edge,submit)")
     parser.add_argument("--warm-start-lr", type=float, default=2e-4)
     parser.add_argument("--eval-episodes", type=int, default=0, metavar="K",
                         help="test episodes played before and after GRPO (G rollouts each; 0: none)")

@@ -103,3 +103,41 @@ def test_two_grpo_steps_log_the_envs_rewards(tmp_path, monkeypatch):
             assert rollout["reward"] == session.total_reward
         finally:
             session.close()
+
+
+def test_test_then_edit_demonstrations_remove_a_pair_only_after_the_env_says_independent():
+    from causal_gym.integrations.trl import environment_class
+
+    example = _example()
+    env_kwargs = {"d": 4, "n": 100, "budgets": {"turns": 6}}
+    rows = example.episode_rows("Heuresis-wild-v0", 12, env_kwargs, "dev", 0, True)
+    factory = example.recording_class(environment_class("Heuresis-wild-v0", split="train", env_kwargs=env_kwargs),
+                                      example.Clock(), [], True, ["ci_test", "set_edge", "submit"])
+    demos = example.demonstrations(factory, rows, seed=5, max_calls=2, policy="test_then_edit")
+    edits = tests = 0
+    for demo, row in zip(demos, rows):
+        turns = [m for m in demo["completion"] if m["role"] in ("assistant", "tool")]
+        calls = [(m["tool_calls"][0]["function"]["name"], m["tool_calls"][0]["function"]["arguments"], result["content"])
+                 for m, result in zip(turns[0::2], turns[1::2])]
+        assert calls[-1][0] == "submit" and len(calls) <= 5  # within the 6-turn budget
+        for k, (name, arguments, result) in enumerate(calls[:-1]):
+            if name == "ci_test":
+                tests += 1
+                independent = ": independent" in result
+                following = calls[k + 1]
+                assert (following[0] == "set_edge") == independent
+                if independent:
+                    assert following[1] == {"x": arguments["x"], "y": arguments["y"], "relation": "none"}
+            else:
+                edits += 1
+                assert name == "set_edge" and calls[k - 1][0] == "ci_test"
+        session = ToolSession(EpisodeRef.from_row(row))  # the results are the env's: replay
+        try:
+            assert [session.call(name, arguments) for name, arguments, _ in calls] == [c[2] for c in calls]
+        finally:
+            session.close()
+    assert tests > edits > 0  # it tests every round and edits only some
+    with pytest.raises(ValueError, match="calls"):
+        example.demonstrations(example.recording_class(
+            environment_class("Heuresis-wild-v0", split="train", env_kwargs=env_kwargs), example.Clock(), [], True,
+            ["set_edge", "submit"]), rows, seed=5, policy="test_then_edit")
