@@ -25,6 +25,9 @@ name               method
 ``notears_mlp``    NOTEARS-MLP (gcastle's ``NotearsNonlinear``, torch) with a time limit; a DAG
 ``edgenet``        our amortized EdgeNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
                    once per process; thresholded edge probabilities, the probabilities in extras
+``igsp``           our IGSP (Wang et al. 2017): greedy search over permutations, Fisher-z CI tests
+                   on the observational rows, invariance tests against each setting's rows; GSP
+                   without a mask; a DAG (:mod:`~causal_gym.discovery.igsp`)
 =================  ==============================================================================
 
 Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
@@ -62,8 +65,8 @@ from collections.abc import Callable
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import (anm, dagma, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc, random_regress,
-                                  xges_search)
+from causal_gym.discovery import (anm, dagma, direct_lingam, fci, ges, gies, greedy, igsp, notears, notears_mlp, pc,
+                                  random_regress, xges_search)
 from causal_gym.discovery import amortized
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
@@ -93,9 +96,10 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "xges": xges_search.xges,
     "notears_mlp": notears_mlp.notears_mlp,
     "edgenet": amortized.edgenet,
+    "igsp": igsp.igsp,
 }
 
-INTERVENTIONAL_METHODS = ("gies", "gies_fast")
+INTERVENTIONAL_METHODS = ("gies", "gies_fast", "igsp")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 

@@ -119,13 +119,16 @@ __all__ = [
 METHODS = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress")
 """The methods run by default (the arena's methods available in :mod:`causal_gym.discovery`)."""
 
-EXTRA_METHODS = ("xges", "notears_mlp")
+EXTRA_METHODS = ("xges", "notears_mlp", "igsp")
 """Methods offered beyond :data:`METHODS` (``--methods``): XGES (not in the paper; compared with its
-GIES ``obs`` cells, as GES) and NOTEARS-MLP (the paper's; 80 s per graph on average in its Table 5)."""
+GIES ``obs`` cells, as GES), NOTEARS-MLP (the paper's; 80 s per graph on average in its Table 5) and
+IGSP (the paper's; interventional, so it has ``obs+int`` cells; the paper's wrapper settings are our
+defaults)."""
 
 PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
                "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
-               "random_regress": "RandomRegress", "xges": "XGES", "notears_mlp": "NOTEARS-MLP"}
+               "random_regress": "RandomRegress", "xges": "XGES", "notears_mlp": "NOTEARS-MLP",
+               "igsp": "IGSP", "cdis": "CDIS"}
 
 _PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies", "xges": "gies"}
 """Our method -> the paper's row it is compared with (GES against GIES: see *Methods*)."""
@@ -144,6 +147,10 @@ PAPER_TABLE2: dict[str, dict[str, tuple[float, float]]] = {
     "dagma": {"synthetic/obs": (0.28, 107.2), "semantic/obs": (0.18, 42.0), "formula/obs": (0.18, 39.7)},
     "notears": {"synthetic/obs": (0.28, 104.2), "semantic/obs": (0.20, 38.1), "formula/obs": (0.18, 35.2)},
     "notears_mlp": {"synthetic/obs": (0.35, 107.0), "semantic/obs": (0.22, 44.9), "formula/obs": (0.19, 44.1)},
+    "igsp": {"synthetic/obs": (0.41, 135.6), "synthetic/obs+int": (0.39, 132.8), "semantic/obs": (0.31, 40.8),
+             "semantic/obs+int": (0.31, 39.9), "formula/obs": (0.21, 43.3), "formula/obs+int": (0.16, 40.7)},
+    "cdis": {"synthetic/obs": (0.38, 143.0), "synthetic/obs+int": (0.40, 140.1), "semantic/obs": (0.40, 31.7),
+             "semantic/obs+int": (0.40, 31.9), "formula/obs": (0.23, 31.0), "formula/obs+int": (0.23, 30.9)},
 }
 
 # Table 9: synthetic F1 by d, (obs, obs+int); None where the paper has no cell.
@@ -156,6 +163,8 @@ PAPER_TABLE9: dict[str, dict[int, tuple[float, float | None]]] = {
     "dagma": dict(zip(_DIMS, ((0.34, None), (0.30, None), (0.29, None), (0.27, None), (0.22, None)))),
     "notears": dict(zip(_DIMS, ((0.33, None), (0.30, None), (0.28, None), (0.26, None), (0.21, None)))),
     "notears_mlp": dict(zip(_DIMS, ((0.39, None), (0.38, None), (0.36, None), (0.34, None), (0.29, None)))),
+    "igsp": dict(zip(_DIMS, ((0.49, 0.47), (0.45, 0.42), (0.42, 0.40), (0.36, 0.34), (0.32, 0.30)))),
+    "cdis": dict(zip(_DIMS, ((0.36, 0.44), (0.39, 0.42), (0.39, 0.40), (0.38, 0.38), (0.36, 0.35)))),
 }
 
 # Table 8: synthetic F1 by graph family, (obs, obs+int).
@@ -172,6 +181,10 @@ PAPER_TABLE8: dict[str, dict[str, tuple[float, float | None]]] = {
         ("dagma", (0.23, 0.34, 0.30, 0.37, 0.26, 0.24, 0.19, 0.32, 0.25, 0.36), (None,) * 10),
         ("notears", (0.24, 0.30, 0.30, 0.33, 0.27, 0.23, 0.20, 0.30, 0.24, 0.34), (None,) * 10),
         ("notears_mlp", (0.32, 0.39, 0.37, 0.41, 0.32, 0.32, 0.29, 0.39, 0.32, 0.40), (None,) * 10),
+        ("igsp", (0.37, 0.41, 0.38, 0.43, 0.39, 0.38, 0.46, 0.44, 0.36, 0.45),
+         (0.36, 0.39, 0.37, 0.40, 0.37, 0.36, 0.44, 0.41, 0.35, 0.43)),
+        ("cdis", (0.42, 0.30, 0.33, 0.31, 0.40, 0.41, 0.58, 0.34, 0.34, 0.34),
+         (0.42, 0.32, 0.36, 0.35, 0.42, 0.42, 0.58, 0.39, 0.36, 0.38)),
     )
 }
 
@@ -189,6 +202,8 @@ PAPER_TABLE10: dict[str, dict[str, tuple[float, float | None]]] = {
         ("dagma", (0.32, 0.28, 0.31, 0.24), (None,) * 4),
         ("notears", (0.30, 0.28, 0.29, 0.24), (None,) * 4),
         ("notears_mlp", (0.38, 0.35, 0.37, 0.32), (None,) * 4),
+        ("igsp", (0.35, 0.41, 0.37, 0.43), (0.34, 0.39, 0.35, 0.40)),
+        ("cdis", (0.27, 0.38, 0.30, 0.45), (0.29, 0.41, 0.30, 0.47)),
     )
 }
 
@@ -207,6 +222,10 @@ PAPER_TABLE11: dict[str, dict[str, tuple[float, float | None]]] = {
         ("dagma", (0.31, 0.30, 0.28, 0.29, 0.30, 0.29, 0.16, 0.29, 0.27), (None,) * 9),
         ("notears", (0.30, 0.29, 0.27, 0.28, 0.28, 0.29, 0.14, 0.28, 0.26), (None,) * 9),
         ("notears_mlp", (0.36, 0.36, 0.34, 0.35, 0.39, 0.35, 0.32, 0.36, 0.35), (None,) * 9),
+        ("igsp", (0.42, 0.43, 0.38, 0.39, 0.46, 0.39, 0.30, 0.41, 0.43),
+         (0.41, 0.41, 0.35, 0.38, 0.43, 0.37, 0.29, 0.40, 0.41)),
+        ("cdis", (0.40, 0.39, 0.35, 0.37, 0.39, 0.36, 0.31, 0.38, 0.38),
+         (0.42, 0.43, 0.37, 0.40, 0.40, 0.38, 0.32, 0.41, 0.41)),
     )
 }
 
@@ -227,6 +246,8 @@ PAPER_TABLE18: dict[str, dict[int, tuple[float, float]]] = {
                      (0.27, 47.5))),
         ("notears_mlp", ((0.26, 78.2), (0.32, 57.9), (0.35, 51.5), (0.36, 49.9), (0.36, 49.9), (0.37, 49.4),
                          (0.36, 49.6))),
+        ("igsp", ((0.25, 52.3), (0.31, 51.8), (0.38, 52.2), (0.41, 54.3), (0.43, 58.9), (0.43, 68.8), (0.43, 76.8))),
+        ("cdis", ((0.23, 51.1), (0.29, 49.4), (0.36, 48.4), (0.39, 50.8), (0.40, 54.2), (0.42, 60.0), (0.43, 61.7))),
     )
 }
 
