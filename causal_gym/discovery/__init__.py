@@ -28,6 +28,10 @@ name               method
 ``igsp``           our IGSP (Wang et al. 2017): greedy search over permutations, Fisher-z CI tests
                    on the observational rows, invariance tests against each setting's rows; GSP
                    without a mask; a DAG (:mod:`~causal_gym.discovery.igsp`)
+``cdis``           our CDIS (Dai et al. 2025): soft interventions, unknown targets, possible
+                   selection bias; per-setting PAGs of the pooled data with an indicator refine the
+                   observational PAG; ``->`` directed, other adjacencies undirected, the PAG in
+                   extras (:mod:`~causal_gym.discovery.cdis`)
 =================  ==============================================================================
 
 Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
@@ -65,8 +69,8 @@ from collections.abc import Callable
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import (anm, dagma, direct_lingam, fci, ges, gies, greedy, igsp, notears, notears_mlp, pc,
-                                  random_regress, xges_search)
+from causal_gym.discovery import (anm, cdis, dagma, direct_lingam, fci, ges, gies, greedy, igsp, notears, notears_mlp,
+                                  pc, random_regress, xges_search)
 from causal_gym.discovery import amortized
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
@@ -97,9 +101,10 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "notears_mlp": notears_mlp.notears_mlp,
     "edgenet": amortized.edgenet,
     "igsp": igsp.igsp,
+    "cdis": cdis.cdis,
 }
 
-INTERVENTIONAL_METHODS = ("gies", "gies_fast", "igsp")
+INTERVENTIONAL_METHODS = ("gies", "gies_fast", "igsp", "cdis")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 

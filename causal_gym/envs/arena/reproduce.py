@@ -119,11 +119,12 @@ __all__ = [
 METHODS = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress")
 """The methods run by default (the arena's methods available in :mod:`causal_gym.discovery`)."""
 
-EXTRA_METHODS = ("xges", "notears_mlp", "igsp")
+EXTRA_METHODS = ("xges", "notears_mlp", "igsp", "cdis")
 """Methods offered beyond :data:`METHODS` (``--methods``): XGES (not in the paper; compared with its
 GIES ``obs`` cells, as GES), NOTEARS-MLP (the paper's; 80 s per graph on average in its Table 5) and
-IGSP (the paper's; interventional, so it has ``obs+int`` cells; the paper's wrapper settings are our
-defaults)."""
+IGSP and CDIS (the paper's; interventional, so they have ``obs+int`` cells; IGSP's defaults are the
+paper's wrapper settings, CDIS's the authors' code's, its PAG scored with every adjacency that is not
+``->`` undirected)."""
 
 PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
                "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
