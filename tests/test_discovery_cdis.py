@@ -189,7 +189,7 @@ def test_an_uncovered_circle_cycle_is_selection():
     assert ((marks == TAIL) == cycle).all()
 
 
-def test_r6_and_r7_put_tails_next_to_selection():
+def test_r6_puts_a_tail_next_to_selection():
     # 0 -- 1 (background) and 1 o-o 2: R6 makes the mark at 1 on 1-2 a tail; 2 stays a circle
     background = np.zeros((3, 3), dtype=np.int8)
     background[0, 1] = background[1, 0] = TAIL
