@@ -691,7 +691,8 @@ def test_pc_answers_on_every_grounded_card(source):
 
 
 _PAPER_ROW_NAMES = {"random_regress": "RandomRegress", "gies": "GIES", "pc": "PC", "direct_lingam": "LiNGAM",
-                    "dagma": "DAGMA", "notears": "NOTEARS", "notears_mlp": "NOTEARS-MLP", "das": "DAS", "sdcd": "SDCD"}
+                    "dagma": "DAGMA", "notears": "NOTEARS", "notears_mlp": "NOTEARS-MLP", "das": "DAS", "sdcd": "SDCD",
+                    "igsp": "IGSP", "cdis": "CDIS"}
 """Our method -> its row name in the paper's tables."""
 
 

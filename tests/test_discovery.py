@@ -304,7 +304,8 @@ def test_anm_orients_nonlinear_pair(mechanism):
 
 def test_methods_and_options_listed():
     assert set(methods()) == {"pc", "fci", "ges", "direct_lingam", "anm", "notears", "gies", "dagma", "random_regress",
-                              "ges_fast", "gies_fast", "xges", "notears_mlp", "das", "sdcd", "edgenet"}
+                              "ges_fast", "gies_fast", "xges", "notears_mlp", "das", "sdcd", "igsp", "cdis",
+                              "edgenet"}
     assert method_options("pc") == {"test": "fisherz", "alpha": 0.05}
     assert method_options("notears")["lambda1"] == 0.1 and method_options("notears")["w_threshold"] == 0.3
 

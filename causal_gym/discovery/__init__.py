@@ -29,6 +29,13 @@ name               method
                    acyclicity penalty and a time limit; uses an intervention ``mask`` when given; a DAG
 ``edgenet``        our amortized EdgeNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
                    once per process; thresholded edge probabilities, the probabilities in extras
+``igsp``           our IGSP (Wang et al. 2017): greedy search over permutations, Fisher-z CI tests
+                   on the observational rows, invariance tests against each setting's rows; GSP
+                   without a mask; a DAG (:mod:`~causal_gym.discovery.igsp`)
+``cdis``           our CDIS (Dai et al. 2025): soft interventions, unknown targets, possible
+                   selection bias; per-setting PAGs of the pooled data with an indicator refine the
+                   observational PAG; ``->`` directed, other adjacencies undirected, the PAG in
+                   extras (:mod:`~causal_gym.discovery.cdis`)
 =================  ==============================================================================
 
 Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
@@ -66,8 +73,8 @@ from collections.abc import Callable
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import (anm, dagma, das, direct_lingam, fci, ges, gies, greedy, notears, notears_mlp, pc,
-                                  random_regress, sdcd, xges_search)
+from causal_gym.discovery import (anm, cdis, dagma, das, direct_lingam, fci, ges, gies, greedy, igsp, notears,
+                                  notears_mlp, pc, random_regress, sdcd, xges_search)
 from causal_gym.discovery import amortized
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
@@ -98,10 +105,12 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "notears_mlp": notears_mlp.notears_mlp,
     "das": das.das,
     "sdcd": sdcd.sdcd,
+    "igsp": igsp.igsp,
+    "cdis": cdis.cdis,
     "edgenet": amortized.edgenet,
 }
 
-INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd")
+INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd", "igsp", "cdis")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 

@@ -120,17 +120,19 @@ __all__ = [
 METHODS = ("pc", "ges_fast", "gies_fast", "direct_lingam", "notears", "dagma", "random_regress")
 """The methods run by default (the arena's methods available in :mod:`causal_gym.discovery`)."""
 
-EXTRA_METHODS = ("xges", "notears_mlp", "das", "sdcd")
+EXTRA_METHODS = ("xges", "notears_mlp", "das", "sdcd", "igsp", "cdis")
 """Methods offered beyond :data:`METHODS` (``--methods``): XGES (not in the paper; compared with its
 GIES ``obs`` cells, as GES), NOTEARS-MLP (the paper's; 80 s per graph on average in its Table 5), DAS
-(:mod:`causal_gym.discovery.das`, ours; the paper's 58 s per graph) and SDCD (the ``sdcd`` package with
-a CPU-sized schedule and a time limit, :mod:`causal_gym.discovery.sdcd`; the paper's 193 s per graph;
-it takes the intervention mask, so it also plays ``obs+int``)."""
+(:mod:`causal_gym.discovery.das`, ours; the paper's 58 s per graph), SDCD (the ``sdcd`` package with
+a CPU-sized schedule and a time limit, :mod:`causal_gym.discovery.sdcd`; the paper's 193 s per graph),
+IGSP and CDIS (the paper's; IGSP's defaults are the paper's wrapper settings, CDIS's the authors'
+code's, its PAG scored with every adjacency that is not ``->`` undirected). SDCD, IGSP and CDIS take
+the intervention mask, so they also play ``obs+int``."""
 
 PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
                "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
                "random_regress": "RandomRegress", "xges": "XGES", "notears_mlp": "NOTEARS-MLP",
-               "das": "DAS", "sdcd": "SDCD"}
+               "das": "DAS", "sdcd": "SDCD", "igsp": "IGSP", "cdis": "CDIS"}
 
 _PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies", "xges": "gies"}
 """Our method -> the paper's row it is compared with (GES against GIES: see *Methods*)."""
@@ -152,6 +154,10 @@ PAPER_TABLE2: dict[str, dict[str, tuple[float, float]]] = {
     "das": {"synthetic/obs": (0.34, 142.6), "semantic/obs": (0.21, 59.5), "formula/obs": (0.16, 64.8)},
     "sdcd": {"synthetic/obs": (0.38, 135.5), "synthetic/obs+int": (0.38, 148.1), "semantic/obs": (0.36, 51.2),
              "semantic/obs+int": (0.36, 51.7), "formula/obs": (0.28, 61.5), "formula/obs+int": (0.29, 61.6)},
+    "igsp": {"synthetic/obs": (0.41, 135.6), "synthetic/obs+int": (0.39, 132.8), "semantic/obs": (0.31, 40.8),
+             "semantic/obs+int": (0.31, 39.9), "formula/obs": (0.21, 43.3), "formula/obs+int": (0.16, 40.7)},
+    "cdis": {"synthetic/obs": (0.38, 143.0), "synthetic/obs+int": (0.40, 140.1), "semantic/obs": (0.40, 31.7),
+             "semantic/obs+int": (0.40, 31.9), "formula/obs": (0.23, 31.0), "formula/obs+int": (0.23, 30.9)},
 }
 
 # Table 9: synthetic F1 by d, (obs, obs+int); None where the paper has no cell.
@@ -166,6 +172,8 @@ PAPER_TABLE9: dict[str, dict[int, tuple[float, float | None]]] = {
     "notears_mlp": dict(zip(_DIMS, ((0.39, None), (0.38, None), (0.36, None), (0.34, None), (0.29, None)))),
     "das": dict(zip(_DIMS, ((0.43, None), (0.38, None), (0.34, None), (0.30, None), (0.25, None)))),
     "sdcd": dict(zip(_DIMS, ((0.38, 0.40), (0.39, 0.39), (0.39, 0.38), (0.38, 0.36), (0.37, 0.36)))),
+    "igsp": dict(zip(_DIMS, ((0.49, 0.47), (0.45, 0.42), (0.42, 0.40), (0.36, 0.34), (0.32, 0.30)))),
+    "cdis": dict(zip(_DIMS, ((0.36, 0.44), (0.39, 0.42), (0.39, 0.40), (0.38, 0.38), (0.36, 0.35)))),
 }
 
 # Table 8: synthetic F1 by graph family, (obs, obs+int).
@@ -185,6 +193,10 @@ PAPER_TABLE8: dict[str, dict[str, tuple[float, float | None]]] = {
         ("das", (0.34, 0.39, 0.31, 0.38, 0.33, 0.33, 0.30, 0.37, 0.30, 0.35), (None,) * 10),
         ("sdcd", (0.41, 0.41, 0.34, 0.39, 0.39, 0.39, 0.41, 0.37, 0.36, 0.36),
          (0.40, 0.41, 0.35, 0.38, 0.39, 0.40, 0.38, 0.35, 0.37, 0.34)),
+        ("igsp", (0.37, 0.41, 0.38, 0.43, 0.39, 0.38, 0.46, 0.44, 0.36, 0.45),
+         (0.36, 0.39, 0.37, 0.40, 0.37, 0.36, 0.44, 0.41, 0.35, 0.43)),
+        ("cdis", (0.42, 0.30, 0.33, 0.31, 0.40, 0.41, 0.58, 0.34, 0.34, 0.34),
+         (0.42, 0.32, 0.36, 0.35, 0.42, 0.42, 0.58, 0.39, 0.36, 0.38)),
     )
 }
 
@@ -204,6 +216,8 @@ PAPER_TABLE10: dict[str, dict[str, tuple[float, float | None]]] = {
         ("notears_mlp", (0.38, 0.35, 0.37, 0.32), (None,) * 4),
         ("das", (0.33, 0.34, 0.33, 0.32), (None,) * 4),
         ("sdcd", (0.36, 0.39, 0.36, 0.38), (0.35, 0.38, 0.35, 0.38)),
+        ("igsp", (0.35, 0.41, 0.37, 0.43), (0.34, 0.39, 0.35, 0.40)),
+        ("cdis", (0.27, 0.38, 0.30, 0.45), (0.29, 0.41, 0.30, 0.47)),
     )
 }
 
@@ -224,6 +238,10 @@ PAPER_TABLE11: dict[str, dict[str, tuple[float, float | None]]] = {
         ("notears_mlp", (0.36, 0.36, 0.34, 0.35, 0.39, 0.35, 0.32, 0.36, 0.35), (None,) * 9),
         ("das", (0.34, 0.35, 0.32, 0.33, 0.41, 0.32, 0.30, 0.34, 0.35), (None,) * 9),
         ("sdcd", (0.40, 0.40, 0.36, 0.39, 0.42, 0.36, 0.28, 0.40, 0.40), (0.40, 0.37, 0.36, 0.39, 0.41, 0.37, 0.29, 0.38, 0.38)),
+        ("igsp", (0.42, 0.43, 0.38, 0.39, 0.46, 0.39, 0.30, 0.41, 0.43),
+         (0.41, 0.41, 0.35, 0.38, 0.43, 0.37, 0.29, 0.40, 0.41)),
+        ("cdis", (0.40, 0.39, 0.35, 0.37, 0.39, 0.36, 0.31, 0.38, 0.38),
+         (0.42, 0.43, 0.37, 0.40, 0.40, 0.38, 0.32, 0.41, 0.41)),
     )
 }
 
@@ -246,6 +264,8 @@ PAPER_TABLE18: dict[str, dict[int, tuple[float, float]]] = {
                          (0.36, 49.6))),
         ("das", ((0.22, 61.5), (0.28, 61.5), (0.32, 65.4), (0.35, 67.5), (0.36, 71.0), (0.35, 104.7), (0.36, 87.1))),
         ("sdcd", ((0.22, 118.1), (0.26, 100.0), (0.35, 75.3), (0.38, 68.7), (0.40, 62.8), (0.41, 59.2), (0.43, 54.2))),
+        ("igsp", ((0.25, 52.3), (0.31, 51.8), (0.38, 52.2), (0.41, 54.3), (0.43, 58.9), (0.43, 68.8), (0.43, 76.8))),
+        ("cdis", ((0.23, 51.1), (0.29, 49.4), (0.36, 48.4), (0.39, 50.8), (0.40, 54.2), (0.42, 60.0), (0.43, 61.7))),
     )
 }
 
