@@ -70,7 +70,7 @@ def test_a_batch_equals_its_datasets_one_by_one(net):
 
 
 def test_amortized_methods_are_listed_and_also_run_through_discovery_run():
-    assert methods(kind="amortized") == ("edgenet",)
+    assert methods(kind="amortized") == ("edgenet", "cdfm")
     assert {"edgenet", "pc"} <= set(methods(kind="batch"))
     with pytest.raises(ValueError, match="kind"):
         methods(kind="pretrained")

@@ -10,7 +10,13 @@ name           method
 =============  =================================================================================
 ``edgenet``    our AVICI-style network (:mod:`.network`), trained on a declared arena prior by
                ``examples/train_amortized.py``; the checkpoint and its training card ship here
+``cdfm``       the released CDFM network (Qiao et al. 2026) through the ``cdfm-base`` package
+               (:mod:`.cdfm_checkpoint`); its checkpoint (Hugging Face ``DMIRLAB/CDFM``) is not
+               shipped: pass its folder as ``path`` or set ``CAUSAL_GYM_CDFM_CHECKPOINT``. Its
+               default threshold is the checkpoint's calibrated one, per dataset
 =============  =================================================================================
+
+:func:`available_methods` lists those that load without a ``path`` on this machine.
 """
 
 from __future__ import annotations
@@ -18,7 +24,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -27,23 +32,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
+from causal_gym.discovery.amortized.cdfm_checkpoint import CDFMMethod
+from causal_gym.discovery.amortized.cdfm_checkpoint import ready as cdfm_ready
+from causal_gym.discovery.amortized.result import AmortizedResult
 from causal_gym.discovery.result import MethodOutput
 
-__all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "AMORTIZED_METHODS", "load", "default_checkpoint",
-           "edgenet"]
-
-
-@dataclass(frozen=True, eq=False)
-class AmortizedResult:
-    """One dataset's inference: edge probabilities, the thresholded graph and the timing split."""
-
-    method: str
-    probabilities: np.ndarray
-    graph: np.ndarray
-    threshold: float
-    load_seconds: float
-    infer_seconds: float
-    extras: dict[str, Any] = field(default_factory=dict)
+__all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "CDFMMethod", "AMORTIZED_METHODS", "load",
+           "available_methods", "default_checkpoint", "edgenet"]
 
 
 class AmortizedMethod(Protocol):
@@ -119,11 +114,19 @@ class EdgeNetMethod:
         return [self.run(data) for data in datasets]
 
 
-AMORTIZED_METHODS: dict[str, type] = {"edgenet": EdgeNetMethod}
+AMORTIZED_METHODS: dict[str, type] = {"edgenet": EdgeNetMethod, "cdfm": CDFMMethod}
+
+
+def available_methods() -> tuple[str, ...]:
+    """The amortized methods that :func:`load` can open without a ``path`` here: ``edgenet`` (shipped),
+    and ``cdfm`` when ``cdfm-base`` is installed and ``CAUSAL_GYM_CDFM_CHECKPOINT`` names a checkpoint.
+    Defaults that run every amortized method should run these, not all of :data:`AMORTIZED_METHODS`."""
+    return tuple(name for name in AMORTIZED_METHODS if name != "cdfm" or cdfm_ready())
 
 
 def load(name: str, path: str | Path | None = None, **options: Any) -> AmortizedMethod:
-    """Load amortized method ``name`` (default: its shipped checkpoint) once; then call ``run``/``run_many``."""
+    """Load amortized method ``name`` once (default ``path``: its shipped checkpoint, or for ``cdfm`` the
+    environment variable); then call ``run``/``run_many``."""
     name = check_choice(name, tuple(AMORTIZED_METHODS), "amortized method")
     method: AmortizedMethod = AMORTIZED_METHODS[name](path, **options)
     return method

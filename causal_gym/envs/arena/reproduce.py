@@ -565,22 +565,22 @@ GRAPHICAL_SEARCH = ("cdis", "gies", "gies_fast", "igsp", "pc")
 
 
 def exposure_summary(observational: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
-    """The pretraining-exposure check (paper Fig. 15) of every amortized method among ``methods``.
+    """The pretraining-exposure check (paper Fig. 15) of EdgeNet when it is among ``methods``.
 
-    Each amortized method's prior is read from its training card, so the ID/OOD split is exact (we
-    know what it trained on). The reference is the graphical-search methods of the run
+    Its prior is read from its training card, so the ID/OOD split is exact (we know what it trained
+    on); a published checkpoint such as CDFM has no card here. The reference is the graphical-search methods of the run
     (:data:`GRAPHICAL_SEARCH`). Returns ``method -> {"reference", "by_d": {d, and "all" over several d: rows of
     :func:`~.analysis.exposure_scores`}}``; empty without an amortized method, a reference method
     or scored obs units.
     """
-    from causal_gym.discovery.amortized import AMORTIZED_METHODS, read_card
+    from causal_gym.discovery.amortized import read_card
     from causal_gym.envs.arena.analysis import exposure_scores
     from causal_gym.envs.arena.prior import Prior
 
     reference = [m for m in methods if m in GRAPHICAL_SEARCH]
     out: dict[str, Any] = {}
     for method in methods:
-        if method not in AMORTIZED_METHODS or not reference:
+        if method != "edgenet" or not reference:  # the amortized method whose training card declares its prior
             continue
         coverage = Prior.from_dict(read_card()["prior"]).coverage()  # the shipped checkpoint's card
         by_d: dict[str, Any] = {}
@@ -738,10 +738,10 @@ _QUICK_K = (4, 8, 16, 32)
 
 def _load_split(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
     """``--load-split``: nested-``k`` timings and their fits (:mod:`~.load_split`), printed and returned."""
-    from causal_gym.discovery.amortized import AMORTIZED_METHODS
+    from causal_gym.discovery.amortized import AMORTIZED_METHODS, available_methods
     from causal_gym.envs.arena.load_split import PAPER_K, fit_load_split, nested_timings
 
-    chosen = _names(args.methods, tuple(AMORTIZED_METHODS), "amortized method") or tuple(AMORTIZED_METHODS)
+    chosen = _names(args.methods, tuple(AMORTIZED_METHODS), "amortized method") or available_methods()
     dims = tuple(int(d) for d in args.dims.split(",")) if args.dims else (10, 30) if args.quick else tuple(PAPER_K)
     try:
         ks = (tuple(int(k) for k in args.k.split(",")) if args.k else _QUICK_K if args.quick
@@ -835,7 +835,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
                         "rerun with the same arguments to resume")
     parser.add_argument("--load-split", action="store_true",
                         help="instead of the grid: time nested runs of the amortized methods among --methods "
-                        "(default all) and fit T(k) = T_fixed + k T_graph per d (paper Table 4); quick: d 10,30 and "
+                        "(default those that load here without a path) and fit T(k) = T_fixed + k T_graph per d (paper Table 4); quick: d 10,30 and "
                         f"k {','.join(map(str, _QUICK_K))}; full: the paper's d and k grids")
     parser.add_argument("--k", help="with --load-split: comma-separated k, the same at every d")
     parser.add_argument("--plan", action="store_true", help="print the plan's unit counts and stop")

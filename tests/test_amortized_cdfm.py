@@ -1,0 +1,170 @@
+"""load('cdfm'): the released CDFM network through the cdfm-base package, on checkpoints made here.
+
+The checkpoints are small networks of the package's own architecture with seeded random weights,
+written in its format (config.json + model.safetensors). The references are the package's own
+end-to-end ``CDFM.predict``, its documented index convention, and hand-computed thresholds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cdfm = pytest.importorskip("cdfm")
+torch = pytest.importorskip("torch")
+
+from cdfm.model.cdfm_model import CDFM as CDFMNetwork  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
+
+from causal_gym.discovery.amortized import available_methods, load  # noqa: E402
+from causal_gym.discovery.amortized.cdfm_checkpoint import CHECKPOINT_ENV  # noqa: E402
+
+ARCHITECTURE = {"embed_dim": 16, "p_dim": 8, "nhead": 2, "dim_feedforward": 32, "num_inds": 4, "num_layers": 1,
+                "num_blocks_of_embedding": 1}
+FEATURES = ["mean", "std", "p25", "p50", "p75", "p90", "logD", "median_gap", "max_gap", "knee_T"]
+
+
+def write_checkpoint(folder: Path, calibration: dict | None, *, drop: str | None = None, seed: int = 0) -> Path:
+    """A checkpoint folder in the package's format; logits spread (temperature 50, bias 0) so graphs are not empty."""
+    torch.manual_seed(seed)
+    network = CDFMNetwork(**ARCHITECTURE)
+    with torch.no_grad():
+        network.inference.log_temp.fill_(np.log(50.0))
+        network.inference.final_bias.fill_(0.0)
+    state = {k: v.contiguous() for k, v in network.state_dict().items() if k != drop}
+    folder.mkdir(parents=True)
+    save_file(state, str(folder / "model.safetensors"))
+    config = dict(ARCHITECTURE)
+    if calibration is not None:
+        config["calibration_config"] = calibration
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> Path:
+    coefficients = [-2.0, 0.3, -0.2, 0.1, 4.0, 0.1, -0.1, 0.05, 0.2, -0.3, 0.1]
+    return write_checkpoint(tmp_path_factory.mktemp("cdfm") / "ckpt",
+                            {"type": "linear", "coefficients": coefficients, "feature_names": FEATURES})
+
+
+@pytest.fixture(scope="module")
+def method(checkpoint):
+    return load("cdfm", checkpoint)
+
+
+def datasets(k: int, n: int = 80, d: int = 5, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(k):
+        x = rng.normal(size=(n, d))
+        x[:, 1] += 1.5 * x[:, 0]
+        x[:, 2] = np.tanh(x[:, 1]) + 0.3 * rng.normal(size=n)
+        out.append(x)
+    return out
+
+
+def test_results_equal_the_package_predict_on_ten_datasets(checkpoint, method):
+    reference = cdfm.CDFM.from_pretrained(str(checkpoint), device="cpu")
+    off = ~np.eye(5, dtype=bool)
+    edges = 0
+    for x in datasets(10):
+        ours, theirs = method.run(x), reference.predict(x)
+        np.testing.assert_allclose(ours.probabilities[off], theirs.probabilities[off], rtol=0, atol=1e-9)
+        assert ours.threshold == pytest.approx(theirs.threshold, abs=1e-12)
+        np.testing.assert_array_equal(ours.graph, theirs.adjacency)
+        edges += int(ours.graph.sum())
+    assert 0 < edges < 10 * 20  # the comparison is not between empty (or full) graphs
+
+
+def test_shapes_timing_and_zero_diagonal(method):
+    x = datasets(1, d=7)[0]
+    result = method.run(x)
+    assert result.method == "cdfm" and result.probabilities.shape == result.graph.shape == (7, 7)
+    assert result.graph.dtype == np.int8 and set(np.unique(result.graph)) <= {0, 1}
+    assert np.all(np.diag(result.probabilities) == 0) and np.all(np.diag(result.graph) == 0)
+    assert np.all((result.probabilities >= 0) & (result.probabilities <= 1))
+    assert result.load_seconds == method.load_seconds > 0 and result.infer_seconds > 0
+    np.testing.assert_array_equal(result.probabilities, method.infer(x))
+    assert result.extras["calibrated"] and np.isnan(method.threshold)
+
+
+def test_a_planted_logit_at_0_1_reads_as_the_edge_0_to_1(checkpoint, monkeypatch):
+    # The package's graph head documents W[b, i, j] as the edge i -> j, and its edge lists read
+    # adjacency[i, j] as source i, target j; plant W itself and check nothing transposes it.
+    method = load("cdfm", checkpoint, threshold=0.5)
+    planted = torch.full((4, 4), -6.0)
+    planted[0, 1], planted[2, 3] = 6.0, 6.0
+    monkeypatch.setattr(method.model.inference, "forward", lambda embeddings: planted[None])
+    result = method.run(datasets(1, d=4)[0])
+    assert result.probabilities[0, 1] > 0.99 and result.probabilities[1, 0] < 0.01
+    assert [edge[:2] for edge in cdfm.adjacency_to_edge_list(result.graph)] == [(0, 1), (2, 3)]
+
+
+def test_permuting_columns_permutes_both_axes(method):
+    # The architecture has no positional encoding, so a relabelling of variables relabels rows and columns.
+    x = datasets(1, d=6, seed=3)[0]
+    perm = np.array([3, 0, 5, 1, 4, 2])
+    base, permuted = method.infer(x), method.infer(x[:, perm])
+    np.testing.assert_allclose(permuted, base[np.ix_(perm, perm)], atol=1e-5)
+
+
+def test_the_calibrated_threshold_is_the_logistic_of_its_features_by_hand(tmp_path):
+    folder = write_checkpoint(tmp_path / "one", {"type": "linear", "coefficients": [-2.0, 4.0],
+                                                 "feature_names": ["mean"]}, seed=1)
+    result = load("cdfm", folder).run(datasets(1, d=6, seed=5)[0])
+    off = ~np.eye(6, dtype=bool)
+    by_hand = 1.0 / (1.0 + np.exp(-(-2.0 + 4.0 * result.probabilities[off].mean())))
+    assert result.threshold == pytest.approx(by_hand, abs=1e-12)
+    np.testing.assert_array_equal(result.graph, (result.probabilities > by_hand).astype(np.int8))
+
+
+def test_a_fixed_threshold_replaces_the_calibrated_one(checkpoint):
+    result = load("cdfm", checkpoint, threshold=0.3).run(datasets(1)[0])
+    assert result.threshold == 0.3 and not result.extras["calibrated"]
+    np.testing.assert_array_equal(result.graph, (result.probabilities > 0.3).astype(np.int8))
+    for bad in (0.0, 1.0, -0.5):
+        with pytest.raises(ValueError, match="threshold"):
+            load("cdfm", checkpoint, threshold=bad)
+
+
+def test_run_many_equals_run_one_by_one(method):
+    data = datasets(4, seed=7)
+    for many, one in zip(method.run_many(data), [method.run(x) for x in data]):
+        np.testing.assert_array_equal(many.probabilities, one.probabilities)
+        np.testing.assert_array_equal(many.graph, one.graph)
+        assert many.threshold == one.threshold and many.load_seconds == one.load_seconds
+
+
+def test_without_a_checkpoint_the_error_says_where_to_get_one(tmp_path, monkeypatch):
+    monkeypatch.delenv(CHECKPOINT_ENV, raising=False)
+    with pytest.raises(FileNotFoundError, match=f"DMIRLAB/CDFM.*{CHECKPOINT_ENV}"):
+        load("cdfm")
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match="no model.safetensors"):
+        load("cdfm", tmp_path)
+    # a relative path that does not exist fails here; the package would take "a/b" for a Hub id and download
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="DMIRLAB/CDFM"):
+        load("cdfm", "someone/model")
+    assert "cdfm" not in available_methods()
+
+
+def test_the_environment_variable_points_to_the_checkpoint(checkpoint, method, monkeypatch):
+    monkeypatch.setenv(CHECKPOINT_ENV, str(checkpoint))
+    assert available_methods() == ("edgenet", "cdfm")
+    x = datasets(1, seed=9)[0]
+    np.testing.assert_array_equal(load("cdfm").run(x).probabilities, method.run(x).probabilities)
+
+
+def test_missing_weights_or_calibration_are_refused(tmp_path):
+    partial = write_checkpoint(tmp_path / "partial", None, drop="inference.final_bias")
+    with pytest.raises(ValueError, match="lacks 1 of the network's weights"):
+        load("cdfm", partial, threshold=0.5)
+    uncalibrated = write_checkpoint(tmp_path / "uncalibrated", None)
+    with pytest.raises(ValueError, match="no calibration_config"):
+        load("cdfm", uncalibrated)
+    assert load("cdfm", uncalibrated, threshold=0.5).run(datasets(1)[0]).threshold == 0.5
