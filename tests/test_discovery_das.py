@@ -170,3 +170,14 @@ def test_das_takes_no_intervention_mask():
     x = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(ValueError, match="intervention masks"):
         run("das", x, mask=np.zeros((50, 3), dtype=bool))
+
+
+def test_mostly_tied_rows_get_a_scale_instead_of_an_error():
+    """Discrete columns make most row pairs equal once few columns remain: the median distance is 0
+    (the arena failed 24 of 600 units on it); DAS then uses the mean nonzero distance and still runs."""
+    rng = np.random.default_rng(0)
+    root = (rng.random(400) < 0.1).astype(float)  # a Bernoulli(0.1) root: most pairs of rows tie on it
+    child = (rng.random(400) < 0.1 + 0.6 * root).astype(float)
+    assert np.median(np.abs(root[:, None] - root[None, :])) == 0
+    result = run("das", np.column_stack([root, child]))
+    assert result.graph.shape == (2, 2) and not result.graph[np.diag_indices(2)].any()

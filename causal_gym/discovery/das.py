@@ -21,7 +21,8 @@ alone by Stein's identity (no density model):
    alone regresses every node on all its predecessors.
 
 Stein estimators (Li & Turner 2018; Rolland et al. 2022): with the Gaussian kernel
-``K = exp(-|x - x'|^2 / (2 s^2)) / s``, ``s`` the median pairwise distance, the score is
+``K = exp(-|x - x'|^2 / (2 s^2)) / s``, ``s`` the median pairwise distance (where most rows tie, as
+with a few discrete columns, the mean of the nonzero distances instead), the score is
 ``G = (K + eta_g I)^{-1} <nabla, K>`` and the Hessian ``H = -G G^T + (K + eta_h I)^{-1} <nabla^2, K>``,
 row by row. All sums over rows are written as products with ``K`` (one Cholesky factor per
 solve), so nothing of size ``n x n x d`` is built: ``n = 1000``, ``d = 30`` costs about one second.
@@ -62,9 +63,13 @@ class _SteinKernel:
         sq = (x * x).sum(1)
         dist2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * x @ x.T, 0.0)
         np.fill_diagonal(dist2, 0.0)
-        s = float(np.median(np.sqrt(dist2)))  # over all n^2 pairs, the diagonal's zeros included
+        dist = np.sqrt(dist2)
+        s = float(np.median(dist))  # over all n^2 pairs, the diagonal's zeros included
         if s <= 0:
-            raise ValueError("DAS needs rows that are not all equal (median pairwise distance 0)")
+            # most rows tie (discrete columns, once few remain): the median heuristic has no scale, so
+            # take the mean of the distances that are not zero (1 when every row is the same)
+            positive = dist[dist > 0]
+            s = float(positive.mean()) if positive.size else 1.0
         self.x, self.s = x, s
         self.k = np.exp(-dist2 / (2.0 * s * s)) / s
         self.row_sum = self.k.sum(1)
