@@ -328,7 +328,7 @@ def exposure_scores(
         with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # empty slices are NaN, by design
             per_category = np.einsum("bu,mu,uc->bmc", weights, scores, member) / counts[:, None, :]
-            inside = np.array([c in set(covered) for c in categories], dtype=bool)
+            inside = np.isin(categories, list(covered))
             f_id, f_ood = (np.nanmean(per_category[:, :, chosen], axis=2) if chosen.any()
                            else np.full(per_category.shape[:2], np.nan) for chosen in (inside, ~inside))
             ref_id, ref_ood = f_id[:, 1:].mean(axis=1), f_ood[:, 1:].mean(axis=1)

@@ -306,17 +306,15 @@ def menu_outputs(instance: HeuresisInstance, labels: Sequence[str] = tuple(MENU)
         ``{label: {"graph", "precision", "recall", "f1", "nshd", "runtime", "n_tests"}}``.
     """
     _check_labels(labels)
-    out = {}
-    for label in labels:
-        raw = run_menu_entry(instance, label)
-        graph = np.asarray(raw["graph"], dtype=np.int8)
-        out[label] = {
-            "graph": graph,
-            **score_graph(instance.hidden.dag, graph),
-            "runtime": float(raw["runtime"]),
-            "n_tests": int(raw["n_tests"]),
-        }
-    return out
+    return {label: _scored_run(instance, label) for label in labels}
+
+
+def _scored_run(instance: HeuresisInstance, label: str | MenuEntry) -> dict[str, Any]:
+    """One cached menu-entry run scored against the truth: graph, precision, recall, f1, nshd, runtime, n_tests."""
+    raw = run_menu_entry(instance, label)
+    graph = np.asarray(raw["graph"], dtype=np.int8)
+    return {"graph": graph, **score_graph(instance.hidden.dag, graph), "runtime": float(raw["runtime"]),
+            "n_tests": int(raw["n_tests"])}
 
 
 def oracle_graph(instance: HeuresisInstance, reference: PCReference | None = None) -> tuple[np.ndarray, dict[str, float]]:
@@ -532,14 +530,8 @@ def instance_row(
         "floors": trivial_floors(instance, reference),
         "router": {"branch": branch, "flagged_share": share, **{
             key: menu[branch][key] for key in ("precision", "recall", "f1", "nshd")}},
-        "baselines": {name: _baseline_scores(instance, name) for name in baselines},
+        "baselines": {name: _scores_only(_scored_run(instance, FOUNDATION_BASELINES[name])) for name in baselines},
     }
-
-
-def _baseline_scores(instance: HeuresisInstance, name: str) -> dict[str, float]:
-    raw = run_menu_entry(instance, FOUNDATION_BASELINES[name])
-    return {**score_graph(instance.hidden.dag, np.asarray(raw["graph"], dtype=np.int8)),
-            "runtime": float(raw["runtime"])}
 
 
 _RowTask = tuple[str, str, int, int, int, float, tuple[str, ...], Seal | None, tuple[str, ...]]
