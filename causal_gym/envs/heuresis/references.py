@@ -55,6 +55,7 @@ from causal_gym._workers import process_pool
 from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
 from causal_gym.discovery import DeletionRecord, run
+from causal_gym.discovery.amortized import cache_options
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import (
     DEFAULT_D,
@@ -259,9 +260,10 @@ def menu_entry_is_cached(instance: HeuresisInstance, label: str) -> bool:
 
 
 def _menu_key(instance: HeuresisInstance, entry: MenuEntry) -> dict[str, Any]:
-    # name, method and options: the key of a default entry is the one it always had
-    return {"kind": "menu", "label": entry.name, "method": entry.method, "options": dict(entry.options),
-            **_instance_key(instance)}
+    # name, method and options: the key of a default entry is the one it always had; a checkpoint
+    # read from a path or an environment variable is keyed by its content (cache_options)
+    return {"kind": "menu", "label": entry.name, "method": entry.method,
+            "options": cache_options(entry.method, entry.options), **_instance_key(instance)}
 
 
 def _record(entry: Mapping[str, Any]) -> DeletionRecord:
