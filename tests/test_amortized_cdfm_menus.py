@@ -214,3 +214,30 @@ def test_cache_keys_follow_the_checkpoint_content_not_its_path(tmp_path, monkeyp
         graphs.append(menu_graph(dataset, entry))
         np.testing.assert_array_equal(graphs[-1], run("cdfm", dataset.data).graph)
     assert not np.array_equal(*graphs)
+
+
+def test_reproduce_arena_plays_cdfm_only_when_configured(checkpoint, monkeypatch, tmp_path, capsys):
+    import gymnasium as gym
+
+    from causal_gym.envs.arena.reproduce import main, plan_runs
+    from causal_gym.eval.runner import run_plan
+
+    arguments = ["--quick", "--methods", "cdfm", "--families", "chain", "--no-grounded", "--splits", "obs",
+                 "--n-obs", "200", "--out", str(tmp_path), "--quiet"]
+    monkeypatch.delenv(CHECKPOINT_ENV, raising=False)
+    with pytest.raises(SystemExit):
+        main(arguments, runner=run_plan)
+    assert CHECKPOINT_ENV in capsys.readouterr().err
+    monkeypatch.setenv(CHECKPOINT_ENV, str(checkpoint))  # the runner's worker inherits it
+    output = main(arguments, runner=run_plan)
+    [row] = output["rows"]
+    assert row["method"] == "cdfm" and row["status"] == "ok"
+    # the same unit played here: the env's reward for MethodAgent('cdfm')
+    env = gym.make("CausalArena-synthetic-v0", d=10, split="obs", replicate=0, n_obs=200, accept_cycles=True)
+    [instance] = plan_runs(methods=("cdfm",), families=("chain",), dims=(10,), per_block=1, splits=("obs",),
+                           replicates=1, grounded=())["synthetic"]["instances"]
+    obs, info = env.reset(seed=0, options={"instance": instance})
+    agent = MethodAgent("cdfm")
+    agent.reset(task_spec(env))
+    _, reward, _, _, _ = env.step(agent.act(obs, info))
+    assert row["f1"] == pytest.approx(reward) and 0 < reward < 1

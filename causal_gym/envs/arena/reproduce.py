@@ -831,7 +831,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     ``runner`` is :func:`causal_gym.eval.runner.run_plan` (``causal-gym reproduce arena`` passes
     it); it may be omitted only with ``--plan``.
     """
-    from causal_gym.discovery import methods as all_methods
+    from causal_gym.discovery import check_method
     from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 
     parser = argparse.ArgumentParser(
@@ -884,7 +884,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
         return _load_split(args, parser)
     if args.k is not None:
         parser.error("--k needs --load-split")
-    methods = _names(args.methods, all_methods(), "method") or METHODS
+    try:  # cdfm without its checkpoint is refused here, saying how to get one
+        methods = tuple(check_method(m.strip()) for m in (args.methods or "").split(",") if m.strip()) or METHODS
+    except (ValueError, FileNotFoundError, ImportError) as err:
+        parser.error(str(err))
     try:
         sample_sizes = None if args.sample_sizes is None else tuple(int(n) for n in args.sample_sizes.split(","))
     except ValueError:
