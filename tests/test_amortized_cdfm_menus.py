@@ -241,3 +241,23 @@ def test_reproduce_arena_plays_cdfm_only_when_configured(checkpoint, monkeypatch
     agent.reset(task_spec(env))
     _, reward, _, _, _ = env.step(agent.act(obs, info))
     assert row["f1"] == pytest.approx(reward) and 0 < reward < 1
+
+
+def test_heuresis_foundation_rows_add_cdfm_only_when_configured(checkpoint, monkeypatch):
+    from causal_gym.discovery.amortized import load
+    from causal_gym.envs.heuresis import references as refs
+    from causal_gym.envs.heuresis.instances import make_instance
+    from causal_gym.metrics import adjacency_scores
+
+    monkeypatch.delenv(CHECKPOINT_ENV, raising=False)
+    assert list(refs.foundation_baselines()) == ["edgenet"]
+    with pytest.raises(ValueError, match=f"unknown baseline.*{CHECKPOINT_ENV}"):
+        refs.collect_rows(("lg",), "dev", range(1), d=5, n=150, labels=("pc_fisherz",), baselines=("cdfm",))
+    monkeypatch.setenv(CHECKPOINT_ENV, str(checkpoint))
+    assert list(refs.foundation_baselines()) == ["edgenet", "cdfm"]
+    row = refs.instance_row("lg", "dev", 0, d=5, n=150, labels=("pc_fisherz",), baselines=("cdfm",))
+    instance = make_instance("lg", "dev", 0, d=5, n=150)
+    expected = adjacency_scores(instance.hidden.dag, load("cdfm", checkpoint).run(instance.data).graph)
+    scores = row["baselines"]["cdfm"]
+    assert (scores["precision"], scores["recall"], scores["f1"]) == pytest.approx(
+        (expected.precision, expected.recall, expected.f1))
