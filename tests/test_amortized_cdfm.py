@@ -7,7 +7,6 @@ end-to-end ``CDFM.predict``, its documented index convention, and hand-computed 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -16,39 +15,15 @@ import pytest
 cdfm = pytest.importorskip("cdfm")
 torch = pytest.importorskip("torch")
 
-from cdfm.model.cdfm_model import CDFM as CDFMNetwork  # noqa: E402
-from safetensors.torch import save_file  # noqa: E402
+from cdfm_checkpoints import CALIBRATION, write_checkpoint  # noqa: E402
 
 from causal_gym.discovery.amortized import available_methods, load  # noqa: E402
 from causal_gym.discovery.amortized.cdfm_checkpoint import CHECKPOINT_ENV  # noqa: E402
 
-ARCHITECTURE = {"embed_dim": 16, "p_dim": 8, "nhead": 2, "dim_feedforward": 32, "num_inds": 4, "num_layers": 1,
-                "num_blocks_of_embedding": 1}
-FEATURES = ["mean", "std", "p25", "p50", "p75", "p90", "logD", "median_gap", "max_gap", "knee_T"]
-
-
-def write_checkpoint(folder: Path, calibration: dict | None, *, drop: str | None = None, seed: int = 0) -> Path:
-    """A checkpoint folder in the package's format; logits spread (temperature 50, bias 0) so graphs are not empty."""
-    torch.manual_seed(seed)
-    network = CDFMNetwork(**ARCHITECTURE)
-    with torch.no_grad():
-        network.inference.log_temp.fill_(np.log(50.0))
-        network.inference.final_bias.fill_(0.0)
-    state = {k: v.contiguous() for k, v in network.state_dict().items() if k != drop}
-    folder.mkdir(parents=True)
-    save_file(state, str(folder / "model.safetensors"))
-    config = dict(ARCHITECTURE)
-    if calibration is not None:
-        config["calibration_config"] = calibration
-    (folder / "config.json").write_text(json.dumps(config))
-    return folder
-
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory) -> Path:
-    coefficients = [-2.0, 0.3, -0.2, 0.1, 4.0, 0.1, -0.1, 0.05, 0.2, -0.3, 0.1]
-    return write_checkpoint(tmp_path_factory.mktemp("cdfm") / "ckpt",
-                            {"type": "linear", "coefficients": coefficients, "feature_names": FEATURES})
+    return write_checkpoint(tmp_path_factory.mktemp("cdfm") / "ckpt", CALIBRATION)
 
 
 @pytest.fixture(scope="module")

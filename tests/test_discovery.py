@@ -302,7 +302,8 @@ def test_anm_orients_nonlinear_pair(mechanism):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_methods_and_options_listed():
+def test_methods_and_options_listed(monkeypatch):
+    monkeypatch.delenv("CAUSAL_GYM_CDFM_CHECKPOINT", raising=False)  # cdfm is listed only when configured
     assert set(methods()) == {"pc", "fci", "ges", "direct_lingam", "anm", "notears", "gies", "dagma", "random_regress",
                               "ges_fast", "gies_fast", "xges", "notears_mlp", "das", "sdcd", "igsp", "cdis",
                               "edgenet"}

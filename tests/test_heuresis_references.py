@@ -324,8 +324,10 @@ def test_menu_ges_is_causallearns_ges_on_menu_instances(family):
         assert np.array_equal(run("ges_fast", data).graph, run("ges", data).graph), f"{family} test {index}"
 
 
-def test_foundation_baseline_rows_score_the_shipped_network_on_the_instance(small_instances):
+def test_foundation_baseline_rows_score_the_shipped_network_on_the_instance(small_instances, monkeypatch):
     from causal_gym.discovery.amortized import load
+
+    monkeypatch.delenv("CAUSAL_GYM_CDFM_CHECKPOINT", raising=False)  # cdfm is a baseline only when configured
 
     inst = small_instances[0]
     row = refs.instance_row(inst.family, "dev", 0, d=6, n=200, labels=("pc_fisherz",), baselines=("edgenet",))

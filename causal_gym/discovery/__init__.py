@@ -29,6 +29,9 @@ name               method
                    acyclicity penalty and a time limit; uses an intervention ``mask`` when given; a DAG
 ``edgenet``        our amortized EdgeNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
                    once per process; thresholded edge probabilities, the probabilities in extras
+``cdfm``           the released CDFM network (:mod:`~causal_gym.discovery.amortized`, ``cdfm-base``),
+                   from the checkpoint folder ``checkpoint=`` or ``$CAUSAL_GYM_CDFM_CHECKPOINT``
+                   names; :func:`methods` lists it only when the variable names one
 ``igsp``           our IGSP (Wang et al. 2017): greedy search over permutations, Fisher-z CI tests
                    on the observational rows, invariance tests against each setting's rows; GSP
                    without a mask; a DAG (:mod:`~causal_gym.discovery.igsp`)
@@ -68,7 +71,7 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -82,6 +85,7 @@ from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodO
 __all__ = [
     "run",
     "methods",
+    "check_method",
     "method_options",
     "supports_interventions",
     "INTERVENTIONAL_METHODS",
@@ -108,15 +112,49 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "igsp": igsp.igsp,
     "cdis": cdis.cdis,
     "edgenet": amortized.edgenet,
+    "cdfm": amortized.cdfm,
 }
+
+_NEEDS_CHECKPOINT = ("cdfm",)
+"""Methods whose weights are not shipped: runnable with a ``checkpoint`` option, listed by
+:func:`methods` only when configured on this machine (:func:`.amortized.available_methods`)."""
 
 INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd", "igsp", "cdis")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 
 def methods(kind: str = "batch") -> tuple[str, ...]:
-    """Names accepted by :func:`run` (``kind="batch"``), or by :func:`.amortized.load` (``"amortized"``)."""
-    return tuple(_METHODS) if check_choice(kind, ("batch", "amortized"), "kind") == "batch" else tuple(AMORTIZED_METHODS)
+    """Names :func:`run` can run here without further options (``kind="batch"``), or the names
+    :func:`.amortized.load` knows (``"amortized"``).
+
+    ``cdfm`` is among the batch names only when ``$CAUSAL_GYM_CDFM_CHECKPOINT`` names a checkpoint
+    and ``cdfm-base`` is installed; :func:`run` and :func:`check_method` also take it with a
+    ``checkpoint`` option.
+    """
+    if check_choice(kind, ("batch", "amortized"), "kind") == "amortized":
+        return tuple(AMORTIZED_METHODS)
+    configured = amortized.available_methods()
+    return tuple(name for name in _METHODS if name not in _NEEDS_CHECKPOINT or name in configured)
+
+
+def check_method(name: str, options: Mapping[str, object] | None = None) -> str:
+    """``name`` when :func:`run` can run it here with ``options`` (their values are checked by the run).
+
+    Menus and agents call this when they are built, so a method that cannot run fails there, not
+    in an episode.
+
+    Raises
+    ------
+    ValueError
+        An unknown method.
+    FileNotFoundError, ImportError
+        ``cdfm`` without a checkpoint (neither ``options["checkpoint"]`` nor the environment
+        variable names one) or without ``cdfm-base``; the message says how to get them.
+    """
+    name = check_choice(name, tuple(_METHODS), "method")
+    if name == "cdfm":
+        amortized.require((options or {}).get("checkpoint"))  # type: ignore[arg-type]
+    return name
 
 
 def method_options(name: str) -> dict[str, object]:
@@ -124,14 +162,14 @@ def method_options(name: str) -> dict[str, object]:
 
     PC additionally forwards any further keyword to :class:`causal_gym.stats.CITester`.
     """
-    name = check_choice(name, methods(), "method")
+    name = check_choice(name, tuple(_METHODS), "method")
     params = inspect.signature(_METHODS[name]).parameters.values()
     return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
 def supports_interventions(name: str) -> bool:
     """Whether method ``name`` uses an intervention mask (see :data:`INTERVENTIONAL_METHODS`)."""
-    return check_choice(name, methods(), "method") in INTERVENTIONAL_METHODS
+    return check_choice(name, tuple(_METHODS), "method") in INTERVENTIONAL_METHODS
 
 
 def _check_mask(mask: object, shape: tuple[int, int]) -> np.ndarray:
@@ -155,7 +193,7 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
     Parameters
     ----------
     name : str
-        One of :func:`methods`.
+        One of :func:`methods`, or ``cdfm`` with a ``checkpoint`` option.
     data : array of shape (n_samples, n_variables)
         Real-valued data without NaN/inf or constant columns.
     mask : array of shape (n_samples, n_variables), optional
@@ -174,8 +212,10 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
     ValueError
         Unknown method, unknown option or invalid option value (the message names the valid
         ones), invalid data, or a mask for a method that does not use one.
+    FileNotFoundError, ImportError
+        ``cdfm`` without a configured checkpoint or package (see :func:`check_method`).
     """
-    name = check_choice(name, methods(), "method")
+    name = check_choice(name, tuple(_METHODS), "method")
     defaults = method_options(name)
     unknown = sorted(set(options) - set(defaults))
     if unknown and not _forwards_extra_options(name):

@@ -54,8 +54,9 @@ class MenuEntry:
     Raises
     ------
     ValueError
-        An empty name, a method :func:`causal_gym.discovery.methods` does not list, or options
-        that are not a mapping with string keys.
+        An empty name, an unknown method, a method that cannot run here (``cdfm`` without a
+        checkpoint: :func:`causal_gym.discovery.check_method`), or options that are not a mapping
+        with string keys.
     """
 
     name: str
@@ -63,16 +64,20 @@ class MenuEntry:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        from causal_gym.discovery import methods
+        from causal_gym.discovery import check_method, methods
 
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a menu entry needs a non-empty string name, got {self.name!r}")
-        if self.method not in methods():
-            raise ValueError(f"menu entry {self.name!r}: unknown method {self.method!r}; choose one of "
-                             f"{', '.join(methods())}")
         if not isinstance(self.options, Mapping) or not all(isinstance(k, str) for k in self.options):
             raise ValueError(f"options of menu entry {self.name!r} must be a mapping with string keys, "
                              f"got {self.options!r}")
+        try:
+            check_method(self.method, self.options)
+        except ValueError:
+            raise ValueError(f"menu entry {self.name!r}: unknown method {self.method!r}; choose one of "
+                             f"{', '.join(methods())}") from None
+        except (FileNotFoundError, ImportError) as err:  # a method whose checkpoint is not configured here
+            raise ValueError(f"menu entry {self.name!r} cannot run {self.method!r} here: {err}") from err
         # frozen all the way down: a module-level menu is shared by every env built from it
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
 

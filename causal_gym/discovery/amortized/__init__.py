@@ -16,14 +16,17 @@ name           method
                default threshold is the checkpoint's calibrated one, per dataset
 =============  =================================================================================
 
-:func:`available_methods` lists those that load without a ``path`` on this machine.
+:func:`available_methods` lists those that load without a ``path`` on this machine. :func:`edgenet`
+and :func:`cdfm` are the same networks as methods of :func:`causal_gym.discovery.run` (so menus and
+the arena's submit mode offer them); ``cdfm`` is listed there only when its checkpoint is configured.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -32,13 +35,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery.amortized.cdfm_checkpoint import CDFMMethod
+from causal_gym.discovery.amortized.cdfm_checkpoint import CDFMMethod, fingerprint, require
 from causal_gym.discovery.amortized.cdfm_checkpoint import ready as cdfm_ready
 from causal_gym.discovery.amortized.result import AmortizedResult
 from causal_gym.discovery.result import MethodOutput
 
 __all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "CDFMMethod", "AMORTIZED_METHODS", "load",
-           "available_methods", "default_checkpoint", "edgenet"]
+           "available_methods", "default_checkpoint", "edgenet", "cdfm", "cache_options"]
 
 
 class AmortizedMethod(Protocol):
@@ -169,3 +172,53 @@ def edgenet(data: np.ndarray, *, checkpoint: str | None = None, threshold: float
     return MethodOutput(graph=result.graph, extras={
         "probabilities": result.probabilities, "threshold": result.threshold,
         "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
+
+
+@lru_cache(maxsize=4)
+def _loaded_cdfm(folder: str, digest: str, threshold: float | None) -> AmortizedMethod:
+    # keyed by the content too: a checkpoint replaced in place is loaded again
+    return load("cdfm", folder, threshold=threshold)
+
+
+def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | None = None) -> MethodOutput:
+    """CDFM as a method of :func:`causal_gym.discovery.run`, loaded once per process, checkpoint and threshold.
+
+    Without ``checkpoint`` the folder is ``$CAUSAL_GYM_CDFM_CHECKPOINT``
+    (:func:`.cdfm_checkpoint.checkpoint_folder`); without either it raises FileNotFoundError saying
+    how to get one. Both directions above the threshold read as ``i -- j``. ``extras``:
+    ``probabilities``, ``threshold`` (the one this dataset got), ``calibrated``, ``load_seconds``
+    (0 after the first call), ``infer_seconds``.
+
+    Parameters
+    ----------
+    checkpoint : str, optional
+        A local checkpoint folder (``config.json`` + ``model.safetensors``).
+    threshold : float, optional
+        A fixed edge-probability threshold in (0, 1); None uses the checkpoint's calibrated one per dataset.
+    """
+    folder = require(checkpoint)
+    misses = _loaded_cdfm.cache_info().misses
+    method = _loaded_cdfm(str(folder), fingerprint(folder), None if threshold is None else float(threshold))
+    loaded_now = _loaded_cdfm.cache_info().misses > misses
+    result = method.run(data)
+    return MethodOutput(graph=result.graph, extras={
+        "probabilities": result.probabilities, "threshold": result.threshold,
+        "calibrated": result.extras["calibrated"],
+        "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
+
+
+def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` as a cache key of a run of ``method`` should hold them: a checkpoint the run reads
+    from a path or an environment variable becomes its content digest (``"checkpoint_sha256"``).
+
+    So a cached graph is never one of another checkpoint that later sat at the same path or
+    variable, and no cache key carries a path. Other methods' options (and EdgeNet's shipped
+    default) are returned unchanged, so their keys stay the ones they always were.
+    """
+    out = dict(options)
+    if method == "cdfm":
+        out["checkpoint_sha256"] = fingerprint(out.pop("checkpoint", None))
+    elif method == "edgenet" and out.get("checkpoint") is not None:
+        path = Path(out.pop("checkpoint"))
+        out["checkpoint_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out

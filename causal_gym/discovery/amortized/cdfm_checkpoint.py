@@ -15,6 +15,9 @@ so nothing is transposed.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
@@ -26,7 +29,8 @@ import numpy as np
 from causal_gym._validation import check_data
 from causal_gym.discovery.amortized.result import AmortizedResult
 
-__all__ = ["CHECKPOINT_ENV", "RELEASED_CHECKPOINT", "CDFMMethod", "checkpoint_folder", "ready"]
+__all__ = ["CHECKPOINT_ENV", "RELEASED_CHECKPOINT", "CDFMMethod", "checkpoint_folder", "fingerprint", "ready",
+           "require"]
 
 CHECKPOINT_ENV = "CAUSAL_GYM_CDFM_CHECKPOINT"
 """Environment variable naming the local checkpoint folder when ``load('cdfm')`` gets no path."""
@@ -38,6 +42,10 @@ _HOW_TO_GET_IT = (
     f"download the released checkpoint {RELEASED_CHECKPOINT} from the Hugging Face Hub (for example "
     f"`huggingface-cli download {RELEASED_CHECKPOINT} --local-dir cdfm-checkpoint`), then pass that folder as "
     f"load('cdfm', path) or set {CHECKPOINT_ENV} to it")
+
+
+_NO_PACKAGE = ("the 'cdfm' amortized method needs the cdfm-base package: pip install cdfm-base (it comes with "
+               "causal-gym[arena])")
 
 
 def checkpoint_folder(path: str | Path | None = None) -> Path:
@@ -61,13 +69,49 @@ def checkpoint_folder(path: str | Path | None = None) -> Path:
 
 
 def ready() -> bool:
-    """Whether ``load('cdfm')`` can work without a path: the package imports and the variable names a checkpoint."""
+    """Whether ``load('cdfm')`` can work without a path: the variable names a checkpoint and the package
+    is installed (found, not imported: importing it imports torch, and menus ask this often)."""
     try:
-        import cdfm  # noqa: F401
         checkpoint_folder()
-    except (ImportError, FileNotFoundError):
+    except FileNotFoundError:
         return False
-    return True
+    return importlib.util.find_spec("cdfm") is not None
+
+
+def require(path: str | Path | None = None) -> Path:
+    """The checkpoint folder ``load('cdfm', path)`` would open, before anything is loaded.
+
+    Raises
+    ------
+    FileNotFoundError
+        No checkpoint configured (:func:`checkpoint_folder`).
+    ImportError
+        ``cdfm-base`` is not installed.
+    """
+    folder = checkpoint_folder(path)
+    if importlib.util.find_spec("cdfm") is None:
+        raise ImportError(_NO_PACKAGE)
+    return folder
+
+
+def fingerprint(path: str | Path | None = None) -> str:
+    """SHA-256 over the checkpoint's ``config.json`` and ``model.safetensors``: what a cache key holds
+    instead of the folder, so a replaced checkpoint is a new key and no key carries the path."""
+    folder = checkpoint_folder(path)
+    stamps = tuple((name, (folder / name).stat().st_size, (folder / name).stat().st_mtime_ns)
+                   for name in ("config.json", "model.safetensors"))
+    return _fingerprint(str(folder), stamps)
+
+
+@functools.lru_cache(maxsize=8)
+def _fingerprint(folder: str, stamps: tuple[tuple[str, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for name, _, _ in stamps:
+        digest.update(name.encode())
+        with open(Path(folder) / name, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 class CDFMMethod:
@@ -85,8 +129,7 @@ class CDFMMethod:
             import cdfm
             import torch
         except ImportError as err:
-            raise ImportError("the 'cdfm' amortized method needs the cdfm-base package: "
-                              "pip install cdfm-base (it comes with causal-gym[arena])") from err
+            raise ImportError(_NO_PACKAGE) from err
         if threshold is not None and not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be None (calibrated) or lie in (0, 1), got {threshold}")
         folder = checkpoint_folder(path)

@@ -68,7 +68,7 @@ class MethodAgent:
     Parameters
     ----------
     method : str
-        A name of :func:`causal_gym.discovery.methods`.
+        A name of :func:`causal_gym.discovery.methods` (or ``"cdfm"`` with ``checkpoint=``).
     standardize : bool
         Z-score the columns before the method sees them (default; see the module docstring).
     **options
@@ -82,10 +82,12 @@ class MethodAgent:
     """
 
     def __init__(self, method: str = "pc", standardize: bool = True, **options: Any) -> None:
-        from causal_gym.discovery import methods
+        from causal_gym.discovery import check_method, methods
 
-        if method not in methods():
-            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(methods())}")
+        try:
+            check_method(method, options)  # cdfm without a checkpoint fails here, saying how to get one
+        except ValueError:
+            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(methods())}") from None
         if not isinstance(standardize, bool):
             raise ValueError(f"standardize must be True or False, got {standardize!r}")
         self.method, self.standardize = method, standardize

@@ -12,6 +12,8 @@ Usage
     causal-gym reproduce arena --quick --families chain,tree --methods pc,gies_fast --n-obs 200 --n-int 50
     causal-gym reproduce arena --full --sample-sizes 100,200,500,1000,2000,5000,10000 --replicates 1
                                             # the sample-size suite (Table 18): d = 30, 10 configs per family
+    causal-gym reproduce arena --full --real --methods edgenet,pc,ges_fast,gies_fast
+                                            # the real tables: the Sachs table and 5 bnlearn networks, obs
 
 How it runs: one unit = one episode of the runner
 -------------------------------------------------
@@ -138,7 +140,7 @@ _PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies", "xges": "g
 """Our method -> the paper's row it is compared with (GES against GIES: see *Methods*)."""
 
 ENV_IDS = {"synthetic": "CausalArena-synthetic-v0", "formula": "CausalArena-formula-v0",
-           "semantic": "CausalArena-semantic-v0"}
+           "semantic": "CausalArena-semantic-v0", "real": "CausalArena-real-v0"}
 """The submit-mode env of each source the reproduction plays."""
 
 # Table 2 (F1, SHD): Syn./Sem./Form. x obs / obs+int; methods without intervention support have no obs+int cells.
@@ -328,7 +330,9 @@ def plan_runs(
 
     Synthetic units are the first ``per_block`` configurations of every (graph family, d) block
     (instance ``20 f + p`` of the d-list is position ``p`` of family ``f``); grounded units are the
-    formula / semantic scenarios (all, or ``scenarios``). Every variant is a (d, split, replicate,
+    formula / semantic scenarios (all, or ``scenarios``) and, when ``grounded`` names ``"real"``, the
+    real tables (the Sachs table and the bnlearn networks; ``obs`` only, since the Sachs table has no
+    ``obs+int`` split and the runner keys a source's units by one list). Every variant is a (d, split, replicate,
     method) cell; a method without intervention support has no ``obs+int`` variants. With
     ``sample_sizes`` the synthetic cells are the sample-size suite instead (Table 18): one ``obs``
     cell of ``n`` rows per size, protocol ``obs-n{n}`` (``splits`` and ``n_obs`` must then be left at
@@ -387,7 +391,7 @@ def plan_runs(
         units = instance_list(source, None, "obs")
         chosen = range(len(units)) if scenarios is None else [
             k for k, unit in enumerate(units) if unit.key in set(scenarios)]
-        variants = cells("", grounded_splits, {})
+        variants = cells("", ("obs",) if source == "real" else grounded_splits, {})
         if chosen and variants:
             plans[source] = {"env_ids": (ENV_IDS[source],), "instances": tuple(chosen), "variants": variants,
                              **common}
@@ -498,7 +502,8 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         family, :func:`~.analysis.slice_scores`), ``by_root`` (per root dependency, Table 10) and
         ``by_component`` (per difficulty component, Table 11: a clean configuration is
         ``baseline``, one with two stressors counts in both), each also as ``*_int`` for the
-        obs+int split, ``grounded`` (per method, source and split), ``win_rates`` (pairwise, obs
+        obs+int split, ``grounded`` (per method, source and split), ``real`` (per method: each
+        real unit's cell and their ``"mean"``, obs), ``win_rates`` (pairwise, obs
         synthetic units) and ``overall_win_rates``, ``statuses`` (per method and split),
         ``runtime`` (:func:`~.analysis.runtime_summary` per method and split) and ``exposure``
         (:func:`exposure_summary`, obs synthetic units).
@@ -532,6 +537,13 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
                           and r["protocol"] == split]
                 if chosen:
                     grounded[f"{method}/{source}/{split}"] = _cell_summary(chosen)
+    real: dict[str, Any] = {}
+    for method in methods:
+        chosen = [r for r in averaged if r["method"] == method and r["source"] == "real" and r["protocol"] == "obs"]
+        if chosen:
+            real[method] = {**{unit: _cell_summary([r for r in chosen if r["unit"] == unit])
+                               for unit in dict.fromkeys(r["unit"] for r in chosen)},
+                            "mean": _cell_summary(chosen)}
     observational = [r for r in synthetic if r["protocol"] == "obs"]
     interventional = [r for r in synthetic if r["protocol"] == "obs+int"]
     pairwise = win_rates(observational) if observational else []
@@ -552,6 +564,7 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         "by_component": slice_scores(_by_component(observational), "difficulty_component"),
         "by_component_int": slice_scores(_by_component(interventional), "difficulty_component"),
         "grounded": grounded,
+        "real": real,
         "win_rates": pairwise,
         "overall_win_rates": overall_win_rates(pairwise),
         "statuses": statuses,
@@ -690,6 +703,8 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                     f1, shd = (cell["f1"], cell["shd"]) if cell else (None, None)
                     line += f" {_cell(f1, paper[0]):>14} {_cell(shd, paper[1], 1):>16}"
                 print(line)
+    if summary.get("real"):
+        _print_real(summary["real"])
     for method, exposure in summary.get("exposure", {}).items():
         _print_exposure(method, exposure)
     print("\nRun statuses (failed / timed-out / unsupported runs are kept, never dropped) and seconds per run")
@@ -702,6 +717,23 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
         failed = {unit: audit for unit, audit in audits.items() if not audit["passed"]}
         print(f"\nInterventional audits of obs+int splits: {len(audits) - len(failed)} of {len(audits)} passed"
               + "".join(f"\n  {unit}: {audit['reasons']}" for unit, audit in failed.items()))
+
+
+def _print_real(real: Mapping[str, Mapping[str, Any]]) -> None:
+    """Directed F1 / SHD per real unit and method (obs). The paper gives no per-method numbers on
+    these tables to compare with, so the cells are ours only."""
+    units = list(dict.fromkeys(unit for cells in real.values() for unit in cells if unit != "mean"))
+    names = [unit.removeprefix("real/").removeprefix("network-") for unit in units]
+    print("\nReal tables, obs: directed F1 / SHD, ours (the Sachs table against its 17-edge consensus graph; "
+          "the networks: bnlearn structures with causal_gym's mechanisms)")
+    print(f"{'method':14} " + " ".join(f"{name[:13]:>13}" for name in names) + f" {'mean':>13} {'scored':>7}")
+    for method, cells in real.items():
+        text = [("-" if cells.get(u, {}).get("f1") is None else f"{cells[u]['f1']:.2f} / {cells[u]['shd']:.0f}")
+                for u in units]
+        mean = cells["mean"]
+        mean_text = "-" if mean["f1"] is None else f"{mean['f1']:.2f} / {mean['shd']:.1f}"
+        print(f"{PAPER_NAMES.get(method, method):14} " + " ".join(f"{t:>13}" for t in text)
+              + f" {mean_text:>13} {mean['n_scored']:>3}/{mean['n_units']:<3}")
 
 
 def _percent(value: float | None, interval: Sequence[float] | None = None) -> str:
@@ -799,7 +831,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     ``runner`` is :func:`causal_gym.eval.runner.run_plan` (``causal-gym reproduce arena`` passes
     it); it may be omitted only with ``--plan``.
     """
-    from causal_gym.discovery import methods as all_methods
+    from causal_gym.discovery import check_method
     from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 
     parser = argparse.ArgumentParser(
@@ -824,6 +856,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     parser.add_argument("--sample-sizes", help="the sample-size suite instead of the synthetic splits (paper Table "
                         f"18: {','.join(map(str, _SIZES))}): obs units of each n rows, d = 30 and 10 configs per "
                         "family unless --dims / --per-block say otherwise, no grounded units")
+    parser.add_argument("--real", action="store_true",
+                        help="the real tables instead of the synthetic and grounded units: the Sachs table and "
+                        "semi-synthetic SCMs on 5 bnlearn structures, obs (needs the extra 'real': cdt, pgmpy)")
     parser.add_argument("--timeout", type=float, help="seconds per unit (default: quick 600, full 3600, the paper's)")
     parser.add_argument("--scenarios", help="comma-separated grounded scenario names (default all 60)")
     parser.add_argument("--no-grounded", action="store_true", help="skip the formula and semantic scenarios")
@@ -849,11 +884,16 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
         return _load_split(args, parser)
     if args.k is not None:
         parser.error("--k needs --load-split")
-    methods = _names(args.methods, all_methods(), "method") or METHODS
+    try:  # cdfm without its checkpoint is refused here, saying how to get one
+        methods = tuple(check_method(m.strip()) for m in (args.methods or "").split(",") if m.strip()) or METHODS
+    except (ValueError, FileNotFoundError, ImportError) as err:
+        parser.error(str(err))
     try:
         sample_sizes = None if args.sample_sizes is None else tuple(int(n) for n in args.sample_sizes.split(","))
     except ValueError:
         parser.error(f"--sample-sizes must be comma-separated integers, got {args.sample_sizes!r}")
+    if args.real and sample_sizes is not None:
+        parser.error("--real and --sample-sizes are two different suites: run them one at a time")
     if sample_sizes is not None and (args.n_obs is not None or args.splits not in (None, "obs")):
         parser.error("--sample-sizes sets the observational rows itself and plays obs units only: drop --n-obs "
                      "and --splits")
@@ -871,8 +911,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
         plans = plan_runs(
             methods=methods, families=families, dims=dims,
             per_block=args.per_block or (10 if sample_sizes else 1 if args.quick else None),
-            splits=splits, replicates=args.replicates or (1 if args.quick else None),
-            grounded=() if args.no_grounded or sample_sizes else ("formula", "semantic"),
+            splits=() if args.real else splits, replicates=args.replicates or (1 if args.quick else None),
+            grounded=("real",) if args.real else () if args.no_grounded or sample_sizes else ("formula", "semantic"),
             grounded_splits=grounded_splits, sample_sizes=sample_sizes,
             scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
             n_obs=args.n_obs, n_int=args.n_int, timeout=timeout, backend=args.backend, workers=args.workers,
@@ -903,7 +943,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
         "config": {"methods": list(methods), "families": list(families), "dims": list(dims),
                    "splits": list(splits), "per_block": args.per_block, "replicates": args.replicates,
                    "n_obs": args.n_obs, "n_int": args.n_int, "sample_sizes": sample_sizes, "timeout": timeout,
-                   "grounded": not (args.no_grounded or sample_sizes),
+                   "grounded": not (args.no_grounded or sample_sizes or args.real), "real": args.real,
                    "grounded_splits": list(grounded_splits), "out": str(out)},
         "plan": counts,
         "rows": rows,

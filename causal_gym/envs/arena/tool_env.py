@@ -85,12 +85,13 @@ def menu_graph(dataset: ArenaDataset, entry: MenuEntry, time_limit: float | None
     interventional methods), cached on disk by content; a miss computes for at most ``time_limit``
     seconds (see :func:`causal_gym._cache.cached`)."""
     from causal_gym.discovery import supports_interventions
+    from causal_gym.discovery.amortized import cache_options
 
     method, options = entry.method, dict(entry.options)
     mask = dataset.mask if dataset.n_interventional and supports_interventions(method) else None
     digest = hashlib.sha256(dataset.data.tobytes() + np.packbits(dataset.mask).tobytes()).hexdigest()
-    key = {"what": "arena_menu", "version": _MENU_VERSION, "method": method, "options": options, "data": digest,
-           "shape": list(dataset.data.shape), "mask": mask is not None}
+    key = {"what": "arena_menu", "version": _MENU_VERSION, "method": method, "options": cache_options(method, options),
+           "data": digest, "shape": list(dataset.data.shape), "mask": mask is not None}
     compute = functools.partial(_menu_run, method, dataset.data, mask, options)
     return np.asarray(_cache.cached(key, compute, time_limit)["graph"], dtype=np.int8)
 

@@ -55,6 +55,7 @@ from causal_gym._workers import process_pool
 from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
 from causal_gym.discovery import DeletionRecord, run
+from causal_gym.discovery.amortized import cache_options
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import (
     DEFAULT_D,
@@ -74,6 +75,7 @@ __all__ = [
     "CODE_VERSION",
     "MENU",
     "FOUNDATION_BASELINES",
+    "foundation_baselines",
     "run_menu_entry",
     "menu_entry_is_cached",
     "ALPHA",
@@ -122,7 +124,17 @@ FOUNDATION_BASELINES = Menu((
 ))
 """Pretrained (amortized) baselines of Table 3's foundation-model rows, run as released: their shipped
 checkpoint and default threshold, no family label, on the instance's data in one forward pass.
-Reported on test instances next to the best chosen algorithm, like the router; never in the menu."""
+Reported on test instances next to the best chosen algorithm, like the router; never in the menu.
+:func:`foundation_baselines` adds those whose checkpoint is configured on this machine."""
+
+
+def foundation_baselines() -> Menu:
+    """:data:`FOUNDATION_BASELINES`, plus CDFM (its calibrated threshold) when ``$CAUSAL_GYM_CDFM_CHECKPOINT``
+    names a checkpoint: the released checkpoint, as the paper runs it; absent otherwise."""
+    from causal_gym.discovery import methods
+
+    extra = (MenuEntry("cdfm", "cdfm"),) if "cdfm" in methods() else ()
+    return Menu(FOUNDATION_BASELINES.entries + extra)
 
 RANDOM_RESTORE_DRAWS = 20
 """Draws of the random-restoration floor per instance (Table 11)."""
@@ -259,9 +271,10 @@ def menu_entry_is_cached(instance: HeuresisInstance, label: str) -> bool:
 
 
 def _menu_key(instance: HeuresisInstance, entry: MenuEntry) -> dict[str, Any]:
-    # name, method and options: the key of a default entry is the one it always had
-    return {"kind": "menu", "label": entry.name, "method": entry.method, "options": dict(entry.options),
-            **_instance_key(instance)}
+    # name, method and options: the key of a default entry is the one it always had; a checkpoint
+    # read from a path or an environment variable is keyed by its content (cache_options)
+    return {"kind": "menu", "label": entry.name, "method": entry.method,
+            "options": cache_options(entry.method, entry.options), **_instance_key(instance)}
 
 
 def _record(entry: Mapping[str, Any]) -> DeletionRecord:
@@ -506,7 +519,7 @@ def instance_row(
 
     ``labels`` chooses the menu algorithms (PC-Fisher-z and PC-KCI always run: the oracle, the
     floors and the router need them); ``seal`` picks the sealed instance (cached under its
-    fingerprint and content hash); ``baselines`` names entries of :data:`FOUNDATION_BASELINES` to
+    fingerprint and content hash); ``baselines`` names entries of :func:`foundation_baselines` to
     score too (row key ``"baselines"``, cached like menu runs).
     """
     instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
@@ -530,7 +543,7 @@ def instance_row(
         "floors": trivial_floors(instance, reference),
         "router": {"branch": branch, "flagged_share": share, **{
             key: menu[branch][key] for key in ("precision", "recall", "f1", "nshd")}},
-        "baselines": {name: _scores_only(_scored_run(instance, FOUNDATION_BASELINES[name])) for name in baselines},
+        "baselines": {name: _scores_only(_scored_run(instance, foundation_baselines()[name])) for name in baselines},
     }
 
 
@@ -598,9 +611,11 @@ def collect_rows(
             raise ValueError("the train split is unbounded: pass indices explicitly")
         indices = range(size)
     _check_labels(labels)
-    unknown = sorted(set(baselines) - set(FOUNDATION_BASELINES))
+    known = foundation_baselines()
+    unknown = sorted(set(baselines) - set(known))
     if unknown:
-        raise ValueError(f"unknown baseline(s) {unknown}; known: {list(FOUNDATION_BASELINES)}")
+        raise ValueError(f"unknown baseline(s) {unknown}; known here: {list(known)} (cdfm needs "
+                         "CAUSAL_GYM_CDFM_CHECKPOINT)")
     tasks: list[_RowTask] = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal,
                               tuple(baselines)) for family in families for i in indices]
     runs = [(task, label) for task in tasks for label in dict.fromkeys(("pc_fisherz", "pc_kci", *labels))]

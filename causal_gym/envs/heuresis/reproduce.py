@@ -31,7 +31,7 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
-from causal_gym.envs.heuresis.references import (FOUNDATION_BASELINES, MENU, collect_rows, difficulty_table,
+from causal_gym.envs.heuresis.references import (MENU, foundation_baselines, collect_rows, difficulty_table,
                                                   reference_table)
 
 # The paper's numbers as the spec decodes them (shared/specs/heuresis.md).
@@ -90,6 +90,8 @@ LEGENDS = {
         "name - BCA_phi": "its F1 minus BCA_phi's, paired over test instances (the paper's residual gain)",
         "edgenet": "our amortized network (causal_gym.discovery.amortized), trained on an arena prior, not on "
                    "Heuresis; CDFM and TabCausal need their released checkpoints, which this machine cannot fetch",
+        "cdfm": "the released CDFM network (cdfm-base) from the checkpoint CAUSAL_GYM_CDFM_CHECKPOINT names, "
+                "its calibrated threshold; a row only when that variable is set",
     },
     "Table 11": {
         "empty, complete": "the empty graph; PC-KCI with every deleted pair restored",
@@ -219,7 +221,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     parser.add_argument("--difficulty-only", action="store_true", help="Table 2 only (PC-KCI on test)")
     parser.add_argument("--baselines", default="auto",
                         help="comma-separated pretrained baselines scored on test instances for Table 3's "
-                        f"foundation-model rows ({','.join(FOUNDATION_BASELINES)}; default 'auto': those whose "
+                        f"foundation-model rows ({','.join(foundation_baselines())}, and cdfm when "
+                        "CAUSAL_GYM_CDFM_CHECKPOINT names its checkpoint; default 'auto': those whose "
                         "dependencies are installed, i.e. torch; 'none' for none)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", help="write the rows and tables to this file")
@@ -238,15 +241,16 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     if args.difficulty_only or args.baselines == "none":
         baselines: tuple[str, ...] = ()
     elif args.baselines == "auto":
-        baselines = tuple(FOUNDATION_BASELINES) if importlib.util.find_spec("torch") else ()
+        baselines = tuple(foundation_baselines()) if importlib.util.find_spec("torch") else ()
         if not baselines:
             print("Table 3's foundation-model rows are left out: edgenet needs torch (pip install "
                   "'causal-gym[arena]')", file=sys.stderr)
     else:
         baselines = tuple(name.strip() for name in args.baselines.split(",") if name.strip())
-    unknown = sorted(set(baselines) - set(FOUNDATION_BASELINES))
+    unknown = sorted(set(baselines) - set(foundation_baselines()))
     if unknown:
-        parser.error(f"unknown baseline(s) {unknown}; known: {', '.join(FOUNDATION_BASELINES)} or none")
+        parser.error(f"unknown baseline(s) {unknown}; known here: {', '.join(foundation_baselines())} or none "
+                     "(cdfm needs CAUSAL_GYM_CDFM_CHECKPOINT)")
     test_rows = collect_rows(families, "test", range(n_test), labels=labels, workers=args.workers,
                              baselines=baselines)
     print_difficulty(test_rows)
