@@ -198,3 +198,16 @@ def test_the_environment_variable_points_to_the_checkpoint(checkpoint, method, m
     assert "avici" in available_methods()
     x = datasets(1, seed=9)[0]
     np.testing.assert_array_equal(load("avici").run(x).probabilities, method.run(x).probabilities)
+
+
+def test_the_count_checkpoint_gets_the_package_count_standardizer(tmp_path):
+    folder = write_checkpoint(tmp_path / "neurips-grn", seed=2)  # the published name of the count model
+    shutil.copy(folder / "kwargs.json", tmp_path / "kwargs.json")
+    counts = np.random.default_rng(3).poisson(5.0, size=(40, 5)).astype(float)
+    method = load("avici", folder)
+    assert method.expects_counts and not load("avici", folder, expects_counts=False).expects_counts
+    theirs = load_pretrained(checkpoint_dir=str(folder), expects_counts=True, verbose=False)
+    z_scored = load_pretrained(checkpoint_dir=str(folder), expects_counts=False, verbose=False)
+    ours = method.infer(counts)
+    np.testing.assert_allclose(ours, np.asarray(theirs(counts.astype(np.float32))), rtol=0, atol=1e-6)
+    assert np.abs(ours - np.asarray(z_scored(counts.astype(np.float32)))).max() > 1e-3  # the choice matters
