@@ -70,7 +70,7 @@ def test_a_batch_equals_its_datasets_one_by_one(net):
 
 
 def test_amortized_methods_are_listed_and_also_run_through_discovery_run():
-    assert methods(kind="amortized") == ("edgenet", "cdfm")
+    assert methods(kind="amortized") == ("edgenet", "cdfm", "avici")
     assert {"edgenet", "pc"} <= set(methods(kind="batch"))
     with pytest.raises(ValueError, match="kind"):
         methods(kind="pretrained")
@@ -142,7 +142,7 @@ def test_bad_input_is_a_clear_error(method):
     with pytest.raises(ValueError, match="max_rows"):
         load("edgenet", max_rows=1)
     with pytest.raises(ValueError, match="amortized method"):
-        load("avici")
+        load("not-a-method")
 
 
 def test_prior_draws_are_dags_from_the_declared_categories():

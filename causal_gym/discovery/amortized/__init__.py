@@ -14,6 +14,11 @@ name           method
                (:mod:`.cdfm_checkpoint`); its checkpoint (Hugging Face ``DMIRLAB/CDFM``) is not
                shipped: pass its folder as ``path`` or set ``CAUSAL_GYM_CDFM_CHECKPOINT``. Its
                default threshold is the checkpoint's calibrated one, per dataset
+``avici``      AVICI (Lorch et al. 2022) through the ``avici`` package (:mod:`.avici_checkpoint`);
+               its published checkpoints (``avici.load_pretrained`` names, Hugging Face
+               ``larslorch/avici``) are not shipped: pass a folder as ``path`` or set
+               ``CAUSAL_GYM_AVICI_CHECKPOINT``. Threshold 0.5 as the package's; ``run(data, mask)``
+               feeds an intervention mask as AVICI's second channel
 =============  =================================================================================
 
 :func:`available_methods` lists those that load without a ``path`` on this machine. :func:`edgenet`
@@ -35,13 +40,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
+from causal_gym.discovery.amortized.avici_checkpoint import AVICIMethod
+from causal_gym.discovery.amortized.avici_checkpoint import ready as avici_ready
 from causal_gym.discovery.amortized.cdfm_checkpoint import CDFMMethod, fingerprint, require
 from causal_gym.discovery.amortized.cdfm_checkpoint import ready as cdfm_ready
 from causal_gym.discovery.amortized.result import AmortizedResult
 from causal_gym.discovery.result import MethodOutput
 
-__all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "CDFMMethod", "AMORTIZED_METHODS", "load",
-           "available_methods", "default_checkpoint", "edgenet", "cdfm", "cache_options"]
+__all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "CDFMMethod", "AVICIMethod", "AMORTIZED_METHODS",
+           "load", "available_methods", "default_checkpoint", "edgenet", "cdfm", "cache_options"]
 
 
 class AmortizedMethod(Protocol):
@@ -117,19 +124,23 @@ class EdgeNetMethod:
         return [self.run(data) for data in datasets]
 
 
-AMORTIZED_METHODS: dict[str, type] = {"edgenet": EdgeNetMethod, "cdfm": CDFMMethod}
+AMORTIZED_METHODS: dict[str, type] = {"edgenet": EdgeNetMethod, "cdfm": CDFMMethod, "avici": AVICIMethod}
+
+_READY = {"cdfm": cdfm_ready, "avici": avici_ready}
+"""Methods without a shipped checkpoint: whether each can load without a ``path`` here."""
 
 
 def available_methods() -> tuple[str, ...]:
     """The amortized methods that :func:`load` can open without a ``path`` here: ``edgenet`` (shipped),
-    and ``cdfm`` when ``cdfm-base`` is installed and ``CAUSAL_GYM_CDFM_CHECKPOINT`` names a checkpoint.
-    Defaults that run every amortized method should run these, not all of :data:`AMORTIZED_METHODS`."""
-    return tuple(name for name in AMORTIZED_METHODS if name != "cdfm" or cdfm_ready())
+    ``cdfm`` when ``cdfm-base`` is installed and ``CAUSAL_GYM_CDFM_CHECKPOINT`` names a checkpoint, and
+    ``avici`` when ``avici`` imports and ``CAUSAL_GYM_AVICI_CHECKPOINT`` names one. Defaults that run
+    every amortized method should run these, not all of :data:`AMORTIZED_METHODS`."""
+    return tuple(name for name in AMORTIZED_METHODS if name not in _READY or _READY[name]())
 
 
 def load(name: str, path: str | Path | None = None, **options: Any) -> AmortizedMethod:
     """Load amortized method ``name`` once (default ``path``: its shipped checkpoint, or for ``cdfm`` the
-    environment variable); then call ``run``/``run_many``."""
+    environment variable, ``CAUSAL_GYM_CDFM_CHECKPOINT`` or ``CAUSAL_GYM_AVICI_CHECKPOINT``); then call ``run``/``run_many``."""
     name = check_choice(name, tuple(AMORTIZED_METHODS), "amortized method")
     method: AmortizedMethod = AMORTIZED_METHODS[name](path, **options)
     return method
