@@ -211,3 +211,29 @@ def test_the_count_checkpoint_gets_the_package_count_standardizer(tmp_path):
     ours = method.infer(counts)
     np.testing.assert_allclose(ours, np.asarray(theirs(counts.astype(np.float32))), rtol=0, atol=1e-6)
     assert np.abs(ours - np.asarray(z_scored(counts.astype(np.float32)))).max() > 1e-3  # the choice matters
+
+
+def test_avici_as_a_discovery_method_equals_the_package_and_is_listed_only_when_configured(checkpoint, reference,
+                                                                                            monkeypatch):
+    from causal_gym.discovery import check_method, run
+    from causal_gym.discovery.amortized import cache_options
+    from causal_gym.harness.menu import MenuEntry
+
+    monkeypatch.delenv(CHECKPOINT_ENV, raising=False)
+    assert "avici" not in methods()
+    for build in (lambda: check_method("avici"), lambda: MenuEntry("avici", "avici"),
+                  lambda: run("avici", datasets(1)[0])):
+        with pytest.raises((FileNotFoundError, ValueError), match="larslorch/avici"):  # a menu wraps it in ValueError
+            build()
+    x, mask = interventional()
+    out = run("avici", x, mask, checkpoint=str(checkpoint))
+    theirs = np.asarray(reference(x.astype(np.float32), interv=mask.astype(np.float32)))
+    np.testing.assert_allclose(out.extras["probabilities"], theirs, rtol=0, atol=1e-6)  # the mask reached the package
+    np.testing.assert_array_equal(out.graph, (theirs > 0.5).astype(out.graph.dtype))
+    monkeypatch.setenv(CHECKPOINT_ENV, str(checkpoint))
+    assert "avici" in methods() and MenuEntry("avici", "avici").method == "avici"
+    plain = run("avici", x)  # the folder from the variable, no mask
+    np.testing.assert_allclose(plain.extras["probabilities"], np.asarray(reference(x.astype(np.float32))),
+                               rtol=0, atol=1e-6)
+    key = cache_options("avici", {"checkpoint": str(checkpoint)})
+    assert str(checkpoint) not in repr(key) and key == cache_options("avici", {})  # content, not the path

@@ -32,6 +32,9 @@ name               method
 ``cdfm``           the released CDFM network (:mod:`~causal_gym.discovery.amortized`, ``cdfm-base``),
                    from the checkpoint folder ``checkpoint=`` or ``$CAUSAL_GYM_CDFM_CHECKPOINT``
                    names; :func:`methods` lists it only when the variable names one
+``avici``          AVICI (Lorch et al. 2022) through the ``avici`` package (JAX), from ``checkpoint=``
+                   or ``$CAUSAL_GYM_AVICI_CHECKPOINT``; uses an intervention ``mask`` when given;
+                   listed by :func:`methods` only when the variable names a checkpoint
 ``igsp``           our IGSP (Wang et al. 2017): greedy search over permutations, Fisher-z CI tests
                    on the observational rows, invariance tests against each setting's rows; GSP
                    without a mask; a DAG (:mod:`~causal_gym.discovery.igsp`)
@@ -113,13 +116,14 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "cdis": cdis.cdis,
     "edgenet": amortized.edgenet,
     "cdfm": amortized.cdfm,
+    "avici": amortized.avici,
 }
 
-_NEEDS_CHECKPOINT = ("cdfm",)
+_NEEDS_CHECKPOINT = {"cdfm": amortized.cdfm_checkpoint.require, "avici": amortized.avici_checkpoint.require}
 """Methods whose weights are not shipped: runnable with a ``checkpoint`` option, listed by
 :func:`methods` only when configured on this machine (:func:`.amortized.available_methods`)."""
 
-INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd", "igsp", "cdis")
+INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd", "igsp", "cdis", "avici")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 
@@ -128,8 +132,8 @@ def methods(kind: str = "batch") -> tuple[str, ...]:
     :func:`.amortized.load` knows (``"amortized"``).
 
     ``cdfm`` is among the batch names only when ``$CAUSAL_GYM_CDFM_CHECKPOINT`` names a checkpoint
-    and ``cdfm-base`` is installed; :func:`run` and :func:`check_method` also take it with a
-    ``checkpoint`` option.
+    and ``cdfm-base`` is installed, ``avici`` likewise with ``$CAUSAL_GYM_AVICI_CHECKPOINT`` and
+    ``avici``; :func:`run` and :func:`check_method` also take either with a ``checkpoint`` option.
     """
     if check_choice(kind, ("batch", "amortized"), "kind") == "amortized":
         return tuple(AMORTIZED_METHODS)
@@ -148,12 +152,12 @@ def check_method(name: str, options: Mapping[str, object] | None = None) -> str:
     ValueError
         An unknown method.
     FileNotFoundError, ImportError
-        ``cdfm`` without a checkpoint (neither ``options["checkpoint"]`` nor the environment
-        variable names one) or without ``cdfm-base``; the message says how to get them.
+        ``cdfm`` or ``avici`` without a checkpoint (neither ``options["checkpoint"]`` nor the
+        environment variable names one) or without its package; the message says how to get them.
     """
     name = check_choice(name, tuple(_METHODS), "method")
-    if name == "cdfm":
-        amortized.require((options or {}).get("checkpoint"))  # type: ignore[arg-type]
+    if name in _NEEDS_CHECKPOINT:
+        _NEEDS_CHECKPOINT[name]((options or {}).get("checkpoint"))  # type: ignore[arg-type]
     return name
 
 
@@ -193,7 +197,7 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
     Parameters
     ----------
     name : str
-        One of :func:`methods`, or ``cdfm`` with a ``checkpoint`` option.
+        One of :func:`methods`, or ``cdfm`` / ``avici`` with a ``checkpoint`` option.
     data : array of shape (n_samples, n_variables)
         Real-valued data without NaN/inf or constant columns.
     mask : array of shape (n_samples, n_variables), optional
@@ -213,7 +217,7 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
         Unknown method, unknown option or invalid option value (the message names the valid
         ones), invalid data, or a mask for a method that does not use one.
     FileNotFoundError, ImportError
-        ``cdfm`` without a configured checkpoint or package (see :func:`check_method`).
+        ``cdfm`` or ``avici`` without a configured checkpoint or package (see :func:`check_method`).
     """
     name = check_choice(name, tuple(_METHODS), "method")
     defaults = method_options(name)

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
+from causal_gym.discovery.amortized import avici_checkpoint
 from causal_gym.discovery.amortized.avici_checkpoint import AVICIMethod
 from causal_gym.discovery.amortized.avici_checkpoint import ready as avici_ready
 from causal_gym.discovery.amortized.cdfm_checkpoint import CDFMMethod, fingerprint, require
@@ -48,7 +49,7 @@ from causal_gym.discovery.amortized.result import AmortizedResult
 from causal_gym.discovery.result import MethodOutput
 
 __all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "CDFMMethod", "AVICIMethod", "AMORTIZED_METHODS",
-           "load", "available_methods", "default_checkpoint", "edgenet", "cdfm", "cache_options"]
+           "load", "available_methods", "default_checkpoint", "edgenet", "cdfm", "avici", "cache_options"]
 
 
 class AmortizedMethod(Protocol):
@@ -218,6 +219,39 @@ def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | 
         "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
 
 
+@lru_cache(maxsize=4)
+def _loaded_avici(folder: str, digest: str, threshold: float) -> AmortizedMethod:
+    # keyed by the content too: a checkpoint replaced in place is loaded again
+    return load("avici", folder, threshold=threshold)
+
+
+def avici(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: str | None = None,
+          threshold: float = 0.5) -> MethodOutput:
+    """AVICI as a method of :func:`causal_gym.discovery.run`, loaded once per process, checkpoint and threshold.
+
+    Without ``checkpoint`` the folder is ``$CAUSAL_GYM_AVICI_CHECKPOINT``
+    (:func:`.avici_checkpoint.checkpoint_folder`); without either it raises FileNotFoundError saying
+    how to get one. ``mask`` (``mask[r, j]``: node ``j`` intervened on in row ``r``) is AVICI's second
+    input channel. Both directions above the threshold read as ``i -- j``. ``extras``:
+    ``probabilities``, ``threshold``, ``load_seconds`` (0 after the first call), ``infer_seconds``.
+
+    Parameters
+    ----------
+    checkpoint : str, optional
+        A local checkpoint folder (``kwargs.json`` + the pickled model state); load only trusted ones.
+    threshold : float, default 0.5
+        The package's: edge probability above which ``i -> j`` is an edge.
+    """
+    folder = avici_checkpoint.require(checkpoint)
+    misses = _loaded_avici.cache_info().misses
+    method = _loaded_avici(str(folder), avici_checkpoint.fingerprint(folder), float(threshold))
+    loaded_now = _loaded_avici.cache_info().misses > misses
+    result = method.run(data, mask)  # type: ignore[call-arg]
+    return MethodOutput(graph=result.graph, extras={
+        "probabilities": result.probabilities, "threshold": result.threshold,
+        "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
+
+
 def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` as a cache key of a run of ``method`` should hold them: a checkpoint the run reads
     from a path or an environment variable becomes its content digest (``"checkpoint_sha256"``).
@@ -229,6 +263,8 @@ def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(options)
     if method == "cdfm":
         out["checkpoint_sha256"] = fingerprint(out.pop("checkpoint", None))
+    elif method == "avici":
+        out["checkpoint_sha256"] = avici_checkpoint.fingerprint(out.pop("checkpoint", None))
     elif method == "edgenet" and out.get("checkpoint") is not None:
         path = Path(out.pop("checkpoint"))
         out["checkpoint_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()

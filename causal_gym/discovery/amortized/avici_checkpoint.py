@@ -26,6 +26,7 @@ nothing is transposed.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -41,7 +42,8 @@ import numpy as np
 from causal_gym._validation import check_data
 from causal_gym.discovery.amortized.result import AmortizedResult
 
-__all__ = ["CHECKPOINT_ENV", "PUBLISHED_CHECKPOINTS", "AVICIMethod", "checkpoint_folder", "import_avici", "ready"]
+__all__ = ["CHECKPOINT_ENV", "PUBLISHED_CHECKPOINTS", "AVICIMethod", "checkpoint_folder", "import_avici", "ready",
+           "require", "fingerprint"]
 
 CHECKPOINT_ENV = "CAUSAL_GYM_AVICI_CHECKPOINT"
 """Environment variable naming the local checkpoint folder when ``load('avici')`` gets no path."""
@@ -122,6 +124,35 @@ def ready() -> bool:
     except (ImportError, FileNotFoundError):
         return False
     return True
+
+
+def require(path: str | Path | None = None) -> Path:
+    """The checkpoint folder ``load('avici', path)`` would open, checked before anything is loaded.
+
+    The packages are found, not imported (importing jax takes seconds, and menus ask this when built).
+
+    Raises
+    ------
+    FileNotFoundError
+        No checkpoint configured (:func:`checkpoint_folder`).
+    ImportError
+        avici or jax is not installed.
+    """
+    folder = checkpoint_folder(path)
+    if any(importlib.util.find_spec(name) is None for name in ("avici", "jax", "haiku")):
+        raise ImportError(_INSTALL)
+    return folder
+
+
+def fingerprint(path: str | Path | None = None) -> str:
+    """SHA-256 over the checkpoint's ``kwargs.json`` and model states: what a cache key holds instead
+    of the folder, so a replaced checkpoint is a new key and no key carries the path."""
+    folder = checkpoint_folder(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in folder.iterdir() if p.name == "kwargs.json" or ".pkl" in p.name):
+        digest.update(file.name.encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
 
 
 class AVICIMethod:
