@@ -15,6 +15,7 @@ import pytest
 cdfm = pytest.importorskip("cdfm")
 torch = pytest.importorskip("torch")
 
+from amortized_checks import chain_datasets, check_result_contract  # noqa: E402
 from cdfm_checkpoints import CALIBRATION, write_checkpoint  # noqa: E402
 
 from causal_gym.discovery.amortized import available_methods, load  # noqa: E402
@@ -32,14 +33,7 @@ def method(checkpoint):
 
 
 def datasets(k: int, n: int = 80, d: int = 5, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(k):
-        x = rng.normal(size=(n, d))
-        x[:, 1] += 1.5 * x[:, 0]
-        x[:, 2] = np.tanh(x[:, 1]) + 0.3 * rng.normal(size=n)
-        out.append(x)
-    return out
+    return chain_datasets(k, n, d, seed)
 
 
 def test_results_equal_the_package_predict_on_ten_datasets(checkpoint, method):
@@ -56,14 +50,7 @@ def test_results_equal_the_package_predict_on_ten_datasets(checkpoint, method):
 
 
 def test_shapes_timing_and_zero_diagonal(method):
-    x = datasets(1, d=7)[0]
-    result = method.run(x)
-    assert result.method == "cdfm" and result.probabilities.shape == result.graph.shape == (7, 7)
-    assert result.graph.dtype == np.int8 and set(np.unique(result.graph)) <= {0, 1}
-    assert np.all(np.diag(result.probabilities) == 0) and np.all(np.diag(result.graph) == 0)
-    assert np.all((result.probabilities >= 0) & (result.probabilities <= 1))
-    assert result.load_seconds == method.load_seconds > 0 and result.infer_seconds > 0
-    np.testing.assert_array_equal(result.probabilities, method.infer(x))
+    result = check_result_contract(method, datasets(1, d=7)[0], "cdfm")
     assert result.extras["calibrated"] and np.isnan(method.threshold)
 
 
