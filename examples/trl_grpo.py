@@ -284,8 +284,8 @@ def demonstrator_spread(args: argparse.Namespace) -> dict[str, float]:
     groups = [demonstrations(factory, [row] * args.group, args.seed + i, max_calls=max_calls,
                              policy=args.warm_start_policy) for i, row in enumerate(rows)]
     rewards = [[demo["reward"] for demo in group] for group in groups]
-    edited = [any(call.get("tool_calls", [{}])[0].get("function", {}).get("name") == "set_edge"
-                  for call in demo["completion"]) for group in groups for demo in group]
+    edited = [any(call["function"]["name"] == "set_edge" for message in demo["completion"]
+                  for call in message.get("tool_calls") or ()) for group in groups for demo in group]
     return {"frac_reward_zero_std": sum(statistics.pstdev(r) == 0 for r in rewards) / len(rewards),
             "reward_mean": statistics.mean(x for r in rewards for x in r),
             "rollouts_with_set_edge": sum(edited) / len(edited)}

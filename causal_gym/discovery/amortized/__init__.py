@@ -28,7 +28,6 @@ the arena's submit mode offer them); ``cdfm`` is listed there only when its chec
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -44,6 +43,7 @@ from causal_gym.discovery.amortized import avici_checkpoint
 from causal_gym.discovery.amortized.avici_checkpoint import AVICIMethod
 from causal_gym.discovery.amortized.avici_checkpoint import ready as avici_ready
 from causal_gym.discovery.amortized.cdfm_checkpoint import CDFMMethod, fingerprint, require
+from causal_gym.discovery.amortized.digest import files_digest
 from causal_gym.discovery.amortized.cdfm_checkpoint import ready as cdfm_ready
 from causal_gym.discovery.amortized.result import AmortizedResult
 from causal_gym.discovery.result import MethodOutput
@@ -153,9 +153,28 @@ def read_card(path: str | Path | None = None) -> dict[str, Any]:
     return dict(json.loads(checkpoint.with_suffix(".card.json").read_text()))
 
 
-@lru_cache(maxsize=4)
-def _loaded(name: str, path: str | None, threshold: float, max_rows: int | None) -> AmortizedMethod:
-    return load(name, path, threshold=threshold, max_rows=max_rows)
+@lru_cache(maxsize=8)
+def _loaded(name: str, path: str | None, digest: str | None, options: tuple[tuple[str, Any], ...]) -> AmortizedMethod:
+    # keyed by the checkpoint's content digest too: a checkpoint replaced in place is loaded again
+    return load(name, path, **dict(options))
+
+
+def _as_output(name: str, path: str | None, digest: str | None, data: np.ndarray, *args: Any,
+               keep: tuple[str, ...] = (), **options: Any) -> MethodOutput:
+    """Run amortized method ``name`` loaded once per process (checkpoint and options) as a batch method's output.
+
+    The first call pays ``load_seconds``; later ones report 0 there. ``extras``: ``probabilities``
+    (``[i, j]`` for ``i -> j``), ``threshold`` (the one this dataset got), ``load_seconds``,
+    ``infer_seconds``, and the result's own extras named in ``keep``.
+    """
+    misses = _loaded.cache_info().misses
+    method = _loaded(name, path, digest, tuple(sorted(options.items())))
+    loaded_now = _loaded.cache_info().misses > misses
+    result = method.run(data, *args)  # type: ignore[call-arg]
+    extras = {k: result.extras[k] for k in keep}
+    return MethodOutput(graph=result.graph, extras={
+        "probabilities": result.probabilities, "threshold": result.threshold, **extras,
+        "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
 
 
 def edgenet(data: np.ndarray, *, checkpoint: str | None = None, threshold: float = 0.5,
@@ -163,10 +182,9 @@ def edgenet(data: np.ndarray, *, checkpoint: str | None = None, threshold: float
     """EdgeNet as a method of :func:`causal_gym.discovery.run`, so menus and the arena's submit mode
     can offer it like any batch method.
 
-    The network is loaded once per process and option set (the first call pays ``load_seconds``;
-    later ones report 0 there). Both directions above ``threshold`` read as ``i -- j`` in the
-    causal_gym encoding. ``extras``: ``probabilities`` (``[i, j]`` for ``i -> j``), ``threshold``,
-    ``load_seconds``, ``infer_seconds``.
+    The network is loaded once per process and option set. Both directions above ``threshold`` read
+    as ``i -- j`` in the causal_gym encoding. ``extras``: ``probabilities`` (``[i, j]`` for
+    ``i -> j``), ``threshold``, ``load_seconds`` (0 after the first call), ``infer_seconds``.
 
     Parameters
     ----------
@@ -177,19 +195,8 @@ def edgenet(data: np.ndarray, *, checkpoint: str | None = None, threshold: float
     max_rows : int, optional
         Rows the network reads (attention over rows is quadratic); None reads all.
     """
-    misses = _loaded.cache_info().misses
-    method = _loaded("edgenet", None if checkpoint is None else str(checkpoint), float(threshold), max_rows)
-    loaded_now = _loaded.cache_info().misses > misses
-    result = method.run(data)
-    return MethodOutput(graph=result.graph, extras={
-        "probabilities": result.probabilities, "threshold": result.threshold,
-        "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
-
-
-@lru_cache(maxsize=4)
-def _loaded_cdfm(folder: str, digest: str, threshold: float | None) -> AmortizedMethod:
-    # keyed by the content too: a checkpoint replaced in place is loaded again
-    return load("cdfm", folder, threshold=threshold)
+    return _as_output("edgenet", None if checkpoint is None else str(checkpoint), None, data,
+                      threshold=float(threshold), max_rows=max_rows)
 
 
 def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | None = None) -> MethodOutput:
@@ -197,9 +204,8 @@ def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | 
 
     Without ``checkpoint`` the folder is ``$CAUSAL_GYM_CDFM_CHECKPOINT``
     (:func:`.cdfm_checkpoint.checkpoint_folder`); without either it raises FileNotFoundError saying
-    how to get one. Both directions above the threshold read as ``i -- j``. ``extras``:
-    ``probabilities``, ``threshold`` (the one this dataset got), ``calibrated``, ``load_seconds``
-    (0 after the first call), ``infer_seconds``.
+    how to get one. Both directions above the threshold read as ``i -- j``. ``extras`` as
+    :func:`edgenet`'s, the threshold being the one this dataset got, and ``calibrated``.
 
     Parameters
     ----------
@@ -209,20 +215,8 @@ def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | 
         A fixed edge-probability threshold in (0, 1); None uses the checkpoint's calibrated one per dataset.
     """
     folder = require(checkpoint)
-    misses = _loaded_cdfm.cache_info().misses
-    method = _loaded_cdfm(str(folder), fingerprint(folder), None if threshold is None else float(threshold))
-    loaded_now = _loaded_cdfm.cache_info().misses > misses
-    result = method.run(data)
-    return MethodOutput(graph=result.graph, extras={
-        "probabilities": result.probabilities, "threshold": result.threshold,
-        "calibrated": result.extras["calibrated"],
-        "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
-
-
-@lru_cache(maxsize=4)
-def _loaded_avici(folder: str, digest: str, threshold: float) -> AmortizedMethod:
-    # keyed by the content too: a checkpoint replaced in place is loaded again
-    return load("avici", folder, threshold=threshold)
+    return _as_output("cdfm", str(folder), fingerprint(folder), data, keep=("calibrated",),
+                      threshold=None if threshold is None else float(threshold))
 
 
 def avici(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: str | None = None,
@@ -232,8 +226,7 @@ def avici(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: str |
     Without ``checkpoint`` the folder is ``$CAUSAL_GYM_AVICI_CHECKPOINT``
     (:func:`.avici_checkpoint.checkpoint_folder`); without either it raises FileNotFoundError saying
     how to get one. ``mask`` (``mask[r, j]``: node ``j`` intervened on in row ``r``) is AVICI's second
-    input channel. Both directions above the threshold read as ``i -- j``. ``extras``:
-    ``probabilities``, ``threshold``, ``load_seconds`` (0 after the first call), ``infer_seconds``.
+    input channel. Both directions above the threshold read as ``i -- j``. ``extras`` as :func:`edgenet`'s.
 
     Parameters
     ----------
@@ -243,13 +236,8 @@ def avici(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: str |
         The package's: edge probability above which ``i -> j`` is an edge.
     """
     folder = avici_checkpoint.require(checkpoint)
-    misses = _loaded_avici.cache_info().misses
-    method = _loaded_avici(str(folder), avici_checkpoint.fingerprint(folder), float(threshold))
-    loaded_now = _loaded_avici.cache_info().misses > misses
-    result = method.run(data, mask)  # type: ignore[call-arg]
-    return MethodOutput(graph=result.graph, extras={
-        "probabilities": result.probabilities, "threshold": result.threshold,
-        "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
+    return _as_output("avici", str(folder), avici_checkpoint.fingerprint(folder), data, mask,
+                      threshold=float(threshold))
 
 
 def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -266,6 +254,5 @@ def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
     elif method == "avici":
         out["checkpoint_sha256"] = avici_checkpoint.fingerprint(out.pop("checkpoint", None))
     elif method == "edgenet" and out.get("checkpoint") is not None:
-        path = Path(out.pop("checkpoint"))
-        out["checkpoint_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        out["checkpoint_sha256"] = files_digest([Path(out.pop("checkpoint"))])
     return out

@@ -26,7 +26,6 @@ nothing is transposed.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -40,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from causal_gym._validation import check_data
+from causal_gym.discovery.amortized.digest import files_digest
 from causal_gym.discovery.amortized.result import AmortizedResult
 
 __all__ = ["CHECKPOINT_ENV", "PUBLISHED_CHECKPOINTS", "AVICIMethod", "checkpoint_folder", "import_avici", "ready",
@@ -148,11 +148,7 @@ def fingerprint(path: str | Path | None = None) -> str:
     """SHA-256 over the checkpoint's ``kwargs.json`` and model states: what a cache key holds instead
     of the folder, so a replaced checkpoint is a new key and no key carries the path."""
     folder = checkpoint_folder(path)
-    digest = hashlib.sha256()
-    for file in sorted(p for p in folder.iterdir() if p.name == "kwargs.json" or ".pkl" in p.name):
-        digest.update(file.name.encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
+    return files_digest(sorted(p for p in folder.iterdir() if p.name == "kwargs.json" or ".pkl" in p.name))
 
 
 class AVICIMethod:

@@ -15,8 +15,6 @@ so nothing is transposed.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import importlib.util
 import os
 import time
@@ -27,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from causal_gym._validation import check_data
+from causal_gym.discovery.amortized.digest import files_digest
 from causal_gym.discovery.amortized.result import AmortizedResult
 
 __all__ = ["CHECKPOINT_ENV", "RELEASED_CHECKPOINT", "CDFMMethod", "checkpoint_folder", "fingerprint", "ready",
@@ -98,20 +97,7 @@ def fingerprint(path: str | Path | None = None) -> str:
     """SHA-256 over the checkpoint's ``config.json`` and ``model.safetensors``: what a cache key holds
     instead of the folder, so a replaced checkpoint is a new key and no key carries the path."""
     folder = checkpoint_folder(path)
-    stamps = tuple((name, (folder / name).stat().st_size, (folder / name).stat().st_mtime_ns)
-                   for name in ("config.json", "model.safetensors"))
-    return _fingerprint(str(folder), stamps)
-
-
-@functools.lru_cache(maxsize=8)
-def _fingerprint(folder: str, stamps: tuple[tuple[str, int, int], ...]) -> str:
-    digest = hashlib.sha256()
-    for name, _, _ in stamps:
-        digest.update(name.encode())
-        with open(Path(folder) / name, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+    return files_digest(folder / name for name in ("config.json", "model.safetensors"))
 
 
 class CDFMMethod:
