@@ -118,6 +118,12 @@ class FakeOpenAIServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            # as real servers do: connections kept open between requests, and each answer written in
+            # one piece (headers and body in two writes could wait on a delayed ACK, 40 ms)
+            protocol_version = "HTTP/1.1"
+            wbufsize = -1
+            disable_nagle_algorithm = True
+
             def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
                 headers = {k.lower(): v for k, v in self.headers.items()}
