@@ -183,7 +183,7 @@ def directed_cycle(A: np.ndarray) -> list[int] | None:
     directed = _directed(check_adjacency(A, "A").astype(bool))
     alive = np.ones(directed.shape[0], dtype=bool)
     while True:  # strip nodes without a parent among the living: what remains lies on or above a cycle
-        roots = alive & ~directed[alive].any(axis=0)
+        roots = alive & ~(directed & alive[:, None]).any(axis=0)
         if not roots.any():
             break
         alive &= ~roots
@@ -540,15 +540,18 @@ def consistent_extension(pdag: np.ndarray) -> np.ndarray | None:
     directed, undirected, adjacent = _directed(b), _undirected(b), b | b.T
     dag = directed.copy()
     alive = np.ones(b.shape[0], dtype=bool)
+    but = ~np.eye(b.shape[0], dtype=bool)  # row y: every node but y
+    # masks, not index arrays: numpy's fancy indexing lets go of the interpreter lock on every call,
+    # which costs a thread switch each time when many episodes share one process (issue 32)
     while alive.any():
         for x in np.flatnonzero(alive).tolist():
-            if directed[x, alive].any():
+            if (directed[x] & alive).any():
                 continue  # not a sink
             others = adjacent[x] & alive
-            around = np.flatnonzero(undirected[x] & alive)
+            around = undirected[x] & alive
             # each undirected neighbour y must be adjacent to every other node adjacent to x
-            if all(not (others & ~adjacent[y] & (np.arange(b.shape[0]) != y)).any() for y in around.tolist()):
-                dag[around, x] = True
+            if all(not (others & ~adjacent[y] & but[y]).any() for y in np.flatnonzero(around).tolist()):
+                dag[:, x] |= around
                 alive[x] = False
                 break
         else:

@@ -644,3 +644,21 @@ def test_router_agent_reproduces_the_reference_router_at_the_default_size(family
         record = rollout(env, RouterAgent(seed=0), seed=index, options={"instance": index})
         reference = router_graph(np.array(env.unwrapped._data), 0)
         np.testing.assert_array_equal(record.final_info["submitted_graph"], reference.graph)
+
+
+def test_the_submit_mask_follows_every_edit_of_the_working_graph():
+    """The masks ask at every step whether the working graph can be submitted; the answer, worked out
+    once per graph, must change with each edit that changes it (a directed cycle made, then broken)."""
+    env = HeuresisEnv(**TINY)
+    env.reset(seed=3)
+    for x, y in ((0, 1), (1, 2)):
+        _, _, _, _, info = step(env, "set_edge", x=x, y=y, relation="forward")
+        assert info["action_mask"]["edges"] is None
+    _, _, _, _, info = step(env, "set_edge", x=2, y=0, relation="forward")  # X0 -> X1 -> X2 -> X0
+    rescue = info["action_mask"]["edges"]
+    assert isinstance(rescue, str) and rescue != "none"
+    assert np.array_equal(parse_edge_list(rescue, 4), env.unwrapped._rescued())
+    _, _, _, _, info = step(env, "summarize")  # no edit: the same answer
+    assert info["action_mask"]["edges"] == rescue
+    _, _, _, _, info = step(env, "set_edge", x=2, y=0, relation="none")
+    assert info["action_mask"]["edges"] is None
