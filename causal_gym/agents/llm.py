@@ -109,6 +109,7 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 
+from causal_gym._turns import waiting
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.agents.context import ContextOverflow, ContextWindow, is_overflow
 from causal_gym.agents.retry import RetryPolicy
@@ -813,7 +814,9 @@ class LLMAgent:
 
         body = dict(request)
         body.update(body.pop("extra_body", None) or {})
-        return self._openai().post("/chat/completions", cast_to=ChatCompletion, body=body)
+        client = self._openai()
+        with waiting():  # the round trip: other episode threads of a threaded run compute meanwhile
+            return client.post("/chat/completions", cast_to=ChatCompletion, body=body)
 
     def _request(self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -883,7 +886,8 @@ class LLMAgent:
                 logger.warning("chat completion failed (%s); retry %d in %.2f s", type(exc).__name__, attempt,
                                decision.delay)
                 self._n_retries += 1
-                time.sleep(cast(float, decision.delay))
+                with waiting():
+                    time.sleep(cast(float, decision.delay))
                 continue
             usage = getattr(response, "usage", None)
             if usage is not None and usage.prompt_tokens:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from causal_gym._turns import Turns, taking_turns
 from causal_gym._workers import process_pool
 from causal_gym.eval.worker import STOP, EpisodeTask, failure_line, play, play_episode, stop_on_sigterm
 from causal_gym.harness.rollout import RolloutInterrupted
@@ -69,11 +70,20 @@ def play_local(tasks: list[EpisodeTask], workers: int, sink: Callable[[dict[str,
 
 
 def play_threaded(tasks: list[EpisodeTask], concurrency: int, sink: Callable[[dict[str, Any]], None]) -> None:
-    """``concurrency`` episodes at once in threads of this process (LLM agents wait on HTTP, not the CPU)."""
+    """``concurrency`` episodes at once in threads of this process (LLM agents wait on HTTP, not the CPU).
+
+    The threads take turns at the interpreter (:mod:`causal_gym._turns`): an LLM agent gives up its
+    turn while it waits on its server."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
+    turns = Turns()
+
+    def play_in_turn(task: EpisodeTask) -> dict[str, Any]:
+        with taking_turns(turns):
+            return play_episode(task)
+
     with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="episode") as pool:
-        futures = {pool.submit(play_episode, task): task for task in tasks}
+        futures = {pool.submit(play_in_turn, task): task for task in tasks}
         try:
             for future in as_completed(futures):
                 futures.pop(future)
