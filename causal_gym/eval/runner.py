@@ -523,8 +523,10 @@ class RunSummary:
         return "\n".join(lines)
 
 
-def _summarize(store: RunStore, tasks: list[EpisodeTask], skipped: int, played: int) -> RunSummary:
-    latest = store.latest()
+def _summarize(
+    directory: Path, latest: Mapping[str, Mapping[str, Any]], tasks: list[EpisodeTask], skipped: int, played: int
+) -> RunSummary:
+    """The summary of a run whose store holds ``latest`` (key -> last line, as :meth:`RunStore.latest`)."""
     lines = {task.key: latest[task.key] for task in tasks if task.key in latest}
     counts = Counter(line["status"] for line in lines.values())
     rows = []
@@ -542,7 +544,7 @@ def _summarize(store: RunStore, tasks: list[EpisodeTask], skipped: int, played: 
             "mean_reward": _mean([line["reward"] for line in played_ok if line.get("reward") is not None]),
             "mean_adjacency_f1": _mean(f1),
         })
-    return RunSummary(store.directory, len(tasks), skipped, played, dict(counts), tuple(rows))
+    return RunSummary(directory, len(tasks), skipped, played, dict(counts), tuple(rows))
 
 
 # -- the runner ---------------------------------------------------------------------------------
@@ -624,7 +626,8 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
     with store.lock():
         store.initialize(config.to_dict(), causal_gym.__version__)
         keys = {task.key for task in tasks}
-        foreign = next((line["key"] for line in store.episodes() if line["key"] not in keys), None)
+        latest = store.latest()  # read once: the store is ours while the lock is held
+        foreign = next((key for key in latest if key not in keys), None)
         if foreign is not None:
             raise ValueError(f"{store.episodes_path} holds a line for {foreign!r}, which is not an episode of this run "
                              "(the store was edited or mixed with another): use a new output directory")
@@ -634,6 +637,7 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
 
         def sink(line: dict[str, Any]) -> None:
             store.append(line)
+            latest[line["key"]] = line
             bar.update(line)
 
         STOP.clear()
@@ -651,7 +655,7 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = True) -> RunSum
         finally:
             _install(signal.SIGTERM, previous)
             bar.close()
-        return _summarize(store, tasks, len(tasks) - len(todo), bar.done)
+        return _summarize(store.directory, latest, tasks, len(tasks) - len(todo), bar.done)
 
 
 def run_plan(config: RunConfig | Mapping[str, Any], out_dir: str | Path, progress: bool = True) -> list[dict[str, Any]]:
