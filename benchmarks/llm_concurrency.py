@@ -5,8 +5,14 @@ work does not count as the harness's) answers every request after a fixed latenc
 four ``summarize`` calls, then ``submit``, so an episode waits 5 s on the server. The runner plays ``2 x concurrency`` such Heuresis episodes (d=4) with the LLM agent in
 threads (``RunConfig(concurrency=c)``); the ideal wall time is ``2 x 5 s``. Reported per
 concurrency: wall time, episodes/s, the harness overhead ``1 - ideal / wall`` (goal <= 5% at 256, issue 32),
-the CPU time per episode of the harness process (user + system, all its threads) and of the server process,
+the HTTP floor (below), the CPU time per episode of the harness process (user + system, all its threads) and of the server process,
 and the resident memory added per in-flight episode (peak RSS during the run minus before, over c).
+
+Each level also times the *HTTP floor*: the same number of conversations of ``TURNS`` requests,
+with bodies the size of an episode's (the env's task text and tool schemas, a tool result per
+turn), sent through the agent's own client (``openai``, one client per thread) from ``c`` threads,
+with no env, agent or run store. It is what the OpenAI client and the server cost on this machine,
+so ``overhead - floor`` is the harness's own share.
 
 The CPU per episode does not depend on the machine's load the way the overhead does. The episode
 threads share one interpreter lock, so the harness cannot use more than about one core: once
@@ -52,6 +58,48 @@ def _serve(latency: float, urls: multiprocessing.Queue) -> None:
         threading.Event().wait()
 
 
+def _floor_bodies() -> list[dict]:
+    """The request bodies of one conversation: an episode's task text and tool schemas, growing by a
+    tool call and a tool result (the size of a ``summarize`` answer) per turn."""
+    import gymnasium as gym
+
+    from causal_gym.harness.agent import task_spec
+
+    env = gym.make("Heuresis-lg-v0", d=4, n=60)
+    obs, _ = env.reset(seed=0)
+    spec = task_spec(env)
+    _, _, _, _, info = env.step(env.unwrapped.parse_tool_call("summarize", {}))
+    result = str(info.get("result"))
+    env.close()
+    messages: list[dict] = [{"role": "system", "content": spec.description}, {"role": "user", "content": "Begin."}]
+    bodies = []
+    for turn in range(TURNS):
+        bodies.append({"model": "fake", "messages": list(messages), "tools": list(spec.tool_specs)})
+        call = {"id": f"call_{turn}", "type": "function", "function": {"name": "summarize", "arguments": "{}"}}
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": call["id"], "content": result}]
+    return bodies
+
+
+def _floor(base_url: str, c: int, bodies: list[dict]) -> float:
+    """Wall seconds of ``2 c`` conversations of ``bodies`` sent from ``c`` threads through the agent's client."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from openai.types.chat import ChatCompletion
+
+    from causal_gym.agents.llm import _shared_client
+
+    def conversation(_: int) -> None:
+        client = _shared_client(base_url, "k", 60.0)
+        for body in bodies:
+            client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=c) as pool:
+        list(pool.map(conversation, range(2 * c)))
+    return time.perf_counter() - start
+
+
 def _rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -85,9 +133,11 @@ def main() -> None:
         kwargs = {"model": "fake", "base_url": base_url, "api_key": "k", "tool_mode": "native"}
         warm = RunConfig(("Heuresis-lg-v0",), "llm", agent_kwargs=kwargs, instances=range(2), env_kwargs={"d": 4, "n": 60})
         run(warm, Path(tmp) / "warm", progress=False)  # fill the reference cache and import everything once
+        bodies = _floor_bodies()
         print(f"server latency {args.latency:g} s, {TURNS} replies per episode, 2 x concurrency episodes")
         print(f"{'concurrency':>11} {'episodes':>8} {'wall s':>8} {'ideal s':>8} {'ep/s':>7} {'overhead':>9} "
-              f"{'harness CPU ms/ep':>17} {'harness cores':>13} {'server CPU ms/ep':>16} {'MB/episode':>11}")
+              f"{'HTTP floor':>10} {'harness CPU ms/ep':>17} {'harness cores':>13} {'server CPU ms/ep':>16} "
+              f"{'MB/episode':>11}")
         for c in levels:
             before, peak, watcher_cpu, stop = _rss_mb(), [0.0], [0.0], threading.Event()
 
@@ -114,8 +164,9 @@ def main() -> None:
                 errors = {line["error"] for line in RunStore(Path(tmp) / f"c{c}").episodes() if line["error"]}
                 raise RuntimeError(f"concurrency {c}: {summary.counts}: {sorted(errors)[:3]}")
             ideal = 2 * TURNS * args.latency
+            floor = _floor(base_url, c, bodies)
             print(f"{c:>11} {2 * c:>8} {wall:>8.2f} {ideal:>8.2f} {2 * c / wall:>7.2f} {1 - ideal / wall:>8.1%} "
-                  f"{1000 * cpu / (2 * c):>17.1f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
+                  f"{1 - ideal / floor:>10.1%} {1000 * cpu / (2 * c):>17.1f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
                   f"{max(0.0, peak[0] - before) / c:>11.2f}")
     server.terminate()
 
