@@ -118,6 +118,6 @@ def test_llm_episodes_give_up_their_turn_while_their_request_is_in_flight(tmp_pa
                            env_kwargs={"d": 4, "n": 60}, concurrency=episodes)
         summary = run(config, tmp_path / "run", progress=False)
     lines = RunStore(tmp_path / "run").episodes()
-    assert summary.complete and all(line["status"] == "finished" for line in lines), [l["error"] for l in lines]
+    assert summary.complete and all(line["status"] == "finished" for line in lines), [line["error"] for line in lines]
     assert len(first_arrivals) == episodes
     assert max(first_arrivals) - min(first_arrivals) < hold

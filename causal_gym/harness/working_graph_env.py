@@ -523,17 +523,17 @@ class WorkingGraphEnv(ToolEnv):
         be longer than a text argument may be."""
         masks = super()._action_masks()
         masks["tool"][self.toolbox.index(SUBMIT.name)] = 1
-        if self._graph is not None and self._working_problem() is not None:
+        if self._graph is not None and self._working_problem(self._graph) is not None:
             edges = format_edge_list(self._rescued())
             masks["edges"] = edges if len(edges) <= self.toolbox.text_max_length else "none"
         return masks
 
-    def _working_problem(self) -> str | None:
-        """:func:`_unsubmittable` of the working graph, worked out once per graph: the masks ask at
-        every step, and most steps do not edit the graph."""
-        key = self._graph.tobytes()
+    def _working_problem(self, graph: np.ndarray) -> str | None:
+        """:func:`_unsubmittable` of the working ``graph``, worked out once per graph: the masks ask
+        at every step, and most steps do not edit the graph."""
+        key = graph.tobytes()
         if self._verdict is None or self._verdict[0] != key:
-            self._verdict = (key, _unsubmittable(self._graph))
+            self._verdict = (key, _unsubmittable(graph))
         return self._verdict[1]
 
     def _render(self) -> str | np.ndarray:
