@@ -53,3 +53,26 @@ class SleepyAgent:
 
     def usage(self) -> dict[str, Any]:
         return {"rows": self.rows}
+
+
+class MeetingAgent:
+    """Before its first step, waits (in :func:`causal_gym.agents.waiting`) until ``$MEETING_AGENTS``
+    agents of this process are waiting at once, then submits: a threaded run completes only if every
+    waiting agent gives up its turn (with ``$MEETING_AGENTS`` unset it meets nobody and submits)."""
+
+    barrier: Any = None
+
+    def reset(self, task: TaskSpec) -> None:
+        import threading
+
+        parties = int(os.environ.get("MEETING_AGENTS", 1))
+        if MeetingAgent.barrier is None or MeetingAgent.barrier.parties != parties:
+            MeetingAgent.barrier = threading.Barrier(parties, timeout=20)
+        self.task = task
+
+    def act(self, observation: Any, info: Any) -> Any:
+        from causal_gym.agents import waiting
+
+        with waiting():
+            MeetingAgent.barrier.wait()
+        return typed_action(self.task, "submit")

@@ -121,3 +121,17 @@ def test_llm_episodes_give_up_their_turn_while_their_request_is_in_flight(tmp_pa
     assert summary.complete and all(line["status"] == "finished" for line in lines), [line["error"] for line in lines]
     assert len(first_arrivals) == episodes
     assert max(first_arrivals) - min(first_arrivals) < hold
+
+
+def test_a_custom_agent_that_waits_in_waiting_lets_the_others_in(tmp_path, monkeypatch):
+    """Four episodes whose agents meet inside ``causal_gym.agents.waiting()``: the run completes only if
+    each waiting agent gives up its turn (``PATIENCE`` is a minute, so nothing runs alongside a holder)."""
+    from causal_gym.eval import RunConfig, RunStore, run
+
+    monkeypatch.setattr(turns_module, "PATIENCE", 60.0)
+    monkeypatch.setenv("MEETING_AGENTS", "4")
+    config = RunConfig(("Heuresis-lg-v0",), "runner_agents:MeetingAgent", instances=range(4),
+                       env_kwargs={"d": 4, "n": 60}, concurrency=4)
+    summary = run(config, tmp_path / "run", progress=False)
+    lines = RunStore(tmp_path / "run").episodes()
+    assert summary.complete, [line["error"] for line in lines]
