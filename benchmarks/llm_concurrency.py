@@ -6,6 +6,7 @@ four ``summarize`` calls, then ``submit``, so an episode waits 5 s on the server
 threads (``RunConfig(concurrency=c)``); the ideal wall time is ``2 x 5 s``. Reported per
 concurrency: wall time, episodes/s, the harness overhead ``1 - ideal / wall`` (goal <= 5% at 256, issue 32),
 the HTTP floor (below), the CPU time per episode of the harness process (user + system, all its threads) and of the server process,
+its thread switches per episode,
 and the resident memory added per in-flight episode (peak RSS during the run minus before, over c).
 
 Each level also times the *HTTP floor*: the same number of conversations of ``TURNS`` requests,
@@ -107,6 +108,13 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _switches() -> int:
+    """Thread switches of this process so far, voluntary and not (all its threads): the interpreter
+    lock changing hands shows here, and depends less on the machine's load than the overhead does."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+
+
 def _cpu_seconds(pid: int | None = None) -> float:
     """User + system CPU seconds of this process (all threads), or of process ``pid`` (Linux's /proc)."""
     if pid is None:
@@ -136,8 +144,8 @@ def main() -> None:
         bodies = _floor_bodies()
         print(f"server latency {args.latency:g} s, {TURNS} replies per episode, 2 x concurrency episodes")
         print(f"{'concurrency':>11} {'episodes':>8} {'wall s':>8} {'ideal s':>8} {'ep/s':>7} {'overhead':>9} "
-              f"{'HTTP floor':>10} {'harness CPU ms/ep':>17} {'harness cores':>13} {'server CPU ms/ep':>16} "
-              f"{'MB/episode':>11}")
+              f"{'HTTP floor':>10} {'harness CPU ms/ep':>17} {'switches/ep':>11} {'harness cores':>13} "
+              f"{'server CPU ms/ep':>16} {'MB/episode':>11}")
         for c in levels:
             before, peak, watcher_cpu, stop = _rss_mb(), [0.0], [0.0], threading.Event()
 
@@ -151,10 +159,12 @@ def main() -> None:
             watcher.start()
             config = RunConfig(("Heuresis-lg-v0",), "llm", agent_kwargs=kwargs, instances=range(2),
                                repeats=c, env_kwargs={"d": 4, "n": 60}, concurrency=c)
-            cpu, server_cpu, start = _cpu_seconds(), _cpu_seconds(server.pid), time.perf_counter()
+            cpu, server_cpu, switches = _cpu_seconds(), _cpu_seconds(server.pid), _switches()
+            start = time.perf_counter()
             summary = run(config, Path(tmp) / f"c{c}", progress=False)
             wall = time.perf_counter() - start
             cpu, server_cpu = _cpu_seconds() - cpu, _cpu_seconds(server.pid) - server_cpu
+            switches = _switches() - switches
             stop.set()
             watcher.join()
             cpu -= watcher_cpu[0]
@@ -166,7 +176,7 @@ def main() -> None:
             ideal = 2 * TURNS * args.latency
             floor = _floor(base_url, c, bodies)
             print(f"{c:>11} {2 * c:>8} {wall:>8.2f} {ideal:>8.2f} {2 * c / wall:>7.2f} {1 - ideal / wall:>8.1%} "
-                  f"{1 - ideal / floor:>10.1%} {1000 * cpu / (2 * c):>17.1f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
+                  f"{1 - ideal / floor:>10.1%} {1000 * cpu / (2 * c):>17.1f} {switches / (2 * c):>11.0f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
                   f"{max(0.0, peak[0] - before) / c:>11.2f}")
     server.terminate()
 
