@@ -47,6 +47,8 @@ class Turns:
         while True:
             if self._lock.acquire(blocking=False):
                 break
+            # _since may still be the last holder's for a moment after a new one took the turn;
+            # the worst outcome is one thread running alongside, which the turn allows anyway
             left = self.patience - (time.monotonic() - self._since)
             if left <= 0:
                 return False

@@ -73,7 +73,11 @@ def test_a_holder_that_blocks_without_waiting_stalls_the_others_for_patience_onl
     holder = _in_thread(blocked_holder)
     while not turns._lock.locked():
         time.sleep(0.001)
-    _in_thread(lambda: (taking_turns(turns).__enter__(), other_ran.set())).join(30)
+    def other() -> None:
+        with taking_turns(turns):  # returns once the holder has had the turn for patience
+            other_ran.set()
+
+    _in_thread(other).join(30)
     holder.join(30)
     assert other_ran.is_set()
 
