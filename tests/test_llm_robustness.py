@@ -244,6 +244,17 @@ def test_a_reply_that_is_not_utf8_is_an_invalid_call_and_the_runner_warns(tmp_pa
     assert "1 repl(ies) could not be read" in caplog.text  # a bug of ours on ordinary replies would not go unseen
 
 
+@pytest.mark.parametrize("mode", ["json", "native"])
+def test_a_reply_body_that_is_not_json_is_an_invalid_call(tmp_path, mode):
+    """Model text that breaks the body's JSON (a quote passed through unescaped) costs the model its
+    turn; the episode goes on and is scored rather than failing."""
+    first, second, line, requests = _hostile_run(tmp_path, raw_text_reply(b'X0 -> X1"} broken'), mode)
+    assert line["status"] == "finished" and second.played == 0 and np.isfinite(line["reward"])
+    assert line["usage"]["n_unreadable_replies"] == 1
+    assert any(e.get("event") == "unreadable_reply" and e["error"] == "JSONDecodeError" for e in line["transcript"])
+    assert len(requests) == 2
+
+
 def test_any_error_while_reading_a_reply_is_the_models_invalid_call(server, monkeypatch):
     """The boundary: an exception raised while reading a reply (here injected into the JSON reader) costs the
     model its turn, puts the conversation back as it was and is counted, never failing the episode."""

@@ -88,7 +88,7 @@ Record
 ------
 Per episode: :meth:`LLMAgent.transcript` (every message sent and received, with the raw tool-call
 arguments, per-reply token usage and finish reason, plus retry/error events) and
-:meth:`LLMAgent.usage` (tokens summed from ``response.usage``, cost from an optional price table,
+:meth:`LLMAgent.usage` (tokens summed from the replies' ``usage``, cost from an optional price table,
 requests, retries, API errors, invalid calls). The API key is never stored in either and is
 redacted in ``repr``.
 """
@@ -255,6 +255,11 @@ class _Call:
     name: str | None
     arguments: Any
     problem: str | None = None
+
+
+def _field(value: Any, key: str) -> Any:
+    """``value[key]`` of a reply's JSON object; None when ``value`` is not an object or has no ``key``."""
+    return value.get(key) if isinstance(value, dict) else None
 
 
 def _history_arguments(arguments: Any) -> str:
@@ -717,14 +722,14 @@ class LLMAgent:
             tools = [spec for spec in tools if spec["function"]["name"] == SUBMIT]
         try:
             response = self._complete(tools)
-        except UnicodeDecodeError as exc:  # the body's framing is the server's ASCII; only model text breaks UTF-8
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # the framing is the server's; model text broke it
             return [self._unreadable(exc, len(self._messages), len(self._transcript))]
-        usage = getattr(response, "usage", None)
+        usage = _field(response, "usage")
         if usage is None:
             self._n_without_usage += 1
         else:
-            self._prompt_tokens += int(usage.prompt_tokens or 0)
-            self._completion_tokens += int(usage.completion_tokens or 0)
+            self._prompt_tokens += int(_field(usage, "prompt_tokens") or 0)
+            self._completion_tokens += int(_field(usage, "completion_tokens") or 0)
         messages, transcript = len(self._messages), len(self._transcript)
         try:
             return self._read(response, last_turn)
@@ -743,22 +748,26 @@ class LLMAgent:
 
     def _read(self, response: Any, last_turn: bool) -> list[_Call]:
         """The calls of a reply (at least one), recorded in the conversation."""
-        usage = getattr(response, "usage", None)
-        choice = response.choices[0] if response.choices else None
-        message = choice.message if choice is not None else None
-        content = _text((message.content if message is not None else None) or "")
+        if not isinstance(response, dict):
+            raise TypeError(f"the reply is a JSON {type(response).__name__}, not an object")
+        usage = _field(response, "usage")
+        choices = _field(response, "choices")
+        choice = choices[0] if choices else None
+        message = _field(choice, "message")
+        content = _text(_field(message, "content") or "")
         meta = {
-            "usage": None if usage is None else {"prompt_tokens": usage.prompt_tokens,
-                                                 "completion_tokens": usage.completion_tokens},
-            "finish_reason": None if choice is None else choice.finish_reason,
+            "usage": None if usage is None else {"prompt_tokens": _field(usage, "prompt_tokens"),
+                                                 "completion_tokens": _field(usage, "completion_tokens")},
+            "finish_reason": _field(choice, "finish_reason"),
         }
-        reasoning = _text((getattr(message, "model_extra", None) or {}).get("reasoning_content"))
+        reasoning = _text(_field(message, "reasoning_content"))
         if reasoning:
             meta["reasoning_content"] = reasoning
-        tool_calls = (message.tool_calls if message is not None else None) or []
+        tool_calls = _field(message, "tool_calls") or []
         if self._mode == "native" and tool_calls:
             calls = [
-                _Call(tc.id or f"call_{len(self._messages)}_{k}", _text(tc.function.name), _text(tc.function.arguments))
+                _Call(_field(tc, "id") or f"call_{len(self._messages)}_{k}", _text(_field(tc["function"], "name")),
+                      _text(_field(tc["function"], "arguments")))
                 for k, tc in enumerate(tool_calls)
             ]
             self._n_tool_calls += len(calls)
@@ -808,15 +817,22 @@ class LLMAgent:
         return self._client
 
     def _create(self, request: dict[str, Any]) -> Any:
-        """POST the request as it is: it is plain JSON already, and the client's own per-request
-        transformation of the whole conversation cost more CPU than the rest of the harness."""
-        from openai.types.chat import ChatCompletion
+        """POST the request as it is and return the reply's JSON as it came.
+
+        The request is plain JSON already and the agent reads a few fields of the reply, so neither
+        goes through the client's typed layer: its per-request transformation of the whole
+        conversation cost more CPU than the rest of the harness, and its parse of the reply into
+        models a sixth of what is left (issue 32). Status errors are still the client's
+        ``openai.APIError`` subclasses; a body that is not UTF-8 raises ``UnicodeDecodeError`` and one
+        that is not JSON ``json.JSONDecodeError``: unreadable replies for :meth:`_ask`."""
+        import httpx
 
         body = dict(request)
         body.update(body.pop("extra_body", None) or {})
         client = self._openai()
         with waiting():  # the round trip: other episode threads of a threaded run compute meanwhile
-            return client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+            reply = client.post("/chat/completions", cast_to=httpx.Response, body=body)
+        return json.loads(reply.content)
 
     def _request(self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -889,9 +905,9 @@ class LLMAgent:
                 with waiting():
                     time.sleep(cast(float, decision.delay))
                 continue
-            usage = getattr(response, "usage", None)
-            if usage is not None and usage.prompt_tokens:
-                self._context.observe(messages, tools, int(usage.prompt_tokens))
+            prompt_tokens = _field(_field(response, "usage"), "prompt_tokens")
+            if prompt_tokens:
+                self._context.observe(messages, tools, int(prompt_tokens))
             return response
 
     def _probe_tool_mode(self) -> str:
@@ -907,10 +923,11 @@ class LLMAgent:
             request["tool_choice"] = "auto"
         try:
             response = self._create(request)
-            calls = response.choices[0].message.tool_calls if response.choices else None
+            choices = _field(response, "choices")
+            calls = _field(_field(choices[0], "message"), "tool_calls") if choices else None
             mode = "native" if calls else "json"
             self._probe = {"event": "tool_mode_probe", "mode": mode, "tool_calls": len(calls or ())}
-        except (openai.APIError, UnicodeDecodeError) as exc:  # an unreadable reply: the model did not call ping
+        except (openai.APIError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # an unreadable reply: no ping
             mode = "json"
             self._probe = {"event": "tool_mode_probe", "mode": mode, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         logger.info("tool mode probe: %s", self._probe)
