@@ -98,3 +98,27 @@ def test_threads_play_the_same_episodes_as_one_by_one(tmp_path: Path) -> None:
         assert serial[key]["scores"] == threaded[key]["scores"] and serial[key]["env_seed"] == threaded[key]["env_seed"]
     with pytest.raises(ValueError, match="concurrency"):
         RunConfig(("Heuresis-lg-v0",), "random", concurrency=2, workers=2)
+
+
+def test_a_store_that_cannot_be_written_stops_a_threaded_run(tmp_path: Path, monkeypatch) -> None:
+    """The episode threads write their own lines; the first write that fails cancels the episodes not
+    yet started and is raised, rather than the run playing on with nowhere to keep what it plays."""
+    import causal_gym.eval.executors as executors
+
+    played = []
+    play_episode = executors.play_episode
+
+    def slow_play(task):
+        played.append(task.key)
+        time.sleep(0.05)  # long beside the main thread's wake-up, so the threads start few episodes meanwhile
+        return play_episode(task)
+
+    def full_disk(self, line):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(executors, "play_episode", slow_play)
+    monkeypatch.setattr(RunStore, "append", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        run(RunConfig(("Heuresis-lg-v0",), "random", instances=range(20), env_kwargs={"d": 4, "n": 60}, concurrency=2),
+            tmp_path, progress=False)
+    assert 1 <= len(played) <= 6
