@@ -32,6 +32,7 @@ ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.eval import rollout
 from causal_gym.graphs import dag_to_cpdag, meek
 from causal_gym.harness import CodeResult, ToolError, parse_edge_list
+from causal_gym.harness.agent import task_spec
 from causal_gym.harness.working_graph_env import SUBMISSION_SOURCES
 from causal_gym.metrics import adjacency_scores, nshd
 from causal_gym.scm import erdos_renyi_dag
@@ -166,6 +167,34 @@ def test_guided_start_is_pc_kcis_output_with_its_deletion_log():
     unguided = HeuresisEnv(family="wild", **SMALL)
     obs, _ = unguided.reset(seed=0)
     assert np.array_equal(obs["working_graph"], 1 - np.eye(5, dtype=np.int8)) and not obs["deletion_log"].any()
+
+
+def test_an_empty_start_is_scored_from_nothing_and_each_true_edge_counts():
+    """``start="empty"`` (a training setting): no edges at reset; submitting at once scores the empty graph,
+    and adding the true skeleton pair by pair raises the reward to 1 (F1 by hand: 2k / (k + m))."""
+    env = HeuresisEnv(family="lg", start="empty", **SMALL)
+    obs, _ = env.reset(seed=0, options={"instance": 1})
+    assert not obs["working_graph"].any() and obs["last_result"].startswith("The working graph is empty")
+    assert "The working graph starts empty." in task_spec(env).description
+    assert task_spec(env).condition["start"] == "empty"
+    truth = env._instance.hidden.dag
+    pairs = [(x, y) for x, y in combinations(range(5), 2) if truth[x, y] or truth[y, x]]
+    *_, info = step(env, "submit")
+    assert info["scores"]["adjacency_f1"] == adjacency_scores(truth, np.zeros((5, 5))).f1 == 0.0
+    env.reset(seed=0, options={"instance": 1})
+    rewards = []
+    for k, (x, y) in enumerate(pairs, 1):
+        relation = "forward" if truth[x, y] else "backward"  # the true DAG's own marks: always submittable
+        obs, *_ = step(env, "set_edge", x=f"X{x}", y=f"X{y}", relation=relation)
+        f1 = adjacency_scores(truth, obs["working_graph"]).f1
+        assert f1 == pytest.approx(2 * k / (k + len(pairs)))
+        rewards.append(f1)
+    *_, info = step(env, "submit")
+    assert info["scores"]["adjacency_f1"] == 1.0 and rewards == sorted(rewards)
+    with pytest.raises(ValueError, match="guided=False"):
+        HeuresisEnv(family="lg", guided=True, start="empty", **SMALL)
+    with pytest.raises(ValueError, match="start must be"):
+        HeuresisEnv(family="lg", start="complete", **SMALL)
 
 
 # ---------------------------------------------------------------------------------------------

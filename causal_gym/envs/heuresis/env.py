@@ -136,7 +136,9 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     ``gauntlet``). The agent edits a *working graph* — one relation per pair: none, ``x -- y``,
     ``x -> y``, ``y -> x`` — turn by turn, reading evidence from the data, and submits it.
 
-    - **Unguided** (``guided=False``): the working graph starts complete and undirected.
+    - **Unguided** (``guided=False``): the working graph starts complete and undirected
+      (``start="empty"``: with no edges, a setting for training, where every edit the agent
+      makes moves the reward; not one of the paper's conditions).
     - **Guided** (``guided=True``): it starts from the output of PC with the KCI test (alpha 0.05)
       and the first observation lists PC-KCI's *deletion log*: for each pair it deleted, the
       conditioning set, the test and the strength grade of the independence evidence — never the
@@ -270,6 +272,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     | ``algorithm_time_limit`` | 300.0     | seconds an uncached ``run_algorithm`` may compute before it is stopped (charged, no graph, not cached); None: no limit |
     | ``prefetch``      | 2                | on the train stream, upcoming instances whose PC-KCI reference a background worker computes during the episode (0: off) |
     | ``menu``          | ``MENU``         | the algorithm menu: a :class:`~causal_gym.harness.menu.Menu` of any length, or names of ``MENU`` entries |
+    | ``start``         | None             | ``"empty"``: an unguided working graph starts with no edges instead of complete (a training setting, not one of the paper's conditions) |
 
     ```python
     >>> import gymnasium as gym, causal_gym
@@ -310,12 +313,19 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         prefetch: int = 2,
         seal: Seal | str | None = None,
         menu: Menu | Sequence[str] = MENU,
+        start: str | None = None,
     ) -> None:
         self.family = check_choice(family, FAMILIES, "family")
         self.seal = resolve_seal(seal)
         if not isinstance(guided, (bool, np.bool_)):
             raise ValueError(f"guided must be True or False, got {guided!r}")
         self.guided = bool(guided)
+        if start not in (None, "empty"):
+            raise ValueError(f"start must be None (the condition's start) or 'empty', got {start!r}")
+        if start == "empty" and self.guided:
+            raise ValueError("start='empty' replaces the complete starting graph of the unguided condition; "
+                             "the guided one starts from PC-KCI's output: use guided=False")
+        self.start = start
         self.n = check_count(n, "n", 30)
         self.expected_degree = check_real(expected_degree, "expected_degree", 0.0)
         self.split = check_choice(split, SPLITS, "split")
@@ -392,6 +402,9 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
                 f"The working graph is the output of PC with the KCI test (alpha {ALPHA}): {graph_text(start)}\n"
                 + deletion_log_text(log)
             )
+        elif self.start == "empty":
+            start = np.zeros((self.d, self.d), dtype=np.int8)
+            self._start_text = f"The working graph is empty: no edges over X0..X{self.d - 1}."
         else:
             start = np.ones((self.d, self.d), dtype=np.int8) - np.eye(self.d, dtype=np.int8)
             self._start_text = f"The working graph is the complete undirected graph over X0..X{self.d - 1}."
@@ -418,6 +431,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
             f"{GUIDED_START}; the pairs it deleted, with the conditioning set, the test and the strength of the "
             "evidence, are listed in the first observation."
             if self.guided
+            else "The working graph starts empty." if self.start == "empty"
             else "The working graph starts as the complete undirected graph."
         )
         return (
@@ -436,8 +450,12 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         return self._observation(), info
 
     def task_condition(self) -> dict[str, Any]:
-        """The condition as data (``TaskSpec.condition``): benchmark, family, guided or not, split."""
-        return {"benchmark": "heuresis", "family": self.family, "guided": self.guided, "split": self.split}
+        """The condition as data (``TaskSpec.condition``): benchmark, family, guided or not, split (and
+        ``start`` when it is not the condition's)."""
+        condition = {"benchmark": "heuresis", "family": self.family, "guided": self.guided, "split": self.split}
+        if self.start is not None:
+            condition["start"] = self.start
+        return condition
 
     def agent_prompts(self) -> dict[str, str]:
         """The paper's prompt-level and stated-target texts (:mod:`causal_gym.envs.heuresis.prompts`)."""
