@@ -355,3 +355,35 @@ def test_configuration_from_environment_and_validation(monkeypatch):
         LLMAgent("m").bind(gym.make("CartPole-v1"))
     with pytest.raises(ValueError, match="submit"):
         LLMAgent("m").reset(task_spec(gym.make("CartPole-v1")))
+
+
+def test_the_agent_runs_where_openai_brings_httpx2_and_httpx_is_not_installed(tmp_path):
+    """openai >= 3 is built on ``httpx2`` and a fresh ``pip install 'causal-gym[llm]'`` has no ``httpx``:
+    an episode in a process that cannot import ``httpx`` (a meta-path blocker) plays to its end."""
+    import os
+    import subprocess
+    import sys
+
+    openai = pytest.importorskip("openai")
+    if "httpx2" not in openai.DefaultHttpxClient.__mro__[1].__module__:
+        pytest.skip("this openai is built on httpx itself")
+    code = """
+import sys
+class NoHttpx:
+    def find_spec(self, name, path=None, target=None):
+        if name == "httpx" or name.startswith("httpx."):
+            raise ModuleNotFoundError("No module named 'httpx'", name="httpx")
+sys.meta_path.insert(0, NoHttpx())
+import gymnasium as gym, causal_gym
+from causal_gym.agents.llm import LLMAgent
+from causal_gym.eval import rollout
+agent = LLMAgent("fake-model", base_url=sys.argv[1], api_key="k", tool_mode="native")
+record = rollout(gym.make("Heuresis-lg-v0", d=4, n=60), agent, seed=0, options={"instance": 0})
+assert "httpx" not in sys.modules, "httpx was imported"
+print(record.final_info["submission_source"], agent.usage()["n_tool_calls"])
+"""
+    with FakeOpenAIServer([tool_reply(("summarize", {})), tool_reply(("submit", {}))]) as server:
+        done = subprocess.run([sys.executable, "-c", code, server.base_url], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "CAUSAL_GYM_CACHE": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["agent", "2"]

@@ -95,6 +95,7 @@ redacted in ``repr``.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
@@ -331,8 +332,22 @@ def system_prompt(task: TaskSpec, prompt_level: int = 0, stated_target: str = "n
 
 
 _CLIENTS = threading.local()
-_TLS: list[Any] = []  # the one TLS context of this process's clients
-_TLS_LOCK = threading.Lock()
+_HTTP: list[Any] = []  # the HTTP library of the installed openai client and the one TLS context of this process's clients
+_HTTP_LOCK = threading.Lock()
+
+
+def _http() -> tuple[Any, Any]:
+    """``(module, tls_context)``: the HTTP library the installed ``openai`` is built on (``httpx``
+    before openai 3, ``httpx2`` since, and then ``httpx`` may not be installed at all) and one TLS
+    context for every client of this process (loading the trust store costs about 70 ms)."""
+    with _HTTP_LOCK:
+        if not _HTTP:
+            from openai import DefaultHttpxClient
+
+            client = next(c for c in DefaultHttpxClient.__mro__[1:] if c.__name__ == "Client")
+            module = importlib.import_module(client.__module__.partition(".")[0])
+            _HTTP.extend((module, module.create_ssl_context()))
+    return _HTTP[0], _HTTP[1]
 
 
 def _shared_client(base_url: str | None, api_key: str, timeout: float) -> Any:
@@ -341,8 +356,7 @@ def _shared_client(base_url: str | None, api_key: str, timeout: float) -> Any:
     Per thread, not per process: httpx's connection pool takes one lock for every request and
     response and scans all its connections under it, so one client shared by hundreds of episode
     threads spends its time waiting on that lock (issue 32: 16.6% overhead at 64 in flight). All
-    clients share one TLS context (loading the trust store costs about 70 ms). ``max_retries=0``:
-    retries are this module's policy.
+    clients share one TLS context (:func:`_http`). ``max_retries=0``: retries are this module's policy.
     """
     try:
         from openai import DefaultHttpxClient, OpenAI
@@ -351,13 +365,8 @@ def _shared_client(base_url: str | None, api_key: str, timeout: float) -> Any:
     clients = _CLIENTS.__dict__.setdefault("clients", {})
     key = (base_url, api_key, timeout)
     if key not in clients:
-        with _TLS_LOCK:
-            if not _TLS:
-                import httpx
-
-                _TLS.append(httpx.create_ssl_context())
         clients[key] = OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout,
-                              http_client=DefaultHttpxClient(verify=_TLS[0]))
+                              http_client=DefaultHttpxClient(verify=_http()[1]))
     return clients[key]
 
 
@@ -825,13 +834,11 @@ class LLMAgent:
         models a sixth of what is left (issue 32). Status errors are still the client's
         ``openai.APIError`` subclasses; a body that is not UTF-8 raises ``UnicodeDecodeError`` and one
         that is not JSON ``json.JSONDecodeError``: unreadable replies for :meth:`_ask`."""
-        import httpx
-
         body = dict(request)
         body.update(body.pop("extra_body", None) or {})
         client = self._openai()
         with waiting():  # the round trip: other episode threads of a threaded run compute meanwhile
-            reply = client.post("/chat/completions", cast_to=httpx.Response, body=body)
+            reply = client.post("/chat/completions", cast_to=_http()[0].Response, body=body)
         return json.loads(reply.content)
 
     def _request(self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
