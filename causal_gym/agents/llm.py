@@ -931,7 +931,7 @@ class LLMAgent:
         try:
             response = self._create(request)
             choices = _field(response, "choices")
-            calls = _field(_field(choices[0], "message"), "tool_calls") if choices else None
+            calls = _field(_field(choices[0], "message"), "tool_calls") if isinstance(choices, list) and choices else None
             mode = "native" if calls else "json"
             self._probe = {"event": "tool_mode_probe", "mode": mode, "tool_calls": len(calls or ())}
         except (openai.APIError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # an unreadable reply: no ping
