@@ -26,6 +26,7 @@ Usage: python benchmarks/llm_concurrency.py [--latency 1.0] [--levels 1,4,16,32,
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import resource
@@ -86,12 +87,12 @@ def _floor(base_url: str, c: int, bodies: list[dict]) -> float:
     """Wall seconds of ``2 c`` conversations of ``bodies`` sent from ``c`` threads through the agent's client."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from causal_gym.agents.llm import _shared_client, post_completion
+    from causal_gym.agents.llm import _http, _shared_client
 
     def conversation(_: int) -> None:
         client = _shared_client(base_url, "k", 60.0)
-        for body in bodies:
-            post_completion(client, body)  # as the agent sends and reads them
+        for body in bodies:  # as LLMAgent._create sends and reads them
+            json.loads(client.post("/chat/completions", cast_to=_http()[0].Response, body=body).content)
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=c) as pool:

@@ -370,21 +370,6 @@ def _shared_client(base_url: str | None, api_key: str, timeout: float) -> Any:
     return clients[key]
 
 
-def post_completion(client: Any, body: dict[str, Any]) -> Any:
-    """POST ``body`` to ``/chat/completions`` through ``client`` and return the reply's JSON as it came.
-
-    The body is plain JSON already and the agent reads a few fields of the reply, so neither goes
-    through the client's typed layer: its per-request transformation of the whole conversation cost
-    more CPU than the rest of the harness, and its parse of the reply into models a sixth of what is
-    left (issue 32). Status errors are still the client's ``openai.APIError`` subclasses; a body that
-    is not UTF-8 raises ``UnicodeDecodeError`` and one that is not JSON ``json.JSONDecodeError``.
-    The round trip gives up the thread's turn (:func:`~causal_gym._turns.waiting`).
-    """
-    with waiting():  # other episode threads of a threaded run compute meanwhile
-        reply = client.post("/chat/completions", cast_to=_http()[0].Response, body=body)
-    return json.loads(reply.content)
-
-
 class LLMAgent:
     """An LLM that plays a tool env (Heuresis, CausalArena tool mode) through chat completions.
 
@@ -841,10 +826,20 @@ class LLMAgent:
         return self._client
 
     def _create(self, request: dict[str, Any]) -> Any:
-        """POST the request (:func:`post_completion`) with ``extra_body`` merged in."""
+        """POST the request as it is and return the reply's JSON as it came.
+
+        The request is plain JSON already and the agent reads a few fields of the reply, so neither
+        goes through the client's typed layer: its per-request transformation of the whole
+        conversation cost more CPU than the rest of the harness, and its parse of the reply into
+        models a sixth of what is left (issue 32). Status errors are still the client's
+        ``openai.APIError`` subclasses; a body that is not UTF-8 raises ``UnicodeDecodeError`` and one
+        that is not JSON ``json.JSONDecodeError``: unreadable replies for :meth:`_ask`."""
         body = dict(request)
         body.update(body.pop("extra_body", None) or {})
-        return post_completion(self._openai(), body)
+        client = self._openai()
+        with waiting():  # the round trip: other episode threads of a threaded run compute meanwhile
+            reply = client.post("/chat/completions", cast_to=_http()[0].Response, body=body)
+        return json.loads(reply.content)
 
     def _request(self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": messages}
