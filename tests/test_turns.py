@@ -60,7 +60,37 @@ def test_a_waiting_thread_lets_another_take_the_turn():
     assert started.wait(20)
     _in_thread(other).join(30)
     first.join(30)
-    assert done.is_set() and not turns._lock.locked()
+    assert done.is_set() and not turns.held
+
+
+def test_the_turn_goes_to_the_threads_in_the_order_they_asked():
+    """A holder that gives the turn back and asks again at once (an episode thread between two
+    requests does) comes after the threads already waiting: a plain lock lets it take the turn
+    straight back, and with hundreds of threads some waited seconds (issue 32)."""
+    turns, order, lock = Turns(patience=60.0), [], threading.Lock()
+    assert turns.take()
+
+    def waiter(name: str) -> None:
+        assert turns.take()
+        with lock:
+            order.append(name)
+        turns.give_back()
+
+    threads = []
+    for name in ("first", "second", "third"):
+        threads.append(_in_thread(lambda name=name: waiter(name)))
+        deadline = time.monotonic() + 20
+        while len(turns._queue) < len(threads) and time.monotonic() < deadline:  # each asks before the next
+            time.sleep(0.001)
+    turns.give_back()
+    assert turns.take()  # asks again at once: after the three waiting
+    with lock:
+        order.append("holder again")
+    turns.give_back()
+    for thread in threads:
+        thread.join(30)
+    assert order == ["first", "second", "third", "holder again"]
+    assert not turns.held
 
 
 def test_a_holder_that_blocks_without_waiting_stalls_the_others_for_patience_only():
@@ -71,7 +101,7 @@ def test_a_holder_that_blocks_without_waiting_stalls_the_others_for_patience_onl
             assert other_ran.wait(20), "the other thread waited on a blocked holder"
 
     holder = _in_thread(blocked_holder)
-    while not turns._lock.locked():
+    while not turns.held:
         time.sleep(0.001)
     def other() -> None:
         with taking_turns(turns):  # returns once the holder has had the turn for patience
@@ -92,7 +122,7 @@ def test_the_turn_is_given_back_when_an_episode_raises_inside_waiting():
                     raise RuntimeError("the server went away")
 
     _in_thread(episode).join(30)
-    assert not turns._lock.locked()
+    assert not turns.held
     assert turns.take()  # free for the next episode at once
     turns.give_back()
 
