@@ -18,7 +18,9 @@ so ``overhead - floor`` is the harness's own share.
 The CPU per episode does not depend on the machine's load the way the overhead does. The episode
 threads share one interpreter lock, so the harness cannot use more than about one core: once
 ``episodes x CPU per episode`` approaches the ideal wall time, the overhead is that CPU, and the
-"harness cores" column (harness CPU / wall) says how close the run came to it.
+"harness cores" column (harness CPU / wall) says how close the run came to it. The "CPU bound"
+column is the overhead that even a perfect scheduler would have with this run's harness CPU per
+episode (:func:`cpu_bound`): what is left above it is lost to scheduling.
 
 Usage: python benchmarks/llm_concurrency.py [--latency 1.0] [--levels 1,4,16,32,64,256]
 """
@@ -26,6 +28,7 @@ Usage: python benchmarks/llm_concurrency.py [--latency 1.0] [--levels 1,4,16,32,
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import multiprocessing
 import os
@@ -100,6 +103,41 @@ def _floor(base_url: str, c: int, bodies: list[dict]) -> float:
     return time.perf_counter() - start
 
 
+def cpu_bound(concurrency: int, cpu_per_episode: float, latency: float, turns: int = TURNS,
+              split: tuple[float, float, float] = (0.2, 0.6, 0.2)) -> float:
+    """The overhead of ``2 x concurrency`` episodes in ``concurrency`` slots if the harness's only cost
+    were ``cpu_per_episode`` seconds of one interpreter's time, served first come first served.
+
+    Why: the episode threads share one interpreter, so a reply that arrives while others are being
+    handled waits for them; the waits pile up when hundreds of episodes start at once and their
+    replies come back together. ``split`` shares the CPU between an episode's start (env, prompt,
+    first request), its ``turns`` replies (read, step, next request) and its end (scoring, the store
+    line); the default is close to the per-function times of these episodes (about 2 of 10 ms before
+    the first request, 1.5 after the last reply). Shares of 10-40% at either end put the bound at
+    10-19% for 256 in flight and 10 ms per episode.
+
+    >>> round(cpu_bound(1, 0.01, 1.0), 4) == round(1 - 10 / 10.02, 4)  # one slot: each episode adds its CPU
+    True
+    """
+    start, per_turn, end = (share * cpu_per_episode for share in split)
+    per_turn /= turns
+    ready = [(0.0, slot, 0) for slot in range(concurrency)]  # (time, episode, replies read so far)
+    heapq.heapify(ready)
+    free, finished, next_episode = 0.0, 0.0, concurrency
+    while ready:
+        time_ready, episode, replies = heapq.heappop(ready)
+        done = max(time_ready, free) + (start if replies == 0 else per_turn) + (end if replies == turns else 0.0)
+        free = done
+        if replies < turns:
+            heapq.heappush(ready, (done + latency, episode, replies + 1))
+        else:
+            finished = max(finished, done)
+            if next_episode < 2 * concurrency:
+                heapq.heappush(ready, (done, next_episode, 0))
+                next_episode += 1
+    return 1 - 2 * turns * latency / finished
+
+
 def _rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -143,7 +181,7 @@ def main() -> None:
         bodies = _floor_bodies()
         print(f"server latency {args.latency:g} s, {TURNS} replies per episode, 2 x concurrency episodes")
         print(f"{'concurrency':>11} {'episodes':>8} {'wall s':>8} {'ideal s':>8} {'ep/s':>7} {'overhead':>9} "
-              f"{'HTTP floor':>10} {'harness CPU ms/ep':>17} {'switches/ep':>11} {'harness cores':>13} "
+              f"{'CPU bound':>9} {'HTTP floor':>10} {'harness CPU ms/ep':>17} {'switches/ep':>11} {'harness cores':>13} "
               f"{'server CPU ms/ep':>16} {'MB/episode':>11}")
         for c in levels:
             before, peak, watcher_cpu, stop = _rss_mb(), [0.0], [0.0], threading.Event()
@@ -175,7 +213,7 @@ def main() -> None:
             ideal = 2 * TURNS * args.latency
             floor = _floor(base_url, c, bodies)
             print(f"{c:>11} {2 * c:>8} {wall:>8.2f} {ideal:>8.2f} {2 * c / wall:>7.2f} {1 - ideal / wall:>8.1%} "
-                  f"{1 - ideal / floor:>10.1%} {1000 * cpu / (2 * c):>17.1f} {switches / (2 * c):>11.0f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
+                  f"{cpu_bound(c, cpu / (2 * c), args.latency):>9.1%} {1 - ideal / floor:>10.1%} {1000 * cpu / (2 * c):>17.1f} {switches / (2 * c):>11.0f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
                   f"{max(0.0, peak[0] - before) / c:>11.2f}")
     server.terminate()
 
