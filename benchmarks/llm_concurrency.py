@@ -19,8 +19,9 @@ The CPU per episode does not depend on the machine's load the way the overhead d
 threads share one interpreter lock, so the harness cannot use more than about one core: once
 ``episodes x CPU per episode`` approaches the ideal wall time, the overhead is that CPU, and the
 "harness cores" column (harness CPU / wall) says how close the run came to it. The "CPU bound"
-column is the overhead that even a perfect scheduler would have with this run's harness CPU per
-episode (:func:`cpu_bound`): what is left above it is lost to scheduling.
+column is the overhead a perfect scheduler would have with this run's harness CPU per episode
+(:func:`cpu_bound`): what is left above it is lost to scheduling. It is a model, not a floor: some
+of that CPU (system calls, numpy) runs outside the interpreter lock, so a run can come in under it.
 
 Usage: python benchmarks/llm_concurrency.py [--latency 1.0] [--levels 1,4,16,32,64,256]
 """
