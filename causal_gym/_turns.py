@@ -39,8 +39,8 @@ class Turns:
 
     Handed over in the order the threads asked for it: a plain lock lets whichever thread wakes
     first take it, and with hundreds of threads asking, some were passed over again and again --
-    measured at 256 in flight (issue 32): a reply waited for the turn 125 ms at the 90th percentile
-    and up to 2.3 s, most of the run's overhead."""
+    measured at 256 in flight (issue 32), a reply waited for the turn up to 1.2-2.3 s, against
+    0.4-0.6 s in order (the run's overhead, bound by the interpreter's CPU, did not change)."""
 
     def __init__(self, patience: float | None = None) -> None:
         self.patience = PATIENCE if patience is None else patience

@@ -76,8 +76,9 @@ def play_threaded(tasks: list[EpisodeTask], concurrency: int, sink: Callable[[di
     The threads take turns at the interpreter (:mod:`causal_gym._turns`): an LLM agent gives up its
     turn while it waits on its server. Each thread hands its episode's line to ``sink`` itself, in
     its turn and one at a time, so ``sink`` need not be thread-safe, and no thread outside the turns
-    competes with the episodes for the interpreter to write them. If ``sink`` raises (the store cannot be written), the episodes not started are cancelled and the
-    error is raised once those in flight end."""
+    competes with the episodes for the interpreter to write them. If ``sink`` raises (the store
+    cannot be written), the episodes not started are cancelled and the error is raised once those
+    in flight end."""
     from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     turns, handing = Turns(), threading.Lock()
