@@ -33,8 +33,8 @@ WINDOW = 8192
 # llama-cpp-python's chatml-function-calling handler ignores max_tokens inside tool-call arguments
 # (it passes max_tokens=None), so a tool call could run on to the end of the window (~4k tokens):
 # over 400 s on a slow machine. The server is capped at CAP tokens per completion instead
-# (tests/capped_llama_server.py); a request makes up to three completions (the tool's name, its
-# arguments, the next call's name), at 10-40 tokens/s here, and two servers share the cores.
+# (tests/capped_llama_server.py); a request makes a completion for each call's name and one for its
+# arguments (or one for a plain message), at 10-40 tokens/s here, and two servers share the cores.
 CAP = 400
 TIMEOUT = 400.0
 EPISODES = {
