@@ -1,4 +1,4 @@
-"""The JSON-mode reply parser (:func:`causal_gym.agents.llm.parse_json_tool_call`) on adversarial replies.
+"""The JSON-mode reply parser (:func:`causal_gym.agents.reply_parser.parse_json_tool_call`) on adversarial replies.
 
 A model's reply is untrusted text of any size, read while the episode holds the interpreter, so the
 parser must take time linear in the reply. For each shape below, at each ``--sizes`` (in bytes),
@@ -29,7 +29,7 @@ import json
 import time
 from collections.abc import Callable
 
-from causal_gym.agents.llm import parse_json_tool_call
+from causal_gym.agents.llm import parse_json_tool_call  # where it is on older versions too
 
 CALL = '{"tool": "submit", "arguments": {}}'
 

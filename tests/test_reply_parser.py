@@ -1,4 +1,4 @@
-"""The JSON-mode reply parser (causal_gym.agents.llm.parse_json_tool_call): the same answers as the plain
+"""The JSON-mode reply parser (causal_gym.agents.reply_parser.parse_json_tool_call): the same answers as the plain
 algorithm it replaces, in work linear in the reply.
 
 Reference: ``brute_force`` below decodes from every place an object can open, in order, and takes the first
@@ -16,16 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from causal_gym.agents import llm
-from causal_gym.agents.llm import parse_json_tool_call
+from causal_gym.agents import reply_parser
+from causal_gym.agents.reply_parser import parse_json_tool_call
 
 CALL = '{"tool": "submit", "arguments": {}}'
 
 
 def brute_force(text: str) -> tuple[str, Any] | None:
     decoder = json.JSONDecoder()
-    for tried, match in enumerate(llm._OBJECT_START.finditer(text)):
-        if tried == llm._MAX_OBJECT_STARTS:
+    for tried, match in enumerate(reply_parser._OBJECT_START.finditer(text)):
+        if tried == reply_parser._MAX_OBJECT_STARTS:
             return None
         try:
             value, _ = decoder.raw_decode(text, match.start())
@@ -100,7 +100,7 @@ def test_settling_nested_starts_changes_no_answer(text: str) -> None:
     """Every decode settles its nested starts (the vectorised pass runs on short stretches too)."""
     text = _padded(text)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(llm, "_SETTLE_NESTED", 0)
+        patch.setattr(reply_parser, "_SETTLE_NESTED", 0)
         assert parse_json_tool_call(text) == brute_force(text)
 
 
