@@ -56,7 +56,7 @@ def _delimiters(raw: np.ndarray) -> np.ndarray:
 def _first_long_integer(text: str, start: int, stop: int) -> int:
     """Where the first integer past ``int()``'s digit limit lies in ``text[start:stop]`` (a valid prefix), or
     ``start`` when there is none."""
-    limit = sys.get_int_max_str_digits()
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()  # Python 3.10.7+; without it, no limit
     if limit:
         quotes = _delimiters(_bytes(text, start, stop))
         for run in re.finditer(r"-?[0-9]{%d,}" % (limit + 1), text[start:stop]):
