@@ -119,10 +119,17 @@ def _nested_calls(text: str, start: int, stop: int, starts: np.ndarray) -> dict[
     pairs = opens[order][:-1] & ~opens[order][1:] & (level[order][:-1] == level[order][1:])
     closed = events[order][:-1][pairs]
 
-    # which objects name a tool: the "tool" and "name" keys, their owners and whether their values are strings
+    mine = starts[(starts >= start) & (starts < stop)] - start  # the starts to settle, as positions in raw
+    mine = mine[np.isin(mine, events[opens])]
+
+    # which of them name a tool: their "tool" and "name" keys, and whether the values are strings
     colons = outside(np.flatnonzero(raw == ord(":")))
     closing = np.searchsorted(quotes, colons) - 1
     opening, closing = quotes[closing - 1], quotes[closing]
+    depths = depth[np.searchsorted(events, opening) - 1]
+    owners = events[order][np.searchsorted(ranked, depths * (raw.size + 1) + opening) - 1]
+    keep = np.isin(owners, mine)
+    colons, opening, closing, owners = colons[keep], opening[keep], closing[keep], owners[keep]
     slot = np.zeros(colons.size, dtype=np.int64)  # 1: a "tool" key, 2: a "name" key
     padded = np.concatenate((raw, np.zeros(8, dtype=np.uint8)))
     for number, key in enumerate(_CALL_KEYS, 1):
@@ -133,15 +140,11 @@ def _nested_calls(text: str, start: int, stop: int, starts: np.ndarray) -> dict[
     for k in np.flatnonzero(escaped & (closing - opening < 32)).tolist():  # a key such as "\\u0074ool"
         key = json.loads(text[start + opening[k]:start + closing[k] + 1])
         slot[k] = _CALL_KEYS.index(key) + 1 if key in _CALL_KEYS else 0
-    chosen = np.flatnonzero(slot)
-    depths = depth[np.searchsorted(events, opening[chosen]) - 1]
-    owners = events[order][np.searchsorted(ranked, depths * (raw.size + 1) + opening[chosen]) - 1]
     keys: dict[int, dict[int, bool]] = {}  # object -> key slot -> its value is a string (the last of repeats)
-    for owner, number, colon in zip(owners.tolist(), slot[chosen].tolist(), colons[chosen].tolist()):
-        keys.setdefault(owner, {})[number] = _STRING_VALUE.match(text, start + colon + 1) is not None
+    for k in np.flatnonzero(slot).tolist():
+        is_string = _STRING_VALUE.match(text, start + int(colons[k]) + 1) is not None
+        keys.setdefault(int(owners[k]), {})[int(slot[k])] = is_string
 
-    mine = starts[(starts >= start) & (starts < stop)] - start
-    mine = mine[np.isin(mine, events[opens])]
     settled = {}
     for position, whole in zip(mine.tolist(), np.isin(mine, closed).tolist()):
         named = keys.get(position, {})
