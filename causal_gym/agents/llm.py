@@ -27,8 +27,8 @@ Conversation protocol
   turn, as any other invalid action), so a model that only talks cannot stall an episode.
 - JSON mode (``tool_mode="json"``), for servers without tool calling: the system prompt lists the
   tools as compact signatures (:func:`~causal_gym.agents.signatures.describe_tools`) and asks for one object ``{"tool": ..., "arguments": {...}}`` per reply; it is found
-  tolerantly (:func:`~causal_gym.agents.reply_parser.parse_json_tool_call`: code fences, prose before or after) and results come
-  back as user messages.
+  tolerantly (:func:`~causal_gym.agents.reply_parser.parse_json_tool_call`: code fences, prose
+  before or after, in time linear in the reply) and results come back as user messages.
 - Last turn: when the observation's phase says only ``submit`` is accepted (a budget ran out, or
   an edge list was rejected and one retry is left), the agent asks for the final edge list and
   offers only the ``submit`` tool. A plain-text reply is submitted as the edge list; the env
