@@ -142,22 +142,25 @@ def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
 def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from pathlib import Path
 
+    from causal_gym._files import OutputFolder
     from causal_gym.eval.report import load_runs, report_tables, write_tables
     from causal_gym.tables import format_table
 
     from causal_gym.seal import resolve_seal
 
     frame = load_runs(*args.dirs)
-    tables = report_tables(frame, dev=args.dev, full_menu=args.full_menu, workers=args.workers,
-                           progress=not args.quiet, seal=resolve_seal(_seal(args)))
-    if not tables:
-        print("no played episodes in " + ", ".join(args.dirs))
-    for table in tables:
-        print(f"\n{table.title}\n{format_table(table.frame)}")
-        print("".join(f"  {line}\n" for line in table.legend_lines()), end="")
-    out = Path(args.out) if args.out is not None else Path(args.dirs[0]) / "report"
-    written = write_tables(tables, out, frame)
-    print(f"\nwrote {len(written)} files to {out} (report.md, CSV tables, PNG figures)")
+    # opened before the tables are built, so a refused folder costs no work; never through a link in a run directory
+    with OutputFolder(Path(args.out) if args.out is not None else Path(args.dirs[0]) / "report",
+                      within=args.dirs) as out:
+        tables = report_tables(frame, dev=args.dev, full_menu=args.full_menu, workers=args.workers,
+                               progress=not args.quiet, seal=resolve_seal(_seal(args)))
+        if not tables:
+            print("no played episodes in " + ", ".join(args.dirs))
+        for table in tables:
+            print(f"\n{table.title}\n{format_table(table.frame)}")
+            print("".join(f"  {line}\n" for line in table.legend_lines()), end="")
+        written = write_tables(tables, out, frame)
+    print(f"\nwrote {len(written)} files to {out.path} (report.md, CSV tables, PNG figures)")
     return 0
 
 

@@ -42,8 +42,10 @@ Report modules
 - ``report_tables(frame, options) -> list[causal_gym.tables.ReportTable]`` (required): the
   benchmark's tables, given the frame's rows of the benchmark (``options``:
   :class:`ReportOptions`); empty tables are left out of the report;
-- ``write_figures(tables, out_dir) -> list[Path]`` (optional): its figures of the report's
-  ``tables`` (all of them; it picks its own by name), written to ``out_dir``;
+- ``write_figures(tables, out) -> list[Path]`` (optional): its figures of the report's
+  ``tables`` (all of them; it picks its own by name), written with ``out.write(name, png_bytes)``
+  into ``out``, a :class:`causal_gym._files.OutputFolder` (by name only, so nothing lands outside
+  the folder; a name built from a store value goes through :func:`causal_gym._files.name_part`);
 - ``POSITION`` (optional number): where its tables stand among the benchmarks' (smaller first;
   without one, after those that have one, in :func:`benchmarks` order).
 """
@@ -64,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import pandas as pd
 
+    from causal_gym._files import OutputFolder
     from causal_gym.tables import ReportTable
 
 __all__ = [
@@ -300,8 +303,8 @@ class ReportModule(Protocol):
         """The benchmark's tables of its rows of the frame."""
 
 
-FigureWriter = Callable[[Sequence["ReportTable"], Path], list[Path]]
-"""A report module's optional ``write_figures(tables, out_dir) -> written paths``."""
+FigureWriter = Callable[[Sequence["ReportTable"], "OutputFolder"], list[Path]]
+"""A report module's optional ``write_figures(tables, out) -> written paths``."""
 
 
 class Reproduce(Protocol):

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from causal_gym._files import OutputFolder
 from causal_gym.envs.benchmark import ReportOptions
 from causal_gym._validation import check_instance_option
 from causal_gym.envs.heuresis.instances import DEFAULT_D, DEFAULT_EXPECTED_DEGREE, DEFAULT_N, split_size
@@ -75,7 +76,7 @@ from causal_gym.tables import (
     paired_interval,
     per_unit,
     played,
-    save_figure,
+    figure_png,
 )
 
 if TYPE_CHECKING:
@@ -624,13 +625,13 @@ def heuresis_behaviour_table(frame: pd.DataFrame, seal: Seal | None = None) -> p
 # ---------------------------------------------------------------------------------------------
 
 
-def plot_residual_gain(headroom: pd.DataFrame, path: str | Path) -> Path:
+def plot_residual_gain(headroom: pd.DataFrame) -> Any:
     """Figure 6: ``Delta^r`` per agent on every family, against the two headrooms.
 
     One panel per family of :func:`heuresis_headroom_table` (the ``all`` rows are left out): a bar
     per agent and condition with its 95% interval (orange), a red marker at the repair headroom
     ``H^r`` (the oracle's level) and a green one at ``-H^s`` (BCA_g's level) beside the bar; 0 is
-    BCA_phi. About 550 px per panel.
+    BCA_phi. About 550 px per panel. Returns the matplotlib Figure.
     """
     families = [f for f in headroom["family"].unique() if f != "all"]
     if not families:
@@ -655,9 +656,7 @@ def plot_residual_gain(headroom: pd.DataFrame, path: str | Path) -> Path:
         axis.set_title(family)
         axis.set_ylabel("adjacency F1 − F1(BCA_φ)")
     figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
-    path = Path(path)
-    save_figure(figure, path)
-    return path
+    return figure
 
 
 def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTable]:
@@ -695,9 +694,9 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
     ]
 
 
-def write_figures(tables: Sequence[ReportTable], out_dir: str | Path) -> list[Path]:
+def write_figures(tables: Sequence[ReportTable], out: OutputFolder) -> list[Path]:
     """``heuresis_residual_gain.png`` (Figure 6) when ``tables`` hold a headroom table with a family row."""
     headroom = next((table.frame for table in tables if table.name == "heuresis_headroom"), None)
     if headroom is None or not (headroom["family"] != "all").any():
         return []
-    return [plot_residual_gain(headroom, Path(out_dir) / "heuresis_residual_gain.png")]
+    return [out.write("heuresis_residual_gain.png", figure_png(plot_residual_gain(headroom)))]
