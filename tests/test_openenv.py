@@ -358,7 +358,7 @@ def test_a_sealed_server_chooses_each_episode_plays_it_once_and_keeps_its_scores
     seal_file, out = tmp_path / "seal", tmp_path / "sealed-run"
     seal_file.write_text(SECRET)
     flags = ("--env", env_id, "--env-kwargs", json.dumps(kwargs), "--seal-file", str(seal_file), "--out", str(out),
-             "--episodes", "3")
+             "--episodes", "4")
     probes = [f"X{x} -- X{y}" for x, y in itertools.combinations(range(4), 2)]
 
     async def attack(url):
@@ -374,15 +374,17 @@ def test_a_sealed_server_chooses_each_episode_plays_it_once_and_keeps_its_scores
                     results.append(await client.step({"type": "call_tool", "tool_name": "submit",
                                                       "arguments": {"edges": edges}}))
             # the third is left unfinished: the next reset ends it as the env ends one whose agent stops
+            results.append(await client.reset())  # and the fourth's client leaves: the server ends it
+        async with GenericEnvClient(base_url=url) as client:
             with pytest.raises(RuntimeError, match="handed out all its episodes"):
                 await client.reset()
-            return results
+        return results
 
     with served(tmp_path, *flags) as server:
         results = asyncio.run(attack(server.url))
         with pytest.raises(urllib.error.HTTPError, match="404"):  # no stateless HTTP episodes under a seal
             urllib.request.urlopen(urllib.request.Request(server.url + "/reset", data=b"{}", method="POST"))
-    assert [r.done for r in results] == [False, False, True, False, False, True, False, False]
+    assert [r.done for r in results] == [False, False, True, False, False, True, False, False, False]
     assert all(r.reward is None and r.observation["scores"] == {} for r in results)  # nothing to read back
 
     # the plan's episodes, each once, as an in-process session of the same sealed episode plays them
@@ -390,16 +392,19 @@ def test_a_sealed_server_chooses_each_episode_plays_it_once_and_keeps_its_scores
     summaries = [results[k].observation["text"] for k in (1, 4, 7)]
     assert len(set(summaries)) == 3
     references = []
-    for instance, edges in zip(range(3), [*probes[:2], None]):
+    for instance, edges in enumerate([*probes[:2], None, None]):
         session = ToolSession(EpisodeRef(env_id, instance, env_kwargs=kwargs), seal=seal)
-        assert session.call("summarize", {}) == summaries[instance]
+        if instance < 3:
+            assert session.call("summarize", {}) == summaries[instance]
+        else:
+            assert session.first_message == results[-1].observation["text"]
         session.call("submit", {"edges": edges}) if edges else session.finish()
         references.append(session)
     published = ToolSession(EpisodeRef(env_id, 0, env_kwargs=kwargs), seal=OPEN)
     assert published.call("summarize", {}) != summaries[0]  # sealed data, not the published instance 0
     published.close()
     lines = RunStore(out).episodes()
-    keys = [f"{env_id}|test|{k}|0" for k in range(3)]
+    keys = [f"{env_id}|test|{k}|0" for k in range(4)]
     assert sorted({line["key"] for line in lines}) == keys
     for key, reference in zip(keys, references):
         handed, final = [line for line in lines if line["key"] == key]  # marked when handed out, then final
@@ -407,10 +412,10 @@ def test_a_sealed_server_chooses_each_episode_plays_it_once_and_keeps_its_scores
         assert numeric_scores(final["scores"]) == reference.scores and final["reward"] == reference.total_reward
         assert final["seal"] == seal.fingerprint and final["agent"] == "openenv"
         reference.close()
-    assert [line["status"] for line in RunStore(out).latest().values()] == ["finished", "finished", "rescued"]
+    assert [line["status"] for line in RunStore(out).latest().values()] == ["finished"] * 2 + ["rescued"] * 2
     assert SECRET not in (out / "run.json").read_text() + (out / "episodes.jsonl").read_text()
     frame = load_runs(out)  # causal-gym report reads the store
-    assert sorted(frame["instance"]) == [0, 1, 2] and set(frame["seal"]) == {seal.fingerprint}
+    assert sorted(frame["instance"]) == [0, 1, 2, 3] and set(frame["seal"]) == {seal.fingerprint}
 
     # a restarted server resumes the store: nothing is handed out twice
     with served(tmp_path, *flags) as server:
