@@ -34,7 +34,8 @@ Sessions and capacity
   WebSocket keepalive: ``causal-gym serve`` pings every ``session_timeout / 2`` seconds and drops a peer
   that does not answer within as long, so its session is closed within ``session_timeout`` (default 60 s).
   An open socket that is merely quiet is a client thinking (a model call can take minutes); it keeps
-  its session.
+  its session, since its WebSocket library answers the pings (OpenEnv's clients do, the sync one from
+  a thread of its own), unless the client blocks its event loop for longer than the timeout.
 - Sessions made over HTTP (OpenEnv's ``openenv/session/create`` on ``POST /mcp``) have no socket to
   watch: each is closed once idle (no request naming it) for ``session_timeout`` seconds, and they have
   an allowance of their own (also ``max_sessions``), so they never take a WebSocket client's place.
