@@ -9,7 +9,8 @@
     causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
     causal-gym reproduce causalab [--quick] [--settings 4node,...] [--instances N] [--out DIR]
     causal-gym reproduce arena [--quick] [--json FILE]
-    causal-gym serve --env ID [--env-kwargs JSON] [--host H] [--port P] [--max-sessions N] [--tool-timeout S]
+    causal-gym serve --env ID [--env-kwargs JSON] [--host H] [--port P] [--max-sessions N] [--session-timeout S]
+                     [--env-threads N] [--tool-timeout S] [--seal-file F --out DIR --episodes N | --open]
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a handler that
 runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly.
@@ -258,13 +259,25 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    import contextlib
+
     import uvicorn
 
+    from causal_gym.eval.store import RunStore
     from causal_gym.integrations.openenv import make_app
 
-    app = make_app(args.env, _json_object(args.env_kwargs, "--env-kwargs"), prompt_level=args.prompt_level,
-                   max_sessions=args.max_sessions, tool_timeout=args.tool_timeout)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    store = None if args.out is None else RunStore(args.out)
+    with contextlib.nullcontext() if store is None else store.lock():
+        app = make_app(args.env, _json_object(args.env_kwargs, "--env-kwargs"), prompt_level=args.prompt_level,
+                       max_sessions=args.max_sessions, tool_timeout=args.tool_timeout,
+                       session_timeout=args.session_timeout, env_threads=args.env_threads, seal=_seal(args),
+                       store=store, episodes=args.episodes, repeats=args.repeats, split=args.split, seed=args.seed)
+        sealed = f"; a sealed evaluation of {args.episodes} x {args.repeats} episodes into {args.out}" if store else ""
+        print(f"causal-gym serve: {args.env} on ws://{args.host}:{args.port}/ws, up to {args.max_sessions} "
+              f"sessions{sealed}", file=sys.stderr, flush=True)
+        # the keepalive drops a client that stops answering pings within session_timeout (module docstring)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                    ws_ping_interval=args.session_timeout / 2, ws_ping_timeout=args.session_timeout / 2)
     return 0
 
 
@@ -272,16 +285,34 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "serve", help="serve a tool env over OpenEnv's HTTP/WebSocket protocol (needs the openenv extra)",
         description="One episode per WebSocket session (reset with the episode row: seed, instance, split, "
-        "repeat), one tool call per step as OpenEnv's CallToolAction; see causal_gym.integrations.openenv.",
+        "repeat; under a seal the server chooses), one tool call per step as OpenEnv's CallToolAction; see "
+        "causal_gym.integrations.openenv.",
     )
     parser.add_argument("--env", required=True, help="a registered tool env id")
     parser.add_argument("--env-kwargs", default="{}", help="JSON object of gym.make arguments")
     parser.add_argument("--prompt-level", type=int, default=0, help="as for the LLM agent (default 0)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("--max-sessions", type=int, default=256, help="concurrent sessions (default 256)")
+    parser.add_argument("--max-sessions", type=int, default=256,
+                        help="concurrent WebSocket sessions; a client past them is refused with OpenEnv's "
+                        "CAPACITY_REACHED (default 256)")
+    parser.add_argument("--session-timeout", type=float, default=60.0,
+                        help="seconds after which a session whose client has gone is closed: a WebSocket that stops "
+                        "answering pings, an HTTP-made session without requests (default 60)")
+    parser.add_argument("--env-threads", type=int,
+                        help="env resets and steps run at once, the others wait their turn, so the server keeps "
+                        "answering new clients under load (default: the CPU count, at most 4)")
     parser.add_argument("--tool-timeout", type=float,
                         help="seconds one step may take; past it the episode ends unscored (default: no budget)")
+    _add_seal_options(parser)
+    sealed = parser.add_argument_group(
+        "sealed evaluation (under a seal the server chooses each episode, plays it once, records its scores in "
+        "--out and returns none to the client)")
+    sealed.add_argument("--out", help="run store directory of the sealed evaluation (causal-gym report reads it)")
+    sealed.add_argument("--episodes", type=int, help="instances 0 .. N-1 of --split")
+    sealed.add_argument("--repeats", type=int, default=1, help="episodes per instance (default 1)")
+    sealed.add_argument("--split", default="test", help="split of the instances (default test)")
+    sealed.add_argument("--seed", type=int, default=0, help="base seed, as causal-gym run --seed (default 0)")
     parser.set_defaults(handler=_serve)
 
 
@@ -356,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConnectionError as exc:  # e.g. a Ray cluster that cannot be reached: the message says what to do
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
     except (ValueError, ModuleNotFoundError) as exc:
-        if args.command not in ("run", "report", "seal"):
+        if args.command not in ("run", "report", "seal", "serve"):
             raise
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
 

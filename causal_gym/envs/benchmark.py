@@ -84,6 +84,7 @@ __all__ = [
     "register_benchmark",
     "benchmarks",
     "benchmark_of",
+    "takes_seal",
     "load",
 ]
 
@@ -462,6 +463,14 @@ def benchmark_of(env_id: str) -> BenchmarkSpec | None:
         if any(entry.id == env_id for entry in spec.envs):
             return spec
     return None
+
+
+def takes_seal(env_id: str) -> bool:
+    """Whether ``env_id`` (or ``"package:EnvId-v0"``) takes ``seal=``: its benchmark's ``EnvEntry.takes_seal``
+    (False for an id no benchmark declares, which a sealed run or server therefore refuses)."""
+    name = env_id.rpartition(":")[2]
+    benchmark = benchmark_of(name)
+    return benchmark is not None and any(entry.takes_seal for entry in benchmark.envs if entry.id == name)
 
 
 def load(reference: str) -> Any:

@@ -139,7 +139,7 @@ import causal_gym
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.agents.registry import agent_factory, agents, make_agent
-from causal_gym.envs.benchmark import benchmark_of
+from causal_gym.envs.benchmark import takes_seal
 from causal_gym.eval.executors import DRAIN_SECONDS, play_local, play_ray, play_threaded
 from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
 from causal_gym.eval.worker import STOP, EpisodeTask, stop_request
@@ -352,14 +352,6 @@ def _entry(env_id: str) -> tuple[EnvSpec, Callable[..., Any]]:
     return spec, creator
 
 
-def _takes_seal(env_id: str) -> bool:
-    """Whether ``env_id`` takes ``seal=``: its benchmark's ``EnvEntry.takes_seal`` (False for an id
-    no benchmark declares)."""
-    name = env_id.rpartition(":")[2]
-    benchmark = benchmark_of(name)
-    return benchmark is not None and any(entry.takes_seal for entry in benchmark.envs if entry.id == name)
-
-
 def _spec_in_main(spec: EnvSpec, creator: Callable[..., Any]) -> EnvSpec | None:
     """``spec`` with its entry point resolved when that entry point lives in the caller's ``__main__``
     (an env the script registered itself, which no worker runs), else None."""
@@ -376,7 +368,7 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
     in_main = config.agent.partition(":")[0] == "__main__"
     variants = config.variants or ({"name": None, "env_kwargs": {}, "agent_kwargs": {}},)
     entries = {env_id: _entry(env_id) for env_id in config.env_ids}
-    pass_seal = {env_id: _takes_seal(env_id) for env_id in entries}
+    pass_seal = {env_id: takes_seal(env_id) for env_id in entries}
     unsealable = [env_id for env_id, takes in pass_seal.items() if not takes]
     if config.seal is not None and unsealable:
         raise ValueError(f"{unsealable[0]} has no seal argument, so a sealed run cannot play it")

@@ -70,6 +70,7 @@ from typing import Any
 
 from causal_gym._files import open_regular, write_atomic
 from causal_gym._jsonable import to_jsonable
+from causal_gym.harness.rollout import episode_key
 
 __all__ = ["EPISODES_FILE", "LOCK_FILE", "RUN_FILE", "STATUSES", "UNFINISHED", "RunStore", "episode_key", "line_problem",
            "redact"]
@@ -86,19 +87,6 @@ UNFINISHED = ("failed", "interrupted")
 _SCHEMA = 1
 _REDACTED = "<redacted>"
 _SECRET = re.compile(r"(^|_)(api_key|key|secret|password|token|authorization)$", re.IGNORECASE)
-
-
-def episode_key(env_id: str, split: str | None, instance: int, repeat: int, variant: str | None = None) -> str:
-    """The identity of an episode in a run: ``"env_id|split|instance|repeat"`` (split ``-`` when None),
-    followed by ``"|variant"`` for an episode of a run with variants.
-
-    Examples
-    --------
-    >>> episode_key("CausalArena-synthetic-v0", "test", 3, 0, "d10/obs/r0/pc")
-    'CausalArena-synthetic-v0|test|3|0|d10/obs/r0/pc'
-    """
-    key = f"{env_id}|{'-' if split is None else split}|{instance}|{repeat}"
-    return key if variant is None else f"{key}|{variant}"
 
 
 def redact(kwargs: Mapping[str, Any]) -> dict[str, Any]:

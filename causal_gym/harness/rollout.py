@@ -2,7 +2,8 @@
 
 The full runner (many episodes, resumable run stores, Ray; :mod:`causal_gym.eval.runner`) builds
 on :func:`rollout`, and so do the benchmarks' reproduce scripts: :func:`episode_seeds` gives both
-the same seeds for the same episode, so they play it identically.
+the same seeds for the same episode, so they play it identically, and :func:`episode_key` names it
+in a run store (the runner's and ``causal-gym serve``'s).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from causal_gym._jsonable import to_jsonable
 from causal_gym.harness.agent import Agent, task_spec
 from causal_gym.harness.contracts import BindsEnv, Records
 
-__all__ = ["EpisodeRecord", "RolloutInterrupted", "episode_seeds", "rollout"]
+__all__ = ["EpisodeRecord", "RolloutInterrupted", "episode_key", "episode_seeds", "rollout"]
 
 
 class RolloutInterrupted(BaseException):
@@ -97,6 +98,19 @@ def episode_seeds(seed: int, env_id: str, instance: int, repeat: int) -> tuple[i
     """
     words = np.random.SeedSequence(seed, spawn_key=(zlib.crc32(env_id.encode()), instance, repeat)).generate_state(2)
     return int(words[0]), int(words[1])
+
+
+def episode_key(env_id: str, split: str | None, instance: int, repeat: int, variant: str | None = None) -> str:
+    """The identity of an episode in a run: ``"env_id|split|instance|repeat"`` (split ``-`` when None),
+    followed by ``"|variant"`` for an episode of a run with variants.
+
+    Examples
+    --------
+    >>> episode_key("CausalArena-synthetic-v0", "test", 3, 0, "d10/obs/r0/pc")
+    'CausalArena-synthetic-v0|test|3|0|d10/obs/r0/pc'
+    """
+    key = f"{env_id}|{'-' if split is None else split}|{instance}|{repeat}"
+    return key if variant is None else f"{key}|{variant}"
 
 
 def rollout(
