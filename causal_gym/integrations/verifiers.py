@@ -20,8 +20,9 @@ Budgets and timeouts
 --------------------
 The episode's turn budget is the env's: the harness asks the model until the episode ends (the
 env's budgets and error limit always end it). Three timeouts stay apart: ``model_timeout`` bounds
-one model call (agent), the harness config's ``tool_timeout`` one env step (tool), and
-``scorer_timeout`` the closing of an episode the model left open (scorer). A model or tool failure
+one model call (agent; none by default, as verifiers' own client sets none), the harness config's
+``tool_timeout`` one env step (tool), and ``scorer_timeout`` the closing of an episode the model left
+open (scorer). A model or tool failure
 ends the rollout as a harness error that verifiers records as such, never as reward 0. A step or
 closing past its budget is abandoned on time (:mod:`causal_gym.integrations._threads`: its thread
 runs on and closes the env when it returns).
@@ -110,8 +111,10 @@ class CausalGymHarnessConfig(vf.HarnessConfig):
     """The harness's timeouts (``tool_timeout``, inherited, bounds one env step)."""
 
     id: str = TASKSET_ID
-    model_timeout: float = Field(120.0, gt=0)
-    """Seconds one model call may take (the agent timeout)."""
+    model_timeout: float | None = Field(None, gt=0)
+    """Seconds one model call may take (the agent timeout); None, the default, sets none, as verifiers' own
+    client does (no read timeout, no retries): a call waits for its turn at a server that answers one
+    request at a time (``-c`` bounds the rollouts in flight)."""
     scorer_timeout: float = Field(600.0, gt=0)
     """Seconds to end an episode the model left open and read its scores."""
 
@@ -132,6 +135,7 @@ class CausalGymHarness(vf.Harness[CausalGymHarnessConfig]):
         guarded = GuardedSession(await anyio.to_thread.run_sync(
             lambda: ToolSession(ref, prompt_level=data.prompt_level)))
         session = guarded.session
+        # timeout None is no timeout in the openai client (its own default would be 600 s)
         client = AsyncOpenAI(base_url=endpoint, api_key=secret, timeout=self.config.model_timeout, max_retries=0)
         try:
             await self._play(guarded, client, ctx.model)
