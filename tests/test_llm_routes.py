@@ -5,7 +5,7 @@ The commands are read from the README's section "Every route against a local lla
 ``capped_llama_server.py``, which caps each completion: see ``tests/test_llm_real.py``), ``inspect eval``
 on Heuresis and on CausaLab, verifiers' v1 ``eval`` and classic ``vf-eval``, ``causal-gym serve`` with
 the OpenEnv client the section shows (the model choosing every call), and the TRL example. The only
-change made to a command is the address of the test's servers (a free port instead of 8080 and 8000,
+change made to a command is the address of the test's servers (a free port instead of 8080 and 8001,
 ``LOCAL_BASE_URL`` in the environment, the GGUF path for ``$GGUF``). Each runs in a temporary directory
 (the TRL example copied there), as a user's shell would run it.
 
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SECTION = "Every route against a local llama.cpp server"
 CAP = 300  # tokens per completion (the server ignores max_tokens inside tool-call arguments)
-SERVE_PORT = "8000"
+SERVE_PORT = "8001"
 ROUTE_TIMEOUT = 3600
 
 
