@@ -11,8 +11,9 @@ sent verbatim. So this module's harness is the tool loop itself, in process: it 
 schemas with each request, plays the model's calls through the adapter core's
 :meth:`~causal_gym.integrations.core.ToolSession.respond` under our LLM agent's protocol, and
 records the env's total reward (``episode_reward``) and every final score (in ``trace.info``) on
-the trace. verifiers finds both by the module path: ``vf-eval causal-gym-verifiers
---env.taskset.gym-id CausaLab-3node-v0 ...`` (verifiers imports a plugin by a top-level module name:
+the trace. verifiers finds both by the module path: ``eval causal-gym-verifiers
+--env.taskset.gym-id CausaLab-3node-v0 ...`` (the v1 command: ``eval`` in verifiers 0.3.1, run as ``env eval``
+past the shell's builtin, ``vf-eval`` from 0.4 on; verifiers imports a plugin by a top-level module name:
 the package ``causal_gym_verifiers`` re-exports this module's one ``Taskset`` and one ``Harness``,
 and a taskset's harness is its package's).
 
@@ -67,7 +68,7 @@ class CausalGymTask(vf.Task[CausalGymData]):
 
 
 class CausalGymTasksetConfig(vf.TasksetConfig):
-    """Which episodes, as ``causal-gym run`` names them (``--env.taskset.*`` on vf-eval)."""
+    """Which episodes, as ``causal-gym run`` names them (``--env.taskset.*`` on the command line)."""
 
     gym_id: str = ""
     """A registered tool env id (required when tasks are loaded: there is no default benchmark; the
@@ -92,7 +93,7 @@ class CausalGymTaskset(vf.Taskset[CausalGymTask, CausalGymTasksetConfig]):
     def load(self) -> Iterator[CausalGymTask]:
         config = self.config
         if not config.gym_id:
-            raise ValueError("set the tool env to play: gym_id (vf-eval: --env.taskset.gym-id <env id>)")
+            raise ValueError("set the tool env to play: gym_id (command line: --env.taskset.gym-id <env id>)")
         refs = episode_refs(config.gym_id, config.episodes, first_instance=config.first_instance,
                             split=config.split or None, seed=config.seed, repeats=config.repeats,
                             env_kwargs=config.env_kwargs)
@@ -188,7 +189,7 @@ class CausalGymEnv(vf.Env[CausalGymEnvConfig]):
 def evaluate(taskset: Mapping[str, Any], base_url: str, model: str, *, api_key_var: str = "OPENAI_API_KEY",
              sampling: Mapping[str, Any] | None = None, rollouts: int = 1,
              harness: Mapping[str, Any] | None = None) -> list[vf.Trace]:
-    """The traces of ``rollouts`` rollouts of every task, as ``vf-eval causal-gym-verifiers`` plays them
+    """The traces of ``rollouts`` rollouts of every task, as ``eval causal-gym-verifiers`` plays them
     (the env loaded by its taskset id; ``taskset`` holds the ``--env.taskset.*`` fields, ``gym_id`` first;
     ``harness`` the ``--env.agent.harness.*`` ones: ``model_timeout``, ``tool_timeout``, ``scorer_timeout``)."""
     from verifiers.v1.utils.loaders import load_environment, resolve_env_config

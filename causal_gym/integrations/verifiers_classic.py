@@ -71,7 +71,7 @@ def _rows(refs: list[EpisodeRef], prompt_level: int) -> list[dict[str, Any]]:
         try:
             rows.append({"prompt": [{"role": "system", "content": session.system_prompt},
                                     {"role": "user", "content": session.first_message}],
-                         "answer": "", "task": ref.env_id,
+                         "answer": "",
                          "info": json.dumps({"episode": ref.to_row(),
                                              "tool_defs": [_tool_def(spec) for spec in session.tool_specs]})})
         finally:
@@ -80,13 +80,20 @@ def _rows(refs: list[EpisodeRef], prompt_level: int) -> list[dict[str, Any]]:
 
 
 class _NoNullFieldsClient(OpenAIChatCompletionsClient):
-    """verifiers' classic chat client, sending an assistant message without ``"tool_calls": null`` and
-    ``"reasoning_content": null``: it writes both for a reply without calls, and strict servers
-    (llama-cpp-python's) refuse the whole request (HTTP 500) from then on."""
+    """verifiers' classic chat client, replaying an assistant message as our own agent writes it: no
+    ``"tool_calls": null`` or ``"reasoning_content": null`` (it writes both for a reply without calls,
+    and strict servers, llama-cpp-python's, refuse the whole request with HTTP 500 from then on) and
+    ``content`` ``""`` rather than null."""
 
     async def to_native_prompt(self, messages: vf.Messages) -> tuple[Any, dict]:
         native, extra = await super().to_native_prompt(messages)
-        return [{k: v for k, v in message.items() if v is not None or k == "content"} for message in native], extra
+        replayed = []
+        for message in native:
+            message = {k: v for k, v in message.items() if v is not None or k == "content"}
+            if message.get("role") == "assistant" and message.get("content") is None:
+                message["content"] = ""
+            replayed.append(message)
+        return replayed, extra
 
 
 class CausalGymClassicEnv(vf.MultiTurnEnv):
