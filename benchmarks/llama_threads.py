@@ -6,7 +6,7 @@ chat completion (a Heuresis d = 4 task text with its tool schemas, what the test
 times; the thread counts alternate, round after round, so a change in the machine's load falls on all
 of them. Prints, per thread count, the prompt and generation tokens per second that the server's own
 timings report (``llama_perf_context_print``; the prompt's from a first request, whose prefix the second
-reuses), median and range over the rounds, and the wall seconds of the second request. On shared cores a
+reuses, the generation's over every completion of the second), median and range over the rounds, and the wall seconds of the second request. On shared cores a
 thread that is not scheduled stalls the others at every token, which is why fewer threads can be faster.
 
 Usage: python benchmarks/llama_threads.py [--threads 1,2] [--rounds 3] [--tokens 100]
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import statistics
 import sys
 import tempfile
@@ -56,13 +57,16 @@ def _body(tokens: int) -> dict:
                          {"role": "user", "content": str(observation["last_result"])}]}
 
 
-def _rates(log_text: str) -> tuple[list[float], list[float]]:
-    """Prompt and generation tokens per second of each completion the server logged."""
-    prompt, generation = [], []
-    for kind, ms, count in _TIMING.findall(log_text):
-        if float(ms) > 0 and int(count) > 1:
-            (prompt if kind == "prompt eval" else generation).append(int(count) / (float(ms) / 1000))
-    return prompt, generation
+def _rates(log_text: str) -> tuple[float, float]:
+    """Prompt tokens per second of the first request (the whole prompt) and generation tokens per second of
+    the second (all its completions: a tool call is one for the name and one for the arguments), from the
+    server's own timings."""
+    requests = log_text.split('"POST /v1/chat/completions')
+    first, second = _TIMING.findall(requests[0]), _TIMING.findall(requests[1])
+    prompt = [(float(ms), int(n)) for kind, ms, n in first if kind == "prompt eval" and int(n) > 1]
+    generation = [(float(ms), int(n)) for kind, ms, n in second if kind == "eval"]
+    return (sum(n for _, n in prompt) / (sum(ms for ms, _ in prompt) / 1000),
+            sum(n for _, n in generation) / (sum(ms for ms, _ in generation) / 1000))
 
 
 def main() -> None:
@@ -71,6 +75,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=100)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: the server goes with it (serve's finally)
     counts = [int(t) for t in args.threads.split(",")]
     body = _body(args.tokens)
     results: dict[int, dict[str, list[float]]] = {t: {"prompt": [], "generation": [], "wall": []} for t in counts}
@@ -84,11 +89,11 @@ def main() -> None:
                     _request(base_url, {**body, "max_tokens": 1})  # load the weights into the cache
                     wall = _request(base_url, body)
                 prompt, generation = _rates(log.read_text())
-                results[threads]["prompt"].append(prompt[-1])
-                results[threads]["generation"].append(generation[-1])
+                results[threads]["prompt"].append(prompt)
+                results[threads]["generation"].append(generation)
                 results[threads]["wall"].append(wall)
-                print(json.dumps({"round": round_, "threads": threads, "prompt_tok_s": round(prompt[-1], 1),
-                                  "generation_tok_s": round(generation[-1], 1), "wall_s": round(wall, 1)}), flush=True)
+                print(json.dumps({"round": round_, "threads": threads, "prompt_tok_s": round(prompt, 1),
+                                  "generation_tok_s": round(generation, 1), "wall_s": round(wall, 1)}), flush=True)
     print(f"\n{'threads':>7} {'prompt tok/s (median, range)':>30} {'generation tok/s':>26} {'wall s/request':>16}")
     for threads, values in results.items():
         def cell(xs: list[float]) -> str:
