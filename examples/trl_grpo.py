@@ -389,7 +389,10 @@ def warm_start(model: Any, tokenizer: Any, demos: Any, args: argparse.Namespace,
                 print(json.dumps({"sft_step": state.global_step, "loss": round(logs["loss"], 4)}), flush=True)
 
     # no activation checkpointing (TRL's SFT default): it recomputes the forward pass, and 135M fits in memory
-    config = SFTConfig(output_dir=str(out / "sft"), max_steps=args.warm_start, per_device_train_batch_size=2,
+    # two demonstrations a step, one at a time: the logits of one (~2k tokens x 49k vocabulary) are most of the
+    # memory, and two at once put a run over 6 GB on a shared 24-GB machine
+    config = SFTConfig(output_dir=str(out / "sft"), max_steps=args.warm_start, per_device_train_batch_size=1,
+                       gradient_accumulation_steps=2,
                        learning_rate=args.warm_start_lr, logging_steps=1, report_to="none", use_cpu=not _on_gpu(),
                        bf16=_on_gpu(), save_strategy="no", seed=args.seed, completion_only_loss=True, max_length=None,
                        gradient_checkpointing=False)
