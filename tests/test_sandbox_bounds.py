@@ -150,21 +150,27 @@ release.set()
 """
 
 
+_SETUP = {os.path.realpath(shutil.which(tool) or tool) for tool in ("setpriv", "unshare", "sh", "mount", "mkdir", "touch")}
+_HOST_USERNS = os.readlink("/proc/self/ns/user")
+
+
 def _tasks(pids: list[int]) -> tuple[int, set[int]]:
     """Threads of ``pids`` and the real uids they run as, from the host's /proc.
 
-    A ``setpriv`` that has not yet dropped root and exec'd the sandbox is left out of the uids.
+    The set-up that runs as root before it drops privileges -- ``setpriv`` and, when the
+    interpreter is in a home "nobody" cannot traverse, the private view's ``unshare``, ``sh``,
+    ``mount``, ``mkdir`` and ``touch`` -- is left out of the uids while still in the host's user
+    namespace; every process in the sandbox's namespaces counts.
     """
-    setpriv = os.path.realpath(shutil.which("setpriv") or "setpriv")
     count, uids = 0, set()
     for pid in pids:
         try:
             count += len(os.listdir(f"/proc/{pid}/task"))
             status = Path(f"/proc/{pid}/status").read_text()
-            exe = os.path.realpath(f"/proc/{pid}/exe")
+            setup = os.path.realpath(f"/proc/{pid}/exe") in _SETUP and os.readlink(f"/proc/{pid}/ns/user") == _HOST_USERNS
         except OSError:
             continue
-        if exe != setpriv:
+        if not setup:
             uids.add(int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1]))
     return count, uids
 

@@ -28,7 +28,9 @@ tmpfs (``file_mb``, at most 4096 files) as the only writable place, no capabilit
 filter that refuses process creation, sockets, io_uring, memfds, shared memory and namespace
 changes (:mod:`causal_gym.harness.seccomp`). Agent code never runs as host root: a root caller
 drops to ``nobody`` (:data:`~causal_gym.harness.namespaces.HOST_UID`) before the namespaces are
-created; an unprivileged caller runs the sandbox as itself. Per call, the program's tasks are
+created (an interpreter in a home ``nobody`` cannot traverse, such as pyenv's under a 0700
+``/root``, is shown to it in a private mount namespace first:
+:func:`~causal_gym.harness.namespaces.reachable_view`); an unprivileged caller runs the sandbox as itself. Per call, the program's tasks are
 bounded by ``RLIMIT_NPROC`` (``max_tasks``; the kernel counts it per user namespace, and it binds
 because the host user is not root) and its memory by ``RLIMIT_AS`` plus the scratch size (nothing
 else can hold memory outside the address space). :attr:`CodeResult.bounds` and
@@ -251,8 +253,9 @@ def resolve_sandbox(sandbox: str = "auto") -> str:
     raise SandboxUnavailable(
         "no namespace sandbox works on this machine (" + "; ".join(reasons) + "). Install bubblewrap "
         "(apt-get install bubblewrap) or allow unprivileged user namespaces"
-        + (f"; as root the sandbox runs as uid {namespaces.HOST_UID}, which must be able to reach the interpreter "
-           "and numpy/scipy (for instance chmod o+x /root)" if namespaces.host_uid() != os.getuid() else "")
+        + (f"; as root the sandbox runs as uid {namespaces.HOST_UID}, which must be able to read the interpreter "
+           "and numpy/scipy (directories it cannot traverse, such as a 0700 /root, are shown to it in a private "
+           "mount namespace, which needs unshare and mount from util-linux)" if namespaces.host_uid() != os.getuid() else "")
         + "; sandbox='process' runs agent code without OS isolation (not a security boundary)."
     )
 
