@@ -73,10 +73,11 @@ def run_as_nobody(script: str, args: list[str], home: Path) -> Any:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root to switch to an unprivileged user")
     project = os.path.dirname(os.path.dirname(causal_gym.__file__))
-    view = reachable_view([sys.executable, sys.prefix, sys.base_prefix, project])
+    view = reachable_view([sys.executable, sys.prefix, sys.base_prefix, project, str(home)])
     as_nobody = [*view, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
     plan = root_plan()
-    check = f"import os, causal_gym; [os.stat(p) for p in {[plan.interpreter, *plan.binds, *plan.packages]!r}]"
+    check = (f"import os, causal_gym; [os.stat(p) for p in {[plan.interpreter, *plan.binds, *plan.packages]!r}]; "
+             f"assert causal_gym.__file__ == {causal_gym.__file__!r}, causal_gym.__file__")  # the code under test
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", os.defpath), "TMPDIR": str(home)}
     reachable = subprocess.run([*as_nobody, sys.executable, "-c", check], cwd=project, capture_output=True, env=env)
     if reachable.returncode != 0:

@@ -419,9 +419,10 @@ def reachable_view(paths: Sequence[str]) -> list[str]:
     private mount namespace, so the host sees nothing) runs a short script: for each highest
     directory the user cannot traverse (``/root``), it enters that directory, covers it with an
     empty tmpfs (mode 0755) and bind-mounts, from underneath through the working directory, just
-    ``paths`` at their own paths; everything else in it stays hidden. The script then ``exec`` s
-    the command (which drops privileges itself), in the same process, so the command's pid,
-    parent and process group are those of the prefix's first program.
+    ``paths`` at their own paths; everything else in it stays hidden. The script then returns to
+    the caller's working directory (``/`` if the view hides it) and ``exec`` s the command (which
+    drops privileges itself), in the same process, so the command's pid, parent and process group
+    are those of the prefix's first program.
 
     Parameters
     ----------
@@ -433,7 +434,7 @@ def reachable_view(paths: Sequence[str]) -> list[str]:
         return []
     q = shlex.quote
     mount = q(_tool_path("mount"))
-    lines = ["set -eu", "umask 022"]
+    lines = ["set -eu", "umask 022", 'W="$PWD"']
     for home, below in homes.items():
         files = [p for p in below if not os.path.isdir(p)]
         directories = [p for p in below if os.path.isdir(p)] + [os.path.dirname(p) for p in files]
@@ -447,7 +448,7 @@ def reachable_view(paths: Sequence[str]) -> list[str]:
         # "./relative": resolved from the working directory, the covered one; --no-canonicalize keeps
         # mount(8) from resolving it through the new tmpfs.
         lines += [f"{mount} --no-canonicalize --rbind {q('./' + os.path.relpath(p, home))} {q(p)}" for p in below]
-    lines += ["cd /", 'exec "$@"']
+    lines += ['cd -- "$W" 2>/dev/null || cd /', 'exec "$@"']
     return [_tool_path("unshare"), "--mount", "--propagation", "private", "--", _tool_path("sh"), "-c",
             "\n".join(lines), "sh"]
 
