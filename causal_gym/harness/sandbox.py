@@ -47,12 +47,13 @@ Each call
    OpenMP thread counts of 1);
 3. the bootstrap (:mod:`causal_gym.harness.sandbox_bootstrap`) loads the data, drops capabilities
    and forks: a *supervisor*, not dumpable, keeps the descriptor on which the call's outcome is
-   reported; the *worker*, which never holds that descriptor, installs the syscall filter
-   (namespace backends), sets resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
+   reported, and answers the calls the worker's syscall filter refuses; the *worker*, which never
+   holds that descriptor, installs the syscall filter (namespace backends) and hands its listener
+   to the supervisor, sets resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
    ``RLIMIT_NOFILE``, ``RLIMIT_NPROC``, no core files) and an audit hook, then runs the program
    with ``X`` (the ``n x d`` float64 array), ``n``, ``d``, ``np`` and ``scipy``. Whatever the
-   program prints is the tool's output; the supervisor reports from the worker's messages and its
-   exit;
+   program prints is the tool's output; the supervisor reports from the worker's messages, the
+   filter's refusals and the worker's exit;
 4. the parent reads the output incrementally (keeping at most ``max_output_chars``), enforces the
    wall-clock limit and finally kills the sandbox: its process group and, for a namespace, its
    init, waiting until the kernel has reaped every process of the namespace.
@@ -66,12 +67,15 @@ program sees the exception, and the program can add messages to that pipe but no
 (closing or replacing it ends the call as ``"blocked: tampering with the sandbox's report
 channel"``). Under the namespace backends the hook only
 makes refusals legible; a program that subverts it meets the kernel's refusals instead
-(``PermissionError: [Errno 1] Operation not permitted``, ``FileNotFoundError``, ...). Under
+(``PermissionError: [Errno 1] Operation not permitted``, ``FileNotFoundError``, ...), and each
+call the syscall filter refuses is handed to the supervisor, which answers ``EPERM`` and reports
+the call as ``"blocked: system call refused (<name>)"`` whatever the program does next. Under
 ``"process"`` the hook also denies the causal_gym package and the on-disk cache.
 
 Output: stdout and stderr are merged into one stream, in the order written; an uncaught exception's
 traceback (without the sandbox's own frames) is part of it. ``error`` is a short reason:
-``"timeout"``, ``"cpu time limit"``, ``"memory limit"``, ``"blocked: network access"``, the last
+``"timeout"``, ``"cpu time limit"``, ``"memory limit"``, ``"blocked: network access"``,
+``"blocked: system call refused (socket)"``, the last
 line of the traceback (``"ZeroDivisionError: division by zero"``), ``"sandbox unavailable: ..."``.
 :attr:`CodeResult.sandbox` names the backend that ran the call.
 
@@ -435,7 +439,7 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
                 "old_root": namespaces.OLD_ROOT if backend == "unshare" else None,
                 "scratch_mount": namespaces.scratch_options(limits.file_mb * 2**20) if backend == "bwrap" else None,
                 "drop_capabilities": not workdir,
-                "seccomp": None if workdir else seccomp.process_filter().hex(),
+                "seccomp": None if workdir else _filters(),
             }
             start = time.monotonic()
             deadline = start + limits.wall_seconds
@@ -604,6 +608,17 @@ def _outcome(status: bytes, returncode: int, timed_out: bool) -> tuple[bool, str
         except ValueError:
             return False, f"crashed (signal {signum})"
     return False, f"exited early with code {returncode}"
+
+
+@functools.lru_cache(maxsize=1)
+def _filters() -> dict[str, Any]:
+    """The bootstrap's syscall filters: the worker's (refusals to the supervisor) and the supervisor's."""
+    return {
+        "worker": seccomp.process_filter(notify=True).hex(),
+        "supervisor": seccomp.process_filter().hex(),
+        "syscall": seccomp.seccomp_syscall(),
+        "names": {str(number): name for number, name in seccomp.syscall_names().items()},
+    }
 
 
 def _child_environment(workdir: str) -> dict[str, str]:
