@@ -67,7 +67,6 @@ PR_SET_DUMPABLE = 4
 SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER = 1, 8
 # linux/seccomp.h: _IOWR('!', 0, struct seccomp_notif) (80 bytes), _IOWR('!', 1, struct seccomp_notif_resp) (24)
 NOTIF_RECV, NOTIF_SEND, NOTIF_SIZE = 0xC0502100, 0xC0182101, 80
-WAIT_POLL_MS = 50
 TAMPERED = 86  # the worker's exit code when its report pipe was closed or replaced
 MAX_MESSAGES = 65536
 
@@ -221,14 +220,16 @@ def harden(config, role=None):
     return install_filter(libc, bytes.fromhex(filters[role]), filters["syscall"], listener=role == "worker")
 
 
-def set_limits(config):
+def set_limits(config, which=None):
+    """The worker's resource limits, or only those named in ``which`` (the supervisor's CPU time,
+    which answering a flood of refused calls would otherwise spend beyond the call's budget)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu = math.ceil(usage.ru_utime + usage.ru_stime + config["cpu_seconds"])
     wanted = [("RLIMIT_CPU", cpu, cpu + 1), ("RLIMIT_AS", config["memory_bytes"], None),
               ("RLIMIT_FSIZE", config["file_bytes"], None), ("RLIMIT_NOFILE", 64, None),
               ("RLIMIT_NPROC", config["max_tasks"], None), ("RLIMIT_CORE", 0, None)]
     for name, soft, hard in wanted:
-        if not hasattr(resource, name):
+        if (which is not None and name not in which) or not hasattr(resource, name):
             continue
         limit = getattr(resource, name)
         current = resource.getrlimit(limit)[1]
@@ -420,38 +421,42 @@ def supervise(config, worker, messages, handoff):
     """
     libc_call(ctypes.CDLL(None, use_errno=True), "prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)
     listener = receive_listener(handoff) if handoff is not None else None
+    # Readable when the worker has exited; opened before this process's filter refuses pidfd_open.
+    exit_watch = os.pidfd_open(worker) if listener is not None else None
     harden(config, "supervisor")
+    set_limits(config, which=("RLIMIT_CPU",))
     names = config["seccomp"]["names"] if config["seccomp"] else {}
     received, overflow, refused = bytearray(), False, None
     poller = select.poll()
-    poller.register(messages, select.POLLIN)
-    if listener is not None:
-        poller.register(listener, select.POLLIN)
-    reading, wait_status = True, None
-    # Until the worker has exited: after its messages end (its exit, or a program that closed its
-    # end) a refused call of a live worker must still be answered.
-    while wait_status is None:
-        for fd, events in poller.poll(None if reading else WAIT_POLL_MS):
+    for fd in (messages, listener, exit_watch):
+        if fd is not None:
+            poller.register(fd, select.POLLIN)
+    reading, running = True, exit_watch is not None
+    # After the worker's messages end (its exit, or a program that closed its end of the pipe), a
+    # refused call of a worker still running must still be answered.
+    while reading or running:
+        for fd, events in poller.poll():
             if fd == messages:
                 chunk = os.read(messages, 65536)
                 if not chunk:
-                    poller.unregister(messages)
+                    poller.unregister(fd)
                     reading = False
                 elif len(received) + len(chunk) > MAX_MESSAGES:
                     overflow = True
                 else:
                     received += chunk
+            elif fd == exit_watch:
+                poller.unregister(fd)
+                running = False
             elif events & select.POLLIN:
                 name = refuse_call(listener, names)
                 refused = refused or name
             else:  # POLLHUP: no task uses the filter any more
                 poller.unregister(fd)
-                listener = None
-        if not reading:
-            done, status = os.waitpid(worker, 0 if listener is None else os.WNOHANG)
-            if done:
-                wait_status = status
-    os.close(messages)
+    for fd in (messages, listener, exit_watch):
+        if fd is not None:
+            os.close(fd)
+    _, wait_status = os.waitpid(worker, 0)
     lines = bytes(received).decode("utf-8", errors="replace").splitlines()
     report(config["status_fd"], verdict(lines, overflow, wait_status, refused))
 
