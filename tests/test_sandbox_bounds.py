@@ -159,7 +159,8 @@ release.set()
 """
 
 
-_SETUP = {os.path.realpath(shutil.which(tool) or tool) for tool in ("setpriv", "unshare", "sh", "mount", "mkdir", "touch")}
+_SETUP = {os.path.realpath(shutil.which(tool) or tool) for tool in ("setpriv", "nsenter", "unshare", "sh", "mount", "mkdir",
+                                                                    "touch")}
 _HOST_USERNS = os.readlink("/proc/self/ns/user")
 
 
@@ -167,9 +168,9 @@ def _tasks(pids: list[int]) -> tuple[int, set[int]]:
     """Threads of ``pids`` and the real uids they run as, from the host's /proc.
 
     The set-up that runs as root before it drops privileges -- ``setpriv`` and, when the
-    interpreter is in a home "nobody" cannot traverse, the private view's ``unshare``, ``sh``,
-    ``mount``, ``mkdir`` and ``touch`` -- is left out of the uids while still in the host's user
-    namespace; every process in the sandbox's namespaces counts.
+    interpreter is in a home "nobody" cannot traverse, ``nsenter`` into the private view (and the
+    view's one-off ``unshare``, ``sh``, ``mount``, ``mkdir`` and ``touch``) -- is left out of the
+    uids while still in the host's user namespace; every process in the sandbox's namespaces counts.
     """
     count, uids = 0, set()
     for pid in pids:

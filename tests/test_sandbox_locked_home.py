@@ -121,8 +121,17 @@ def attempt(action):
         return "ok: " + repr(action())
     except BaseException as exc:
         return type(exc).__name__
+def descriptors():
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            found.append(os.readlink("/proc/self/fd/" + name))
+        except OSError:  # the listing's own descriptor, closed by now
+            pass
+    return sorted(found)
 print(json.dumps({{"home": attempt(lambda: sorted(os.listdir(home))), "secret": attempt(lambda: open(home + "/secret.txt").read()),
-                  "site": attempt(lambda: sorted(os.listdir({str(site)!r}))), "uid": os.getuid()}}))
+                  "site": attempt(lambda: sorted(os.listdir({str(site)!r}))), "uid": os.getuid(),
+                  "descriptors": descriptors()}}))
 """
     programs = {"honest": "print(np.__file__, float(X.sum()))", "probe": probe}
     root_mode = os.stat("/root").st_mode if os.path.isdir("/root") else None
@@ -148,6 +157,8 @@ print(json.dumps({{"home": attempt(lambda: sorted(os.listdir(home))), "secret": 
         assert inside["secret"] == "FileNotFoundError", inside
         assert inside["site"] == f"ok: {sorted(p for p in _PACKAGES if (host_site / p).is_dir())!r}", inside
         assert inside["uid"] == (65534 if backend == "bwrap" else 0)
+        # the caller's descriptor of its view (a mount namespace) was closed before the program ran
+        assert not any(target.startswith("mnt:") for target in inside["descriptors"]), inside["descriptors"]
         assert secret not in probed["output"]
     assert not _views_mounted()  # the view lived in a private mount namespace
     assert (home.stat().st_mode & 0o777) == 0o700

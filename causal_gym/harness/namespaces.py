@@ -19,11 +19,12 @@ cgroup namespaces, inside a root file system that holds only what a numpy/scipy 
 Everything is read-only but ``/scratch``. When the caller is root, ``setpriv`` first drops to
 :data:`HOST_UID`, so the namespace's users map to an unprivileged host user and no agent code runs
 as host uid 0. That user may be unable to reach the interpreter: pyenv and most containers keep it
-under ``/root`` (mode 0700), which uid 65534 cannot traverse. Then the caller, still root, first
-enters a private mount namespace of its own (:func:`reachable_view`) in which each directory that
+under ``/root`` (mode 0700), which uid 65534 cannot traverse. Then the caller, still root, sets up
+once per process a private mount namespace (:func:`reachable_view`) in which each directory that
 user cannot traverse is covered by an empty tmpfs holding, at their own paths, bind mounts of only
-the planned files and directories below it; the host's mounts and modes are untouched, and the
-sandbox's root is then built exactly as for a reachable interpreter. The data and the program reach the interpreter as inherited
+the planned files and directories below it, keeps a descriptor of it, and starts each call in it
+(``nsenter``); the host's mounts and modes are untouched, the sandbox's root is then built exactly
+as for a reachable interpreter, and the bootstrap closes the descriptor before any agent code runs. The data and the program reach the interpreter as inherited
 file descriptors, so neither is written to the host's disk, and nothing remains when the caller
 is killed: bwrap's ``--die-with-parent`` and, for unshare, ``setpriv --pdeathsig KILL`` with
 ``unshare --kill-child`` take the whole namespace down with the caller, and killing the outermost
@@ -357,8 +358,9 @@ def missing_tools(backend: str) -> list[str]:
     return [tool for tool in needed if shutil.which(tool) is None and shutil.which(tool, path=_SYSTEM_PATH) is None]
 
 
-def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> list[str]:
-    """The argument vector that runs ``interpreter_args`` (after the interpreter) in the sandbox.
+def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> tuple[list[str], tuple[int, ...]]:
+    """The argument vector that runs ``interpreter_args`` (after the interpreter) in the sandbox,
+    and the descriptors it names, which the caller must pass on (a root caller's held view).
 
     Parameters
     ----------
@@ -369,16 +371,18 @@ def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> li
         Size of the ``/work`` tmpfs.
     """
     plan = root_plan()
-    view = _plan_view() if _unprivileged() else ()
+    view, descriptors = _held_view() if _unprivileged() else ((), ())
     if backend == "bwrap":
         drop = [_tool_path("setpriv"), *_unprivileged(), "--"] if _unprivileged() else []
-        return [*view, *drop, _tool_path("bwrap"), *_bwrap_arguments(plan, scratch_bytes), plan.interpreter,
+        argv = [*view, *drop, _tool_path("bwrap"), *_bwrap_arguments(plan, scratch_bytes), plan.interpreter,
                 *interpreter_args]
-    if backend == "unshare":
+    elif backend == "unshare":
         script = _unshare_script(plan, scratch_bytes)
-        return [*view, _tool_path("setpriv"), *_unprivileged(), "--pdeathsig", "KILL", "--", _tool_path("unshare"),
+        argv = [*view, _tool_path("setpriv"), *_unprivileged(), "--pdeathsig", "KILL", "--", _tool_path("unshare"),
                 *_UNSHARE[1:], "--", _tool_path("sh"), "-c", script, "sh", plan.interpreter, *interpreter_args]
-    raise ValueError(f"unknown namespace backend {backend!r}; expected one of {NAMESPACE_BACKENDS}")
+    else:
+        raise ValueError(f"unknown namespace backend {backend!r}; expected one of {NAMESPACE_BACKENDS}")
+    return argv, descriptors
 
 
 def _searchable(directory: str) -> bool:
@@ -454,7 +458,34 @@ def reachable_view(paths: Sequence[str]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _plan_view() -> tuple[str, ...]:
-    """:func:`reachable_view` of the sandbox's planned paths (computed once per process)."""
+def _held_view() -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The ``nsenter`` prefix that starts a command in the view of the sandbox's planned paths, and
+    the descriptor of that view's mount namespace; both empty when uid 65534 reaches them already.
+
+    The view is set up once per process (its ``mount`` and ``mkdir`` processes would otherwise cost
+    each call tens of milliseconds on a loaded machine): a short-lived holder runs in it until this
+    process has opened the namespace, which then lives as long as the descriptor (this process's
+    lifetime). A process forked from this one inherits the descriptor and the cached prefix.
+
+    Raises
+    ------
+    RuntimeError
+        When the view cannot be set up (the message says why).
+    """
     plan = root_plan()
-    return tuple(reachable_view([*plan.binds, *plan.packages]))
+    prefix = reachable_view([*plan.binds, *plan.packages])
+    if not prefix:
+        return (), ()
+    holder = subprocess.Popen([*prefix, _tool_path("sh"), "-c", "echo ready; read -r _"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        ready = holder.stdout.readline() if holder.stdout else b""
+        if ready == b"ready\n":
+            # The holder is this process's unreaped child: its pid cannot have been reused.
+            namespace = os.open(f"/proc/{holder.pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        _, errors = holder.communicate(input=b"\n", timeout=30)
+    if ready != b"ready\n":
+        raise RuntimeError("the private mount view for uid 65534 could not be set up: "
+                           + errors.decode(errors="replace").strip()[-300:])
+    return (_tool_path("nsenter"), f"--mount=/proc/self/fd/{namespace}", "--"), (namespace,)

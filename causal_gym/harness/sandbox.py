@@ -416,12 +416,14 @@ def _anonymous_file(content: bytes | np.ndarray) -> IO[bytes]:
 def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLimits) -> CodeResult:
     """Run the program under ``backend``, collect its output and status, and kill what is left."""
     interpreter_args = ["-I", "-B", "-X", "utf8", "-c", _bootstrap_source()]
+    passed: tuple[int, ...]
     if backend == "process":
         workdir = os.path.realpath(tempfile.mkdtemp(prefix="causal_gym_sandbox_"))
-        argv, scratch = [sys.executable, *interpreter_args], workdir
+        argv, scratch, passed = [sys.executable, *interpreter_args], workdir, ()
     else:
         workdir = None
-        argv, scratch = namespaces.command(backend, interpreter_args, limits.file_mb * 2**20), namespaces.SCRATCH
+        argv, passed = namespaces.command(backend, interpreter_args, limits.file_mb * 2**20)
+        scratch = namespaces.SCRATCH
     status_read, status_write = os.pipe()
     write_open = True
     try:
@@ -451,7 +453,7 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
                 cwd=workdir,
                 env=_child_environment(scratch),
                 start_new_session=True,
-                pass_fds=(status_write, data_file.fileno(), code_file.fileno()),
+                pass_fds=(status_write, data_file.fileno(), code_file.fileno(), *passed),
             )
         os.close(status_write)
         write_open = False

@@ -461,9 +461,25 @@ def supervise(config, worker, messages, handoff):
     report(config["status_fd"], verdict(lines, overflow, wait_status, refused))
 
 
+def close_inherited(keep):
+    """Close every descriptor above 2 but ``keep``: what the set-up before this interpreter held
+    open (a root caller's mount-namespace view, for one) never reaches the program."""
+    try:
+        found = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc (the "process" backend off Linux): nothing but the passed descriptors
+        return
+    for fd in found:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:  # the listing's own descriptor, already closed
+                pass
+
+
 def main():
     config = json.loads(sys.argv[1])
     status_fd = config["status_fd"]
+    close_inherited({status_fd, config["data_fd"], config["code_fd"]})
     sys.dont_write_bytecode = True
     sys.stderr = sys.stdout
     sys.path[:0] = config["site_dirs"]
