@@ -6,8 +6,8 @@ so load on the machine affects all of them alike; the figure is the median wall 
 Goal: a namespace backend costs at most 1.5 x the process backend.
 
 A root caller whose interpreter lies in a home uid 65534 cannot traverse (pyenv's under a 0700
-``/root``) also pays for the private mount view set up before each call; the first line says
-whether this run does.
+``/root``) also enters a private mount view (set up once per process) at each call; the first line
+says whether this run does.
 
 Usage: python benchmarks/sandbox.py [--rounds 15]
 """
@@ -38,7 +38,7 @@ def main() -> None:
     data = np.random.default_rng(0).normal(size=(600, 10))
     plan = namespaces.root_plan()
     view = os.geteuid() == 0 and bool(namespaces.reachable_view([*plan.binds, *plan.packages]))
-    print(f"caller uid {os.geteuid()}; private mount view before each namespace call: {'yes' if view else 'no'}")
+    print(f"caller uid {os.geteuid()}; each namespace call enters a private mount view: {'yes' if view else 'no'}")
     backends = ["process"]
     for backend in ("bwrap", "unshare"):
         try:
