@@ -15,7 +15,7 @@ Backends (``sandbox=``)
 ``"auto"`` (default)
     ``"bwrap"`` when it is on ``PATH`` and works, else ``"unshare"`` when it works. When neither
     works the call returns an error result (``"sandbox unavailable: ..."``) -- never a silently
-    weaker sandbox.
+    weaker sandbox. Both need Linux 5.3 or later (seccomp's user notification, pidfd).
 ``"process"``
     A fresh interpreter with a cleaned environment, resource limits and an audit hook, in the
     caller's namespaces. Isolation for honest agents only, **not a security boundary** (audit hooks
@@ -259,7 +259,7 @@ def resolve_sandbox(sandbox: str = "auto") -> str:
         "(apt-get install bubblewrap) or allow unprivileged user namespaces"
         + (f"; as root the sandbox runs as uid {namespaces.HOST_UID}, which must be able to read the interpreter "
            "and numpy/scipy (directories it cannot traverse, such as a 0700 /root, are shown to it in a private "
-           "mount namespace, which needs unshare and mount from util-linux)" if namespaces.host_uid() != os.getuid() else "")
+           "mount namespace, set up with unshare, mount and nsenter from util-linux)" if namespaces.host_uid() != os.getuid() else "")
         + "; sandbox='process' runs agent code without OS isolation (not a security boundary)."
     )
 
