@@ -431,9 +431,28 @@ number = 317 if __import__("platform").machine() == "x86_64" else 277
 found = libc.syscall(ctypes.c_long(number), ctypes.c_long(1), ctypes.c_long(8), ctypes.byref(prog))
 print("caught", found, ctypes.get_errno())
 """,
+    # or one that answers the program's socket calls itself, out of the supervisor's sight
+    "own_filter": DISABLE_HOOK["closure"] + """
+import ctypes, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+number = 41 if __import__("platform").machine() == "x86_64" else 198
+code = b"".join(struct.pack("<HBBI", *op) for op in [(0x20, 0, 0, 0), (0x15, 0, 1, number), (0x06, 0, 0, 0x00050001),
+                                                     (0x06, 0, 0, 0x7FFF0000)])
+buffer = ctypes.create_string_buffer(code, len(code))
+prog = Prog(4, ctypes.cast(buffer, ctypes.c_void_p))
+found = libc.prctl(22, 2, ctypes.byref(prog), 0, 0)
+print("caught", found, ctypes.get_errno())
+try:
+    socket.socket(socket.AF_INET)  # with the filter above in place, refused without the supervisor knowing
+except OSError:
+    pass
+""",
 }
-_REFUSED = {"caught": "socket", "forged": "clone", "closed_channel": "memfd_create", "own_listener": "seccomp"}
-_CAUGHT = {"own_listener": "caught -1 1\n"}
+_REFUSED = {"caught": "socket", "forged": "clone", "closed_channel": "memfd_create", "own_listener": "seccomp",
+            "own_filter": "prctl"}
+_CAUGHT = {"own_listener": "caught -1 1\n", "own_filter": "caught -1 1\n"}
 
 
 @pytest.mark.parametrize("attack", list(KERNEL_REFUSALS))

@@ -99,12 +99,21 @@ def test_prlimit64_only_on_the_callers_own_limits(x86: bytes) -> None:
     assert run_filter(process_filter("aarch64"), 261, AARCH64, (1,)) == _eperm()
 
 
+def test_no_filter_of_the_programs_own(x86: bytes) -> None:
+    """prctl(PR_SET_SECCOMP) is refused (seccomp(2) is in the list); other prctl options pass."""
+    assert run_filter(x86, 157, X86_64, (22, 2, 0x1000)) == _eperm()
+    for option in (38, 4, 15, 16, 23):  # NO_NEW_PRIVS, SET_DUMPABLE, SET_NAME, GET_NAME, CAPBSET_READ
+        assert run_filter(x86, 157, X86_64, (option,)) == ALLOW, option
+    assert run_filter(process_filter("aarch64"), 167, AARCH64, (22,)) == _eperm()
+    assert run_filter(process_filter("aarch64"), 167, AARCH64, (38,)) == ALLOW
+
+
 def test_the_notifying_filter_hands_over_exactly_the_refusals() -> None:
     """notify=True: every EPERM answer becomes a hand-over to the listener; nothing else changes."""
     for machine, arch, numbers in (("x86_64", X86_64, range(0, 520)), ("aarch64", AARCH64, range(0, 520))):
         answering, notifying = process_filter(machine), process_filter(machine, notify=True)
         for nr in numbers:
-            for args in ((0,), (1,), (17,), (0x00010000,), (0x00010000 | 0x40000000,), (2,)):
+            for args in ((0,), (1,), (17,), (22,), (0x00010000,), (0x00010000 | 0x40000000,), (2,)):
                 plain = run_filter(answering, nr, arch, args)
                 expected = USER_NOTIF if plain == _eperm() else plain
                 assert run_filter(notifying, nr, arch, args) == expected, (machine, nr, args)
@@ -113,8 +122,8 @@ def test_the_notifying_filter_hands_over_exactly_the_refusals() -> None:
 
 def test_names_of_the_refused_calls() -> None:
     names = syscall_names("x86_64")
-    assert {57: "fork", 56: "clone", 41: "socket", 302: "prlimit64", 317: "seccomp", 425: "io_uring_setup"}.items() <= (
-        names.items())
+    assert {57: "fork", 56: "clone", 41: "socket", 302: "prlimit64", 317: "seccomp", 157: "prctl",
+            425: "io_uring_setup"}.items() <= names.items()
     assert 435 not in names  # clone3 answers ENOSYS: the C library's fallback, not a refusal
     assert 0 not in names and 62 not in names  # read, kill: allowed
     assert syscall_names("aarch64")[261] == "prlimit64" and syscall_names("aarch64")[220] == "clone"

@@ -17,8 +17,9 @@ Refused with ``EPERM`` (the program sees ``PermissionError: [Errno 1] Operation 
 - memory outside the address space: ``memfd_create``, ``memfd_secret``, System V shared memory,
   message queues and semaphores (``shmget``, ``msgget``, ``semget``), POSIX message queues;
 - changing the sandbox: ``mount`` and the new mount API, ``umount2``, ``pivot_root``, ``chroot``,
-  ``unshare``, ``setns``, and ``seccomp`` itself (a filter of the program's own with a listener
-  could answer its refusals with "continue");
+  ``unshare``, ``setns``, and filters of the program's own: ``seccomp`` and
+  ``prctl(PR_SET_SECCOMP)`` (one with a listener could answer the refusals "continue", one that
+  answers an error itself would keep them from the supervisor's report);
 - reaching other processes: ``ptrace``, ``process_vm_readv/writev``, ``process_madvise``,
   ``kcmp``, the ``pidfd_*`` calls (``pidfd_getfd`` copies another process's descriptors) and
   ``prlimit64`` with any pid but 0 (another process's limits, the supervisor's included; the C
@@ -40,8 +41,8 @@ supervisor holds the only listener; without it (the supervisor killed) the kerne
 ``EPERM`` itself. The ``ENOSYS`` answers above (``clone3``'s fallback, numbers past the table) are
 not refusals of something the program asked for and are not reported.
 
-The filter is written by hand: a deny-list of whole syscalls plus three argument checks (``clone``'s
-flags, ``socket``'s family, ``prlimit64``'s pid) is a few dozen BPF instructions that tests/test_seccomp.py executes
+The filter is written by hand: a deny-list of whole syscalls plus four argument checks (``clone``'s
+flags, ``socket``'s family, ``prlimit64``'s pid, ``prctl``'s option) is a few dozen BPF instructions that tests/test_seccomp.py executes
 instruction by instruction. libseccomp would build the same program, but its Python binding
 (``pyseccomp`` on PyPI) is a ctypes wrapper that needs the system's ``libseccomp.so.2`` at run time,
 one more prerequisite of every machine that runs agents, for no rule this filter cannot express.
@@ -69,6 +70,7 @@ _OFFSET_NR, _OFFSET_ARCH, _OFFSET_ARG0 = 0, 4, 16  # struct seccomp_data, little
 _CLONE_THREAD = 0x00010000
 _CLONE_NAMESPACES = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 _AF_UNIX = 1
+_PR_SET_SECCOMP = 22
 _X32_SYSCALL_BIT = 0x40000000
 
 # Syscall numbers per machine (asm/unistd_64.h; asm-generic/unistd.h for aarch64, which has no
@@ -85,7 +87,7 @@ _NUMBERS = {
         # the sandbox itself: mounts, namespaces, root
         "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "mount_setattr": 442, "open_tree_attr": 467, "seccomp": 317,
+        "mount_setattr": 442, "open_tree_attr": 467, "seccomp": 317, "prctl": 157,
         # other processes
         "ptrace": 101, "prlimit64": 302, "process_vm_readv": 310, "process_vm_writev": 311, "process_madvise": 440,
         "process_mrelease": 448, "kcmp": 312, "pidfd_open": 434, "pidfd_getfd": 438, "pidfd_send_signal": 424,
@@ -103,7 +105,7 @@ _NUMBERS = {
         "memfd_create": 279, "memfd_secret": 447, "shmget": 194, "msgget": 186, "semget": 190, "mq_open": 180,
         "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "mount_setattr": 442, "open_tree_attr": 467, "seccomp": 277,
+        "mount_setattr": 442, "open_tree_attr": 467, "seccomp": 277, "prctl": 167,
         "ptrace": 117, "prlimit64": 261, "process_vm_readv": 270, "process_vm_writev": 271, "process_madvise": 440,
         "process_mrelease": 448, "kcmp": 272, "pidfd_open": 434, "pidfd_getfd": 438, "pidfd_send_signal": 424,
         "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "fanotify_init": 262, "open_by_handle_at": 265,
@@ -120,7 +122,7 @@ number above it answers ``ENOSYS``, so a syscall added by a later kernel is refu
 SUPPORTED_MACHINES = tuple(_ARCH)
 """``platform.machine()`` values the filter can be built for."""
 
-_SPECIAL = ("clone", "clone3", "socket", "prlimit64")
+_SPECIAL = ("clone", "clone3", "socket", "prlimit64", "prctl")
 
 
 def _instruction(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
@@ -204,6 +206,11 @@ def process_filter(machine: str | None = None, *, notify: bool = False) -> bytes
         _instruction(_LD_W_ABS, _OFFSET_ARG0),
         _instruction(_JEQ_K, 0, jf=1),
         _instruction(_RET_K, _RET_ALLOW),
+        _instruction(_RET_K, deny),
+        # prctl: everything but PR_SET_SECCOMP (the option is the first argument).
+        _instruction(_JEQ_K, numbers["prctl"], jf=3),
+        _instruction(_LD_W_ABS, _OFFSET_ARG0),
+        _instruction(_JEQ_K, _PR_SET_SECCOMP, jf=1),
         _instruction(_RET_K, deny),
         _instruction(_RET_K, _RET_ALLOW),
     ]
