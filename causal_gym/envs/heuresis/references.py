@@ -54,7 +54,7 @@ import numpy as np
 from causal_gym._workers import process_pool
 from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
-from causal_gym.discovery import DeletionRecord, run
+from causal_gym.discovery import DeletionRecord, Method, run
 from causal_gym.discovery.amortized import cache_options
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import (
@@ -237,8 +237,9 @@ class PCReference:
         return [(r.x, r.y) for r in self.deletion_log]
 
 
-def _menu_run(method: str, data: np.ndarray, options: Mapping[str, Any]) -> dict[str, Any]:
-    """One menu run (module level, so a time-limited call can send it to a worker process)."""
+def _menu_run(method: Method, data: np.ndarray, options: Mapping[str, Any]) -> dict[str, Any]:
+    """One menu run (module level, so a time-limited call can send it to a worker process, with the
+    resolved method: a method of the caller's own reaches the worker without a registration there)."""
     result = run(method, data, **options)
     return {
         "graph": result.graph,
@@ -261,7 +262,7 @@ def run_menu_entry(
     none), raising :class:`causal_gym._workers.TimeLimitExceeded`.
     """
     entry = MENU[label] if isinstance(label, str) else label
-    compute = functools.partial(_menu_run, entry.method, instance.data, dict(entry.options))
+    compute = functools.partial(_menu_run, entry.resolved, instance.data, dict(entry.options))
     return cached(_menu_key(instance, entry), compute, time_limit)
 
 
@@ -272,9 +273,10 @@ def menu_entry_is_cached(instance: HeuresisInstance, label: str) -> bool:
 
 def _menu_key(instance: HeuresisInstance, entry: MenuEntry) -> dict[str, Any]:
     # name, method and options: the key of a default entry is the one it always had; a checkpoint
-    # read from a path or an environment variable is keyed by its content (cache_options)
-    return {"kind": "menu", "label": entry.name, "method": entry.method,
-            "options": cache_options(entry.method, entry.options), **_instance_key(instance)}
+    # read from a path or an environment variable is keyed by its content (cache_options), a method of
+    # the caller's own by its code's digest (MenuEntry.cache_parts)
+    return {"kind": "menu", "label": entry.name, **entry.cache_parts(),
+            "options": cache_options(entry.resolved.name, entry.options), **_instance_key(instance)}
 
 
 def _record(entry: Mapping[str, Any]) -> DeletionRecord:
