@@ -155,6 +155,7 @@ def check_output(method: str, out: object, d: int) -> MethodOutput:
     causal_gym.discovery.result.InvalidOutput: method 'mine' returned values other than 0 and 1 ([0.7]): a weighted...
     """
     where = f"method {method!r}"
+    graph: object
     if isinstance(out, MethodOutput):
         graph, extras, n_tests, log = out
     elif isinstance(out, DiscoveryResult):

@@ -388,11 +388,12 @@ def _module_of(obj: object) -> str:
 
 
 def _check_sendable(agent: object) -> None:
-    """Refuse an agent object that worker processes could not receive (they get it by cloudpickle)."""
-    from joblib.externals import cloudpickle
+    """Refuse an agent object that worker processes could not receive: pickled as the pool sends it
+    (loky's pickler, cloudpickle; Ray's is cloudpickle too)."""
+    from joblib.externals.loky.backend.reduction import dumps
 
     try:
-        cloudpickle.dumps(agent)
+        dumps(agent)
     except Exception as exc:  # noqa: BLE001 -- any failure to pickle is the same answer
         raise ValueError(
             f"agent {describe(agent)} cannot be sent to worker processes (workers > 1, Ray or a time limit): "

@@ -76,6 +76,7 @@ __all__ = [
     "MENU",
     "FOUNDATION_BASELINES",
     "foundation_baselines",
+    "baseline_entry",
     "run_menu_entry",
     "menu_entry_is_cached",
     "ALPHA",
@@ -126,6 +127,25 @@ FOUNDATION_BASELINES = Menu((
 checkpoint and default threshold, no family label, on the instance's data in one forward pass.
 Reported on test instances next to the best chosen algorithm, like the router; never in the menu.
 :func:`foundation_baselines` adds those whose checkpoint is configured on this machine."""
+
+
+def baseline_entry(name: str) -> MenuEntry:
+    """The menu entry of baseline ``name``: one of :func:`foundation_baselines`, or any method as it
+    is (a method of your own: an import path ``"package.module:function"``, a registered name).
+
+    Raises
+    ------
+    ValueError
+        Neither a foundation baseline nor a method (the message lists the foundation baselines).
+    """
+    known = foundation_baselines()
+    if name in known:
+        return known[name]
+    try:
+        return MenuEntry(name, name)
+    except ValueError as err:
+        raise ValueError(f"unknown baseline {name!r}: neither a pretrained baseline ({', '.join(known)}; cdfm needs "
+                         f"CAUSAL_GYM_CDFM_CHECKPOINT) nor a method ({err})") from None
 
 
 def foundation_baselines() -> Menu:
@@ -521,8 +541,8 @@ def instance_row(
 
     ``labels`` chooses the menu algorithms (PC-Fisher-z and PC-KCI always run: the oracle, the
     floors and the router need them); ``seal`` picks the sealed instance (cached under its
-    fingerprint and content hash); ``baselines`` names entries of :func:`foundation_baselines` to
-    score too (row key ``"baselines"``, cached like menu runs).
+    fingerprint and content hash); ``baselines`` names entries of :func:`foundation_baselines` or
+    methods (:func:`baseline_entry`) to score too (row key ``"baselines"``, cached like menu runs).
     """
     instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
     labels = tuple(dict.fromkeys(("pc_fisherz", "pc_kci", *labels)))
@@ -545,7 +565,7 @@ def instance_row(
         "floors": trivial_floors(instance, reference),
         "router": {"branch": branch, "flagged_share": share, **{
             key: menu[branch][key] for key in ("precision", "recall", "f1", "nshd")}},
-        "baselines": {name: _scores_only(_scored_run(instance, foundation_baselines()[name])) for name in baselines},
+        "baselines": {name: _scores_only(_scored_run(instance, baseline_entry(name))) for name in baselines},
     }
 
 
@@ -613,11 +633,8 @@ def collect_rows(
             raise ValueError("the train split is unbounded: pass indices explicitly")
         indices = range(size)
     _check_labels(labels)
-    known = foundation_baselines()
-    unknown = sorted(set(baselines) - set(known))
-    if unknown:
-        raise ValueError(f"unknown baseline(s) {unknown}; known here: {list(known)} (cdfm needs "
-                         "CAUSAL_GYM_CDFM_CHECKPOINT)")
+    for name in baselines:
+        baseline_entry(name)  # an unknown one fails here, before any instance is computed
     tasks: list[_RowTask] = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal,
                               tuple(baselines)) for family in families for i in indices]
     runs = [(task, label) for task in tasks for label in dict.fromkeys(("pc_fisherz", "pc_kci", *labels))]
