@@ -155,6 +155,82 @@ def test_a_method_module_and_agents_of_your_own_work_in_every_worker(tmp_path):
     assert "mymethods:pcorr changed" in refusal and "new output directory" in refusal
 
 
+HEURESIS_SCRIPT = textwrap.dedent('''
+    """mymethods:pcorr as a Heuresis baseline: its rows and its F1 - BCA_phi, on small instances."""
+    import json
+    from causal_gym.envs.heuresis.references import collect_rows, reference_table
+    kwargs = dict(families=("lg",), d=5, n=200, labels=("ges",), workers=1, progress=False,
+                  baselines=("mymethods:pcorr",))
+    dev, test = collect_rows(split="dev", indices=range(2), **kwargs), collect_rows(split="test", indices=range(3), **kwargs)
+    print(json.dumps({"test": test, "table": reference_table(dev, test)}))
+''')
+
+
+def test_a_method_module_gets_its_heuresis_baseline_row(tmp_path):
+    from causal_gym.envs.heuresis.instances import make_instance
+    from causal_gym.graphs import meek
+    from causal_gym.metrics import adjacency_scores
+
+    (tmp_path / "mymethods.py").write_text(PCORR)
+    (tmp_path / "script.py").write_text(HEURESIS_SCRIPT)
+    out = _last_json(_python(["script.py"], tmp_path, _env(tmp_path, ROOT, CAUSAL_GYM_CACHE=str(tmp_path / "cache"))))
+    namespace: dict = {}
+    exec(PCORR, namespace)  # the method computed here, on the instances, scored as Heuresis scores a graph
+    f1 = [adjacency_scores(instance.hidden.dag, meek(namespace["pcorr"](instance.data))).f1
+          for instance in (make_instance("lg", "test", k, d=5, n=200) for k in range(3))]
+    assert [row["baselines"]["mymethods:pcorr"]["f1"] for row in out["test"]] == pytest.approx(f1)
+    cell = out["table"]["families"]["lg"]
+    phi = [row["menu"][cell["bca_phi"]]["f1"] for row in out["test"]]
+    gain = cell["baselines"]["mymethods:pcorr"]["residual_gain"]
+    assert gain[0] == pytest.approx(np.mean(np.subtract(f1, phi))) and gain[1] <= gain[0] <= gain[2]
+
+
+@pytest.mark.slow
+def test_reproduce_heuresis_prints_the_baseline_row_of_a_method_module(tmp_path):
+    """The command as its user types it (a minute: PC-KCI at the paper's d = 10, n = 600)."""
+    (tmp_path / "mymethods.py").write_text(PCORR)
+    result = _python(["-m", "causal_gym.cli", "reproduce", "heuresis", "--quick", "--families", "lg", "--dev", "2",
+                      "--test", "2", "--workers", "2", "--baselines", "mymethods:pcorr"], tmp_path,
+                     _env(tmp_path, ROOT, CAUSAL_GYM_CACHE=str(tmp_path / "cache")))
+    assert result.returncode == 0, result.stderr[-4000:]
+    header = next(line for line in result.stdout.splitlines() if "mymethods:pcorr - BCA_phi" in line)
+    row = result.stdout.splitlines()[result.stdout.splitlines().index(header) + 1]
+    assert row.startswith("lg ") and len(re.findall(r"-?\d\.\d{3} \[", row)) == 3
+
+
+RAY_SCRIPT = textwrap.dedent('''
+    """The method by import path and an agent class of this script's own, played as Ray tasks."""
+    import json
+    import numpy as np
+    import ray
+    from causal_gym.eval.runner import RunConfig, run
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # one session for both runs
+
+    class Complete:
+        def reset(self, task):
+            pass
+        def act(self, observation, info):
+            width = len(observation["variables"])
+            return np.ones((width, width), dtype=np.int8) - np.eye(width, dtype=np.int8)
+
+    counts = {}
+    for name, agent, kwargs in (("method", "arena-method", {"method": "mymethods:pcorr"}), ("agent", Complete, {})):
+        config = RunConfig(("CausalArena-synthetic-v0",), agent, agent_kwargs=kwargs, instances=(0, 20),
+                           env_kwargs={"d": 10, "split": "obs"}, backend="ray", workers=2)
+        counts[name] = run(config, name, progress=False).counts
+    print(json.dumps(counts))
+''')
+
+
+def test_a_method_module_and_a_script_agent_play_on_ray(tmp_path):
+    pytest.importorskip("ray")
+    (tmp_path / "mymethods.py").write_text(PCORR)
+    (tmp_path / "script.py").write_text(RAY_SCRIPT)
+    out = _last_json(_python(["script.py"], tmp_path, _env(tmp_path, ROOT, CAUSAL_GYM_CACHE=str(tmp_path / "cache"))))
+    assert out == {"method": {"finished": 2}, "agent": {"finished": 2}}
+
+
 def test_a_missing_extra_stops_the_run_before_its_first_episode(tmp_path):
     blocked = ("import sys; sys.modules['openai'] = None; from causal_gym.cli import main; "
                "sys.exit(main(['run', '--env', 'Heuresis-lg-v0', '--agent', 'llm', '--episodes', '2', '--out', 'run', "

@@ -165,3 +165,19 @@ def test_report_files_replace_a_planted_symlink_instead_of_writing_through_it(tm
     assert victim.read_bytes() == VICTIM
     for name in ("report.md", "outcomes.csv", "episodes.csv"):
         assert out / name in written and not (out / name).is_symlink() and (out / name).stat().st_size > 0
+
+
+def test_a_store_whose_plugin_code_changed_is_taken_over_only_while_nothing_of_it_finished(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    config = {"env_ids": ["CartPole-v1"], "agent": "mine:Agent"}
+    store.initialize({**config, "code": {"mine:Agent": "a" * 64}}, version="0.1.0")
+    store.append({"key": "CartPole-v1|-|0|0", "status": "failed"})
+    # only a failed line (which the rerun plays anyway): the new code takes the store over
+    store.initialize({**config, "code": {"mine:Agent": "b" * 64}}, version="0.1.0")
+    assert json.loads((tmp_path / RUN_FILE).read_text())["config"]["code"] == {"mine:Agent": "b" * 64}
+    store.append({"key": "CartPole-v1|-|0|0", "status": "finished"})
+    with pytest.raises(ValueError, match=r"played by other code: mine:Agent changed .* new output directory"):
+        store.initialize({**config, "code": {"mine:Agent": "c" * 64}}, version="0.1.0")
+    assert json.loads((tmp_path / RUN_FILE).read_text())["config"]["code"] == {"mine:Agent": "b" * 64}
+    with pytest.raises(ValueError, match="another configuration"):  # any other difference keeps its message
+        store.initialize({**config, "agent": "other:Agent", "code": {"mine:Agent": "b" * 64}}, version="0.1.0")

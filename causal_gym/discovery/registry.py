@@ -185,8 +185,9 @@ def registered(kind: str | None = None) -> tuple[str, ...]:
     points; with ``kind``, those of that kind only (which loads the entry points: one that fails to
     load is left out here, and resolving its name raises its error)."""
     names = [name for name, method in _REGISTERED.items() if kind is None or method.kind == kind]
+    builtin = _builtin_names()
     for name in _entry_points():
-        if name in _REGISTERED:
+        if name in _REGISTERED or name in builtin:  # a built-in name always means the built-in method
             continue
         if kind is not None:
             try:

@@ -69,7 +69,8 @@ class DiscoveryResult:
     Attributes
     ----------
     method : str
-        Name of the method (one of :func:`causal_gym.discovery.methods`).
+        Name of the method: one of :func:`causal_gym.discovery.methods`, or the import path of a method
+        of your own (:attr:`causal_gym.discovery.Method.name`).
     graph : numpy.ndarray
         ``(d, d)`` int8 graph in the causal_gym encoding (``A[i, j] = 1, A[j, i] = 0`` for
         ``i -> j``; both 1 for ``i -- j``).

@@ -22,7 +22,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -68,7 +68,7 @@ class MenuEntry:
     """
 
     name: str
-    method: Any
+    method: str | Callable[..., Any]
     options: Mapping[str, Any] = field(default_factory=dict)
     resolved: Method = field(init=False, repr=False, compare=False)
 
