@@ -185,6 +185,27 @@ def test_a_method_module_gets_its_heuresis_baseline_row(tmp_path):
     assert gain[0] == pytest.approx(np.mean(np.subtract(f1, phi))) and gain[1] <= gain[0] <= gain[2]
 
 
+def test_a_cycle_of_your_method_is_scored_as_the_arena_scores_cycles(tmp_path):
+    """As the paper's methods' cycles: scored as they are (no SID), counted as 'ok with a cycle'."""
+    (tmp_path / "cyclic.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+        def around(data, *, mask=None):
+            d = data.shape[1]
+            graph = np.zeros((d, d), dtype=np.int8)
+            graph[np.arange(d), (np.arange(d) + 1) % d] = 1  # X0 -> X1 -> ... -> X{d-1} -> X0
+            return graph
+    '''))
+    result = _python(["-m", "causal_gym.cli", "reproduce", "arena", "--quick", "--methods", "cyclic:around",
+                      "--families", "chain,tree", "--no-grounded", "--quiet", "--out", "runs", "--json", "out.json"],
+                     tmp_path, _env(tmp_path, ROOT, CAUSAL_GYM_CACHE=str(tmp_path / "cache")))
+    assert result.returncode == 0, result.stderr[-4000:]
+    rows = json.loads((tmp_path / "out.json").read_text())["rows"]
+    assert len(rows) == 2 and all(row["status"] == "ok" and row["cyclic"] for row in rows)
+    assert all(row["f1"] is not None and row["sid"] is None for row in rows)
+    assert re.search(r"cyclic:around/obs +ok 2, ok with a cycle 2", result.stdout)
+
+
 @pytest.mark.slow
 def test_reproduce_heuresis_prints_the_baseline_row_of_a_method_module(tmp_path):
     """The command as its user types it (a minute: PC-KCI at the paper's d = 10, n = 600)."""
