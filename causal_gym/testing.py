@@ -230,8 +230,9 @@ def _reset_options(target: str | gym.Env) -> None:
 
 
 def _children() -> set[int]:
-    """The live child processes of this process (Linux /proc), less those shared by every env:
-    multiprocessing's resource tracker and the worker of time-limited calls."""
+    """The live child processes of this process (Linux /proc), less those shared by every env: the
+    resource trackers (multiprocessing's and loky's, one each per interpreter, started by the first
+    process pool) and the worker of time-limited calls."""
     me, found = str(os.getpid()), set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -241,7 +242,7 @@ def _children() -> set[int]:
                 command = cmdline.read()
         except OSError:
             continue
-        if fields[1] == me and fields[0] != "Z" and b"multiprocessing.resource_tracker" not in command:
+        if fields[1] == me and fields[0] != "Z" and b"resource_tracker import main" not in command:
             found.add(int(pid))
     return found - _workers.time_limited_worker_pids()
 
