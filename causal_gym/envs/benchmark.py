@@ -131,13 +131,18 @@ class AgentEntry:
     """A named agent: where its factory lives, what it is, and the extra that installs its needs.
 
     ``takes_seed``: the factory takes ``seed=``, so the runner gives every episode its own agent
-    seed (unless the run's agent arguments fix one).
+    seed (unless the run's agent arguments fix one). ``extra``: the ``causal-gym[extra]`` that
+    installs what the agent imports; a run stops before its first episode, with the ``pip install``
+    line, when it is missing. ``method_arguments``: keyword arguments that name a discovery method
+    (:func:`causal_gym.discovery.run`'s first argument); a run store records the digest of a method
+    of the caller's own named there, so it is not resumed after the method changed.
     """
 
     path: str
     description: str
     extra: str | None = None
     takes_seed: bool = False
+    method_arguments: tuple[str, ...] = ()
 
 
 AGENT_OPTIONS = ("prompt_level", "stated_target")

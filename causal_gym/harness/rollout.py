@@ -115,7 +115,7 @@ def episode_key(env_id: str, split: str | None, instance: int, repeat: int, vari
 
 def rollout(
     env: gym.Env,
-    agent: Agent,
+    agent: Agent | Callable[[], Agent],
     seed: int | None = None,
     options: Mapping[str, Any] | None = None,
     max_steps: int = 100_000,
@@ -128,7 +128,8 @@ def rollout(
     env:
         Any Gymnasium env; causal_gym envs add tool schemas, budgets and a call record.
     agent:
-        Implements :class:`causal_gym.agents.Agent`.
+        Implements :class:`causal_gym.agents.Agent`; or a factory (a class, a function) called with no
+        arguments to build one for this episode.
     seed, options:
         Passed to ``env.reset`` (e.g. ``options={"split": "test", "instance": 3}``).
     max_steps:
@@ -151,6 +152,11 @@ def rollout(
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+    if isinstance(agent, type) or not isinstance(agent, Agent) and callable(agent):
+        agent = agent()
+    if not isinstance(agent, Agent):
+        raise TypeError(f"agent must have reset(task) and act(observation, info) (or be a factory of one), got "
+                        f"{type(agent).__name__}")
     opts = dict(options or {})
     start = time.perf_counter()
     observation, info = env.reset(seed=seed, options=opts or None)

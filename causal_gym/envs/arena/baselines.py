@@ -68,7 +68,9 @@ class MethodAgent:
     Parameters
     ----------
     method : str
-        A name of :func:`causal_gym.discovery.methods` (or ``"cdfm"`` with ``checkpoint=``).
+        A name of :func:`causal_gym.discovery.methods` (or ``"cdfm"`` with ``checkpoint=``), a name given
+        with :func:`causal_gym.discovery.register`, or an import path ``"package.module:function"`` of a
+        method of your own (what worker processes import).
     standardize : bool
         Z-score the columns before the method sees them (default; see the module docstring).
     **options
@@ -78,19 +80,18 @@ class MethodAgent:
     RuntimeWarnings it raised (counted by :func:`causal_gym.discovery.run` instead of printed over the
     progress bars) and, for a method with a stopping rule of its own (NOTEARS-MLP), why it stopped
     (``"stopped"``, e.g. ``"max_seconds"`` for a graph returned at the time limit); the run store
-    keeps it per unit.
+    keeps it per unit, with ``method_code``, the digest of a method of your own's code
+    (:attr:`causal_gym.discovery.Method.digest`).
     """
 
     def __init__(self, method: str = "pc", standardize: bool = True, **options: Any) -> None:
-        from causal_gym.discovery import check_method, methods
+        from causal_gym.discovery import check_method, resolve
 
-        try:
-            check_method(method, options)  # cdfm without a checkpoint fails here, saying how to get one
-        except ValueError:
-            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(methods())}") from None
+        check_method(method, options)  # cdfm without a checkpoint fails here, saying how to get one
         if not isinstance(standardize, bool):
             raise ValueError(f"standardize must be True or False, got {standardize!r}")
         self.method, self.standardize = method, standardize
+        self._method = resolve(method)
         self.options = {**WRAPPER_OPTIONS.get(method, {}), **options}
         self._usage: dict[str, Any] = {}
 
@@ -100,20 +101,22 @@ class MethodAgent:
         self._usage = {}
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> np.ndarray:
-        from causal_gym.discovery import run, supports_interventions
+        from causal_gym.discovery import run
 
         real = np.flatnonzero(np.asarray(observation["variables"], dtype=bool))
         data = np.asarray(observation["data"], dtype=float)[:, real]
         if self.standardize:
             data = standardize_columns(data)
         mask = np.asarray(observation["mask"], dtype=bool)[:, real]
-        extra = {"mask": mask} if supports_interventions(self.method) and mask.any() else {}
+        extra = {"mask": mask} if self._method.interventional and mask.any() else {}
         wall, cpu = time.perf_counter(), time.process_time()
-        result = run(self.method, data, **extra, **self.options)
+        result = run(self._method, data, **extra, **self.options)
         graph = result.graph
         self._usage = {"method": self.method, "method_seconds": time.perf_counter() - wall,
                        "method_cpu_seconds": time.process_time() - cpu, "standardized": self.standardize,
                        "numerical_warnings": dict(result.warnings)}
+        if not self._method.builtin:
+            self._usage["method_code"] = self._method.digest
         if "stopped" in result.extras:
             self._usage["stopped"] = result.extras["stopped"]
         width = len(observation["variables"])

@@ -195,11 +195,14 @@ def score_graph(
 
 
 def _call(name: str, data: np.ndarray, mask: np.ndarray | None, options: Mapping[str, Any]) -> tuple:
-    """``("ok", graph, edge_scores, runtime, None)`` or ``("failed", None, None, None, message)``."""
-    from causal_gym.discovery import run
+    """``("ok", graph, edge_scores, runtime, None)``, ``("invalid", ...)`` for an output that is no graph
+    of the data's variables, or ``("failed", None, None, None, message)``."""
+    from causal_gym.discovery import InvalidOutput, run
 
     try:
         result = run(name, data, mask, **options)
+    except InvalidOutput as err:
+        return ("invalid", None, None, None, str(err))
     except Exception as err:  # noqa: BLE001 -- every failure becomes a recorded row
         return ("failed", None, None, None, f"{type(err).__name__}: {err}")
     return ("ok", np.asarray(result.graph), result.extras.get("edge_scores"), result.runtime, None)

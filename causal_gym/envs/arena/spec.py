@@ -53,7 +53,8 @@ SPEC = BenchmarkSpec(
     agents={
         "arena-method": AgentEntry(
             "causal_gym.envs.arena.baselines:MethodAgent",
-            "CausalArena submit mode: a discovery-menu method answers (method='pc'|'ges'|'gies'|...)",
+            "CausalArena submit mode: a discovery method answers (method='pc'|'gies_fast'|...|'package.module:function')",
+            method_arguments=("method",),
         ),
     },
     reproduce="causal_gym.envs.arena.reproduce:main",

@@ -54,7 +54,7 @@ import numpy as np
 from causal_gym._workers import process_pool
 from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
-from causal_gym.discovery import DeletionRecord, run
+from causal_gym.discovery import DeletionRecord, Method, run
 from causal_gym.discovery.amortized import cache_options
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import (
@@ -76,6 +76,7 @@ __all__ = [
     "MENU",
     "FOUNDATION_BASELINES",
     "foundation_baselines",
+    "baseline_entry",
     "run_menu_entry",
     "menu_entry_is_cached",
     "ALPHA",
@@ -126,6 +127,25 @@ FOUNDATION_BASELINES = Menu((
 checkpoint and default threshold, no family label, on the instance's data in one forward pass.
 Reported on test instances next to the best chosen algorithm, like the router; never in the menu.
 :func:`foundation_baselines` adds those whose checkpoint is configured on this machine."""
+
+
+def baseline_entry(name: str) -> MenuEntry:
+    """The menu entry of baseline ``name``: one of :func:`foundation_baselines`, or any method as it
+    is (a method of your own: an import path ``"package.module:function"``, a registered name).
+
+    Raises
+    ------
+    ValueError
+        Neither a foundation baseline nor a method (the message lists the foundation baselines).
+    """
+    known = foundation_baselines()
+    if name in known:
+        return known[name]
+    try:
+        return MenuEntry(name, name)
+    except ValueError as err:
+        raise ValueError(f"unknown baseline {name!r}: neither a pretrained baseline ({', '.join(known)}; cdfm needs "
+                         f"CAUSAL_GYM_CDFM_CHECKPOINT) nor a method ({err})") from None
 
 
 def foundation_baselines() -> Menu:
@@ -237,8 +257,9 @@ class PCReference:
         return [(r.x, r.y) for r in self.deletion_log]
 
 
-def _menu_run(method: str, data: np.ndarray, options: Mapping[str, Any]) -> dict[str, Any]:
-    """One menu run (module level, so a time-limited call can send it to a worker process)."""
+def _menu_run(method: Method, data: np.ndarray, options: Mapping[str, Any]) -> dict[str, Any]:
+    """One menu run (module level, so a time-limited call can send it to a worker process, with the
+    resolved method: a method of the caller's own reaches the worker without a registration there)."""
     result = run(method, data, **options)
     return {
         "graph": result.graph,
@@ -261,7 +282,7 @@ def run_menu_entry(
     none), raising :class:`causal_gym._workers.TimeLimitExceeded`.
     """
     entry = MENU[label] if isinstance(label, str) else label
-    compute = functools.partial(_menu_run, entry.method, instance.data, dict(entry.options))
+    compute = functools.partial(_menu_run, entry.resolved, instance.data, dict(entry.options))
     return cached(_menu_key(instance, entry), compute, time_limit)
 
 
@@ -272,9 +293,10 @@ def menu_entry_is_cached(instance: HeuresisInstance, label: str) -> bool:
 
 def _menu_key(instance: HeuresisInstance, entry: MenuEntry) -> dict[str, Any]:
     # name, method and options: the key of a default entry is the one it always had; a checkpoint
-    # read from a path or an environment variable is keyed by its content (cache_options)
-    return {"kind": "menu", "label": entry.name, "method": entry.method,
-            "options": cache_options(entry.method, entry.options), **_instance_key(instance)}
+    # read from a path or an environment variable is keyed by its content (cache_options), a method of
+    # the caller's own by its code's digest (MenuEntry.cache_parts)
+    return {"kind": "menu", "label": entry.name, **entry.cache_parts(),
+            "options": cache_options(entry.resolved.name, entry.options), **_instance_key(instance)}
 
 
 def _record(entry: Mapping[str, Any]) -> DeletionRecord:
@@ -519,8 +541,8 @@ def instance_row(
 
     ``labels`` chooses the menu algorithms (PC-Fisher-z and PC-KCI always run: the oracle, the
     floors and the router need them); ``seal`` picks the sealed instance (cached under its
-    fingerprint and content hash); ``baselines`` names entries of :func:`foundation_baselines` to
-    score too (row key ``"baselines"``, cached like menu runs).
+    fingerprint and content hash); ``baselines`` names entries of :func:`foundation_baselines` or
+    methods (:func:`baseline_entry`) to score too (row key ``"baselines"``, cached like menu runs).
     """
     instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
     labels = tuple(dict.fromkeys(("pc_fisherz", "pc_kci", *labels)))
@@ -543,7 +565,7 @@ def instance_row(
         "floors": trivial_floors(instance, reference),
         "router": {"branch": branch, "flagged_share": share, **{
             key: menu[branch][key] for key in ("precision", "recall", "f1", "nshd")}},
-        "baselines": {name: _scores_only(_scored_run(instance, foundation_baselines()[name])) for name in baselines},
+        "baselines": {name: _scores_only(_scored_run(instance, baseline_entry(name))) for name in baselines},
     }
 
 
@@ -611,11 +633,8 @@ def collect_rows(
             raise ValueError("the train split is unbounded: pass indices explicitly")
         indices = range(size)
     _check_labels(labels)
-    known = foundation_baselines()
-    unknown = sorted(set(baselines) - set(known))
-    if unknown:
-        raise ValueError(f"unknown baseline(s) {unknown}; known here: {list(known)} (cdfm needs "
-                         "CAUSAL_GYM_CDFM_CHECKPOINT)")
+    for name in baselines:
+        baseline_entry(name)  # an unknown one fails here, before any instance is computed
     tasks: list[_RowTask] = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal,
                               tuple(baselines)) for family in families for i in indices]
     runs = [(task, label) for task in tasks for label in dict.fromkeys(("pc_fisherz", "pc_kci", *labels))]

@@ -31,8 +31,8 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
-from causal_gym.envs.heuresis.references import (MENU, foundation_baselines, collect_rows, difficulty_table,
-                                                  reference_table)
+from causal_gym.envs.heuresis.references import (MENU, baseline_entry, foundation_baselines, collect_rows,
+                                                  difficulty_table, reference_table)
 
 # The paper's numbers as the spec decodes them (shared/specs/heuresis.md).
 # Table 2: PC-KCI's mean wrong deletions per test instance, share of instances with none, and the
@@ -85,9 +85,11 @@ LEGENDS = {
         "router - BCA_phi": "F1 of the paper's Appendix-E router minus BCA_phi's",
         "KCI share": "share of instances the router sends to PC-KCI",
     },
-    "Table 3, foundation-model rows": {
-        "F1 name": "mean adjacency F1 of the pretrained baseline on test, 95% bootstrap interval",
+    "Table 3, baseline rows": {
+        "F1 name": "mean adjacency F1 of the baseline on test, 95% bootstrap interval",
         "name - BCA_phi": "its F1 minus BCA_phi's, paired over test instances (the paper's residual gain)",
+        "package.module:function": "a method of your own (--baselines), run once per instance on the data with its "
+                                   "defaults and scored as the menu is (Meek-completed, adjacency F1)",
         "edgenet": "our amortized network (causal_gym.discovery.amortized), trained on an arena prior, not on "
                    "Heuresis; CDFM and TabCausal need their released checkpoints, which this machine cannot fetch",
         "cdfm": "the released CDFM network (cdfm-base) from the checkpoint CAUSAL_GYM_CDFM_CHECKPOINT names, "
@@ -176,9 +178,9 @@ def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
     _print_few_note({"dev": n_dev, "test": n_test})
     names = list(next(iter(table["families"].values()))["baselines"]) if table["families"] else []
     if names:
-        print("\nTable 3, foundation-model rows -- pretrained baselines as released (shipped checkpoint, default "
-              "threshold, no family label) on test instances (paper: CDFM 10% to 19% below BCA_phi; no baseline "
-              "above it by more than .03)")
+        print("\nTable 3, baseline rows -- pretrained baselines as released (shipped checkpoint, default "
+              "threshold, no family label) and methods of your own, on test instances (paper: CDFM 10% to 19% below "
+              "BCA_phi; no foundation model above it by more than .03)")
         print(f"{'family':9} {'F1 BCA_phi':>25} " + " ".join(f"{'F1 ' + name:>25} {name + ' - BCA_phi':>25}"
                                                           for name in names))
         for family, cell in table["families"].items():
@@ -186,7 +188,7 @@ def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
             print(f"{family:9} {_interval(cell['f1_bca_phi']) + few:>25} " + " ".join(
                 f"{_interval(cell['baselines'][name]['f1']) + few:>25} "
                 f"{_interval(cell['baselines'][name]['residual_gain']) + few:>25}" for name in names))
-        _print_legend("Table 3, foundation-model rows")
+        _print_legend("Table 3, baseline rows")
     print("\nTable 11 -- trivial floors, adjacency F1 on test instances (paper cells not in its text: -)")
     floors = list(next(iter(table["families"].values()))["floors"])
     print(f"{'family':9} " + " ".join(f"{name:>25}" for name in floors))
@@ -220,10 +222,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     parser.add_argument("--full-menu", action="store_true", help="keep anm (RESIT) in --quick")
     parser.add_argument("--difficulty-only", action="store_true", help="Table 2 only (PC-KCI on test)")
     parser.add_argument("--baselines", default="auto",
-                        help="comma-separated pretrained baselines scored on test instances for Table 3's "
-                        f"foundation-model rows ({','.join(foundation_baselines())}, and cdfm when "
-                        "CAUSAL_GYM_CDFM_CHECKPOINT names its checkpoint; default 'auto': those whose "
-                        "dependencies are installed, i.e. torch; 'none' for none)")
+                        help="comma-separated baselines scored on test instances for Table 3's baseline rows, each "
+                        "with its F1 - BCA_phi: pretrained ones "
+                        f"({','.join(foundation_baselines())}, and cdfm when CAUSAL_GYM_CDFM_CHECKPOINT names its "
+                        "checkpoint) or methods of your own ('package.module:function', a registered name); default "
+                        "'auto': the pretrained ones whose dependencies are installed, i.e. torch; 'none' for none")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", help="write the rows and tables to this file")
     args = parser.parse_args(argv)
@@ -247,10 +250,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
                   "'causal-gym[arena]')", file=sys.stderr)
     else:
         baselines = tuple(name.strip() for name in args.baselines.split(",") if name.strip())
-    unknown = sorted(set(baselines) - set(foundation_baselines()))
-    if unknown:
-        parser.error(f"unknown baseline(s) {unknown}; known here: {', '.join(foundation_baselines())} or none "
-                     "(cdfm needs CAUSAL_GYM_CDFM_CHECKPOINT)")
+    for name in baselines:
+        try:
+            baseline_entry(name)
+        except ValueError as err:
+            parser.error(str(err))
     test_rows = collect_rows(families, "test", range(n_test), labels=labels, workers=args.workers,
                              baselines=baselines)
     print_difficulty(test_rows)
