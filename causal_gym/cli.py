@@ -1,5 +1,7 @@
 """The ``causal-gym`` command: list the environments, run an agent on them, report runs, reproduce the papers' tables.
 
+Usage::
+
     causal-gym list
     causal-gym run --env ID[,ID...] --agent NAME --episodes N --out DIR [--split test] [--repeats R]
                    [--backend local|ray] [--workers W] [--model M --base-url URL] [--agent-kwargs JSON]

@@ -68,6 +68,8 @@ def add_common_reproduce_args(parser: argparse.ArgumentParser, *, quick: str, fu
                               out: str = "", out_default: str | None = None) -> None:
     """Add the shared flags (see the module docstring) to ``parser``.
 
+    After parsing, ``args.quick`` is True unless ``--full`` was given.
+
     Parameters
     ----------
     parser : argparse.ArgumentParser
@@ -80,8 +82,6 @@ def add_common_reproduce_args(parser: argparse.ArgumentParser, *, quick: str, fu
         What the benchmark writes under ``--out`` beside the tables (empty: the tables only).
     out_default : str or None
         ``--out``'s default (None: write no files unless asked).
-
-    After parsing, ``args.quick`` is True unless ``--full`` was given.
     """
     scale = parser.add_mutually_exclusive_group()
     scale.add_argument("--quick", dest="quick", action="store_true", help=f"{quick} (the default)")
