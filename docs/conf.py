@@ -7,14 +7,10 @@ Why Sphinx: the docstrings are written for it (numpydoc sections, ``:func:`` and
 Gymnasium's site, the model for the env pages, is Sphinx-built, and autodoc imports the code, so
 the API reference and the env pages cannot drift from it. Napoleon reads the numpydoc sections;
 myst-parser reads the Markdown pages and the env classes' Gymnasium-style docstrings.
-
-``CAUSAL_GYM_DOCS_LIGHT=1`` builds every page but draws no episode pictures (the env pages show
-the text render instead): the default test run builds that way and the slow test builds in full.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -34,6 +30,7 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+smartquotes = False  # "--", quotes and flags stay as typed (they are code more often than prose here)
 exclude_patterns = ["_build", "**/scripts/*.txt"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
@@ -61,5 +58,3 @@ suppress_warnings = ["ref.python"]
 html_theme = "furo"
 html_title = "causal_gym"
 html_static_path: list[str] = []
-
-causal_gym_docs_light = os.environ.get("CAUSAL_GYM_DOCS_LIGHT", "") not in ("", "0")

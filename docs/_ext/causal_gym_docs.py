@@ -28,7 +28,6 @@ import logging
 import os
 import pkgutil
 import re
-import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -210,7 +209,7 @@ def _episode(env_id: str, kwargs: dict[str, Any], mode: str) -> Any:
         env.close()
 
 
-def _picture(entry: Any, light: bool) -> tuple[list[str], type]:
+def _picture(entry: Any) -> tuple[list[str], type]:
     """The page's picture (or text render) of a small episode, and the class the id builds."""
     import gymnasium as gym
 
@@ -222,7 +221,7 @@ def _picture(entry: Any, light: bool) -> tuple[list[str], type]:
     shown = ", ".join(f"{key}={value!r}" for key, value in kwargs.items()) or "its registered arguments"
     caption = (f"`{entry.id}` with {shown} after {PICTURE_STEPS} random valid actions (seed 0): what "
                f"`env.render()` returns.")
-    if "rgb_array" in render_modes and not light:
+    if "rgb_array" in render_modes:
         import matplotlib.image
 
         frame, _ = _episode(entry.id, kwargs, "rgb_array")
@@ -232,8 +231,7 @@ def _picture(entry: Any, light: bool) -> tuple[list[str], type]:
         return [f"```{{figure}} {name}", f":alt: an episode of {entry.id}", "", caption, "```"], cls
     if "ansi" in render_modes:
         text, _ = _episode(entry.id, kwargs, "ansi")
-        note = "" if "rgb_array" not in render_modes else " (the docs' light build; the full build draws it)"
-        return [f"{caption.replace('what', 'the text that')}{note}", "", "```text", str(text).rstrip(), "```"], cls
+        return [caption.replace("what", "the text that"), "", "```text", str(text).rstrip(), "```"], cls
     return ["(No render mode.)"], cls
 
 
@@ -244,10 +242,10 @@ def _docstring_sections(cls: type) -> tuple[str, str]:
     return roles_to_myst(summary.strip()), roles_to_myst(body.strip())
 
 
-def _id_page(spec: Any, entry: Any, light: bool) -> str:
+def _id_page(spec: Any, entry: Any) -> str:
     from causal_gym.envs.benchmark import load
 
-    picture, cls = _picture(entry, light)
+    picture, cls = _picture(entry)
     factory = load(entry.entry_point)
     summary, body = _docstring_sections(cls)
     reproduces = ", ".join(entry.reproduces) if entry.reproduces else "none (a task of ours)"
@@ -307,19 +305,20 @@ def _benchmark_page(spec: Any) -> str:
     ])
 
 
-def generate_env_pages(light: bool) -> list[str]:
+def generate_env_pages() -> list[str]:
     """Write the benchmark and id pages; returns the ids written."""
     from causal_gym.envs.benchmark import benchmarks
 
     written = []
     target = GENERATED / "envs"
     for spec in benchmarks():
-        if spec.name.startswith("toy"):
-            continue
         _write(target / f"{spec.name}.md", _benchmark_page(spec))
         for entry in spec.envs:
-            _write(target / "ids" / f"{entry.id}.md", _id_page(spec, entry, light))
+            _write(target / "ids" / f"{entry.id}.md", _id_page(spec, entry))
             written.append(entry.id)
+    for stale in (target / "ids").glob("*.md"):  # an id no longer registered loses its page
+        if stale.stem not in written:
+            stale.unlink()
     return written
 
 
@@ -375,7 +374,7 @@ def generate_cli_page() -> None:
 
     (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     paths = [[]] + [[name] for name in commands.choices]
-    paths += [["reproduce", spec.name] for spec in benchmarks() if spec.reproduce and not spec.name.startswith("toy")]
+    paths += [["reproduce", spec.name] for spec in benchmarks() if spec.reproduce]
     lines = ["# The `causal-gym` command", "",
              "Every level answers `--help`; this page is what each prints (generated when the docs are built).", ""]
     for path in paths:
@@ -387,17 +386,13 @@ def generate_cli_page() -> None:
 def generate(app: Any) -> None:
     """``builder-inited``: write every generated page before Sphinx reads the sources."""
     os.environ.setdefault("COLUMNS", "100")  # argparse wraps --help to the terminal's width
-    light = bool(app.config.causal_gym_docs_light)
     logging.getLogger("causal_gym").setLevel(logging.WARNING)  # no per-instance progress lines in the build log
-    if not light and (GENERATED / "envs").exists():
-        shutil.rmtree(GENERATED / "envs")
-    generate_env_pages(light)
+    generate_env_pages()
     generate_api_pages()
     generate_cli_page()
 
 
 def setup(app: Any) -> dict[str, Any]:
-    app.add_config_value("causal_gym_docs_light", False, "env")
     app.connect("builder-inited", generate)
     app.connect("autodoc-process-docstring", process_docstring, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
