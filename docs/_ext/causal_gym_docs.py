@@ -248,6 +248,7 @@ def _id_page(spec: Any, entry: Any) -> str:
     picture, cls = _picture(entry)
     factory = load(entry.entry_point)
     summary, body = _docstring_sections(cls)
+    before, _, history = body.partition("## Version History")  # Gymnasium's order: the history comes last
     reproduces = ", ".join(entry.reproduces) if entry.reproduces else "none (a task of ours)"
     how = ""
     if entry.reproduces:
@@ -265,7 +266,7 @@ def _id_page(spec: Any, entry: Any) -> str:
         f"```{{py:currentmodule}} {cls.__module__}", "```", "",
         entry.description, "",
         "| | |", "|---|---|",
-        f"| Make | `gym.make({entry.id!r})` |",
+        f'| Make | `gym.make("{entry.id}")` |',
         f"| Benchmark | [{spec.title}](../{spec.name}.md) |",
         f"| Environment | {{class}}`{cls.__module__}.{cls.__qualname__}` |",
         f"| Registered arguments | {registered} |",
@@ -276,7 +277,7 @@ def _id_page(spec: Any, entry: Any) -> str:
         "",
         *picture, "",
         f"*{summary}*", "",
-        body, "",
+        before.strip(), "",
         "## Seeds and splits", "",
         "`env.reset(seed=s)` makes an episode a function of `s` alone (every draw comes from generators "
         "seeded by it); `env.reset(options={\"split\": ..., \"instance\": k})` plays instance `k` of a fixed "
@@ -287,6 +288,7 @@ def _id_page(spec: Any, entry: Any) -> str:
         f"Read from the signature of {{class}}`{cls.__module__}.{cls.__qualname__}`; the last column is what "
         f"`{entry.id}` registers.", "",
         *_arguments(cls, dict(entry.kwargs), factory), "",
+        *(["## Version History", "", history.strip(), ""] if history else []),
     ]
     return "\n".join(lines)
 
