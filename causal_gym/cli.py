@@ -369,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConnectionError as exc:  # e.g. a Ray cluster that cannot be reached: the message says what to do
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
     except (ValueError, ModuleNotFoundError) as exc:
-        if args.command not in ("run", "report", "seal"):
+        if args.command not in ("run", "report", "reproduce", "seal"):
             raise
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
 

@@ -211,3 +211,11 @@ def test_reproduce_causalab_writes_its_files_under_out(tmp_path, capsys):
     assert len(episodes) == 2 * 3 and set(episodes["setting"]) == {"3node"}
     assert len(json.loads((tmp_path / "rows.json").read_text())["episodes"]) == 6
     assert len(pd.read_csv(out / "table7.csv")) == 3  # one row per baseline
+
+
+def test_reproduce_refuses_bad_values_with_a_message(capsys):
+    for argv, message in ((["reproduce", "causalab", "--settings", "9node"], "unknown CausaLab setting"),
+                          (["reproduce", "causalab", "--settings", "3node", "--instances", "51"], "instances must be")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err, argv

@@ -52,8 +52,9 @@ try:
     (line,) = (out / "episodes.jsonl").read_text().splitlines()
     episode = json.loads(line)
     usage = episode["usage"]
-    print(f"status {episode['status']} after {episode['steps']} steps; {usage['n_requests']} requests, "
-          f"{usage['prompt_tokens']} prompt and {usage['completion_tokens']} completion tokens")
+    assert episode["status"] in ("finished", "truncated", "rescued")  # a weak model's episode still ends, scored
+    print(f"{episode['steps']} steps; {usage['n_requests']} requests, {usage['prompt_tokens']} prompt and "
+          f"{usage['completion_tokens']} completion tokens")
 finally:
     server.terminate()
     try:
