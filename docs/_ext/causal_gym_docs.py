@@ -189,7 +189,7 @@ def _arguments(cls: type, registered: dict[str, Any], factory: Any) -> list[str]
 
 
 def _episode(env_id: str, kwargs: dict[str, Any], mode: str) -> Any:
-    """The last frame of a short seeded episode of random valid actions (masked where the env masks)."""
+    """The last frame of a short seeded episode of random actions (masked to valid calls where the env masks)."""
     import gymnasium as gym
 
     env = gym.make(env_id, **kwargs, render_mode=mode)
@@ -204,7 +204,7 @@ def _episode(env_id: str, kwargs: dict[str, Any], mode: str) -> Any:
             observation, reward, terminated, truncated, info = env.step(action)
             if terminated or truncated:
                 break
-        return env.render(), type(env.unwrapped)
+        return env.render()
     finally:
         env.close()
 
@@ -219,24 +219,24 @@ def _picture(entry: Any) -> tuple[list[str], type]:
         cls, render_modes = type(probe.unwrapped), list(probe.unwrapped.metadata.get("render_modes", []))
         probe.close()
     shown = ", ".join(f"{key}={value!r}" for key, value in kwargs.items()) or "its registered arguments"
-    caption = (f"`{entry.id}` with {shown} after {PICTURE_STEPS} random valid actions (seed 0): what "
-               f"`env.render()` returns.")
+    caption = (f"`{entry.id}` with {shown} after {PICTURE_STEPS} random actions (seed 0; valid calls where the env "
+               f"masks its actions): what `env.render()` returns.")
     if "rgb_array" in render_modes:
         import matplotlib.image
 
-        frame, _ = _episode(entry.id, kwargs, "rgb_array")
+        frame = _episode(entry.id, kwargs, "rgb_array")
         name = f"{entry.id}.png"
         (GENERATED / "envs" / "ids").mkdir(parents=True, exist_ok=True)
         matplotlib.image.imsave(GENERATED / "envs" / "ids" / name, frame)
         return [f"```{{figure}} {name}", f":alt: an episode of {entry.id}", "", caption, "```"], cls
     if "ansi" in render_modes:
-        text, _ = _episode(entry.id, kwargs, "ansi")
+        text = _episode(entry.id, kwargs, "ansi")
         return [caption.replace("what", "the text that"), "", "```text", str(text).rstrip(), "```"], cls
     return ["(No render mode.)"], cls
 
 
 def _docstring_sections(cls: type) -> tuple[str, str]:
-    """The docstring's summary line and its body, roles in MyST's syntax, headings one level down."""
+    """The docstring's summary line and its body, with the roles in MyST's syntax."""
     doc = inspect.cleandoc(cls.__doc__ or "")
     summary, _, body = doc.partition("\n")
     return roles_to_myst(summary.strip()), roles_to_myst(body.strip())
