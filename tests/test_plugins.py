@@ -1,6 +1,6 @@
 """A method developer's paths, run as they run them: scripts in a temporary directory that is not the
 repository, a method module of their own on ``PYTHONPATH``, the example plug-in package installed
-into a throw-away directory, and the README's own snippets as plain scripts.
+into a throw-away directory, and the plug-in guide's own snippets (docs/guides/evaluate-your-own.md) as plain scripts.
 
 Each goes through the worker processes the library starts (the spawn pool of ``workers=2``, the
 worker of a time-limited menu run), where a method or an agent is known only by what reaches it.
@@ -308,15 +308,15 @@ def test_the_plugins_own_checker_tests_pass(installed_plugin):
     assert re.search(r"\b1[0-9] passed", result.stdout) and " failed" not in result.stdout
 
 
-README = (ROOT / "README.md").read_text()
+GUIDE = (ROOT / "docs" / "guides" / "evaluate-your-own.md").read_text()
 
 
-def _readme_blocks(info: str) -> list[str]:
-    return re.findall(rf"^```{re.escape(info)}\n(.*?)^```", README, flags=re.S | re.M)
+def _guide_blocks(info: str) -> list[str]:
+    return re.findall(rf"^```{re.escape(info)}\n(.*?)^```", GUIDE, flags=re.S | re.M)
 
 
-def test_the_readme_plugin_snippets_run_as_plain_scripts(tmp_path, installed_plugin):
-    scripts = _readme_blocks("python script")
+def test_the_guides_plugin_snippets_run_as_plain_scripts(tmp_path, installed_plugin):
+    scripts = _guide_blocks("python script")
     assert len(scripts) == 2
     for k, script in enumerate(scripts):
         path = tmp_path / f"snippet{k}.py"
@@ -324,7 +324,7 @@ def test_the_readme_plugin_snippets_run_as_plain_scripts(tmp_path, installed_plu
         result = _python([str(path)], tmp_path, _env(ROOT, CAUSAL_GYM_CACHE=str(tmp_path / "cache")))
         assert result.returncode == 0, result.stderr[-4000:]
     assert "CausalArena-synthetic-v0" in result.stdout  # the agent's run summary
-    (test,) = _readme_blocks("python test")
+    (test,) = _guide_blocks("python test")
     (tmp_path / "test_readme_plugin.py").write_text(test)
     result = _python(["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_readme_plugin.py"], tmp_path,
                      installed_plugin["env"])

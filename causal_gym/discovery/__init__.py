@@ -1,8 +1,8 @@
 """The algorithm menu behind one call: ``run(name, data, **options) -> DiscoveryResult``.
 
-=================  ==============================================================================
+================== =============================================================================
 name               method
-=================  ==============================================================================
+================== =============================================================================
 ``pc``             stable PC, our skeleton search over :class:`causal_gym.stats.CITester`
                    (``test="fisherz"`` or ``"kci"``), graph-identical to causal-learn's
                    ``pc(stable=True, uc_rule=0, uc_priority=2)``; returns the deletion log
@@ -42,7 +42,7 @@ name               method
                    selection bias; per-setting PAGs of the pooled data with an indicator refine the
                    observational PAG; ``->`` directed, other adjacencies undirected, the PAG in
                    extras (:mod:`~causal_gym.discovery.cdis`)
-=================  ==============================================================================
+================== =============================================================================
 
 Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
 mask (``mask[i, j]`` True when node ``j`` is a target in row ``i``) to the methods in

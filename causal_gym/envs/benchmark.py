@@ -115,6 +115,10 @@ class EnvEntry:
     small_kwargs : mapping
         Keyword arguments (on top of ``kwargs``) that make a small instance quick to play: what the
         conformance suite (``tests/test_conformance.py``) builds the id with.
+    reproduces : tuple of str
+        The tables and figures of the benchmark's paper (:attr:`BenchmarkSpec.paper`) that episodes
+        of this id rebuild, through ``causal-gym reproduce`` or ``causal-gym report`` (e.g.
+        ``("Table 7",)``); empty for an id of ours that no paper reports. The id's docs page says it.
     """
 
     id: str
@@ -124,6 +128,7 @@ class EnvEntry:
     vector_entry_point: str | None = None
     takes_seal: bool = False
     small_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    reproduces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -264,6 +269,9 @@ class BenchmarkSpec:
         The report module, a :class:`ReportModule` (see the module docstring).
     inspect_tasks : tuple of InspectTask
         Its Inspect tasks (:mod:`causal_gym.integrations.inspect` builds them).
+    paper : str
+        The publication whose task and tables the benchmark re-implements (one line; empty for
+        none), named on every env page of the docs beside each id's :attr:`EnvEntry.reproduces`.
     """
 
     name: str
@@ -274,6 +282,7 @@ class BenchmarkSpec:
     reproduce_takes_runner: bool = False
     report: str | None = None
     inspect_tasks: tuple[InspectTask, ...] = ()
+    paper: str = ""
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -187,6 +187,9 @@ def _check_kwargs(value: object, name: str) -> dict[str, Any]:
 class RunConfig:
     """What a run plays: every env id x instance x repeat, with one agent.
 
+    Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``, ``concurrency``) are stored in
+    ``run.json`` and must match when a run is resumed; the seal by its fingerprint.
+
     Parameters
     ----------
     env_ids : sequence of str
@@ -233,9 +236,6 @@ class RunConfig:
         Seconds one ``agent.act`` call (for the LLM agent: its model call, retries included), one
         ``env.step`` and the final scoring of a tool env may take (see *Per-call budgets*); None:
         no budget. An expiry is a ``"timeout"`` line whose ``timeout`` field names the budget.
-
-    Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``, ``concurrency``) are stored in
-    ``run.json`` and must match when a run is resumed; the seal by its fingerprint.
     """
 
     env_ids: Sequence[str]

@@ -123,6 +123,10 @@ def rollout(
 ) -> EpisodeRecord:
     """Play one episode of ``agent`` on ``env`` and return its record.
 
+    Each ``agent.act`` is marked as an ``"agent"`` call and each ``env.step`` as a ``"tool"`` call
+    (:func:`causal_gym._deadlines.call_budget`): under the runner's per-call budgets a call past its
+    budget raises :class:`~causal_gym._deadlines.BudgetExpired`; otherwise the marks do nothing.
+
     Parameters
     ----------
     env:
@@ -137,10 +141,6 @@ def rollout(
     should_stop:
         Checked before every step; when it returns True the episode stops with
         :class:`RolloutInterrupted` (how the runner stops episodes playing in threads).
-
-    Each ``agent.act`` is marked as an ``"agent"`` call and each ``env.step`` as a ``"tool"`` call
-    (:func:`causal_gym._deadlines.call_budget`): under the runner's per-call budgets a call past its
-    budget raises :class:`~causal_gym._deadlines.BudgetExpired`; otherwise the marks do nothing.
 
     Examples
     --------

@@ -444,6 +444,11 @@ def bge_local_scores(
 ) -> np.ndarray:
     """BGe local scores ``(..., d, 2^(d-1))`` from sufficient statistics (layout: module docstring).
 
+    Without a cap all ``2^d`` principal log-determinants of each ``R_j`` come from the
+    principal-minor recursion (module docstring). With one, only the sets of at most
+    ``max_parents`` parents are scored, each from the Cholesky factors of its own small
+    sub-matrices (``d C(d - 1, <= K)`` sets: 23,200 at d = 20, K = 3); the others are ``-inf``.
+
     Parameters
     ----------
     stats : BGeStats
@@ -457,11 +462,6 @@ def bge_local_scores(
         Wishart degrees of freedom, ``> d - 1``.
     t : float, default alpha_mu (alpha_w - d - 1) / (alpha_mu + 1)
         Wishart parameter ``T = t I``.
-
-    Without a cap all ``2^d`` principal log-determinants of each ``R_j`` come from the
-    principal-minor recursion (module docstring). With one, only the sets of at most
-    ``max_parents`` parents are scored, each from the Cholesky factors of its own small
-    sub-matrices (``d C(d - 1, <= K)`` sets: 23,200 at d = 20, K = 3); the others are ``-inf``.
     """
     from scipy.special import gammaln
 
@@ -1113,6 +1113,9 @@ def sample_predictive(
 ) -> np.ndarray:
     """One predictive row per DAG and candidate design: ``(K, C, d)``.
 
+    Nodes are drawn in a topological order of each DAG from their conditional t predictives
+    given the parents' drawn (or set) values.
+
     Parameters
     ----------
     stats : BGeStats
@@ -1126,9 +1129,6 @@ def sample_predictive(
     rng : int, SeedSequence or Generator
         Draws are made node by node, each node's ``C`` draws at once, so candidates share
         nothing but may be compared draw by draw.
-
-    Nodes are drawn in a topological order of each DAG from their conditional t predictives
-    given the parents' drawn (or set) values.
     """
     pred = _Predictive.of(stats, alpha_mu, alpha_w, t)
     d = stats.d

@@ -65,6 +65,13 @@ def standardize_columns(data: np.ndarray) -> np.ndarray:
 class MethodAgent:
     """Submits the output of discovery method ``method`` (e.g. ``"pc"``, ``"gies_fast"``) with ``options``.
 
+    ``usage()`` reports the method's wall and CPU seconds of the episode, the numerical
+    RuntimeWarnings it raised (counted by :func:`causal_gym.discovery.run` instead of printed over the
+    progress bars) and, for a method with a stopping rule of its own (NOTEARS-MLP), why it stopped
+    (``"stopped"``, e.g. ``"max_seconds"`` for a graph returned at the time limit); the run store
+    keeps it per unit, with ``method_code``, the digest of a method of your own's code
+    (:attr:`causal_gym.discovery.Method.digest`).
+
     Parameters
     ----------
     method : str
@@ -75,13 +82,6 @@ class MethodAgent:
         Z-score the columns before the method sees them (default; see the module docstring).
     **options
         The method's options, over :data:`WRAPPER_OPTIONS`.
-
-    ``usage()`` reports the method's wall and CPU seconds of the episode, the numerical
-    RuntimeWarnings it raised (counted by :func:`causal_gym.discovery.run` instead of printed over the
-    progress bars) and, for a method with a stopping rule of its own (NOTEARS-MLP), why it stopped
-    (``"stopped"``, e.g. ``"max_seconds"`` for a graph returned at the time limit); the run store
-    keeps it per unit, with ``method_code``, the digest of a method of your own's code
-    (:attr:`causal_gym.discovery.Method.digest`).
     """
 
     def __init__(self, method: str = "pc", standardize: bool = True, **options: Any) -> None:

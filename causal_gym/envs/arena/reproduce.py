@@ -110,6 +110,7 @@ from causal_gym._validation import check_choice
 from causal_gym.envs.arena.paper_numbers import (_COMPONENT_ORDER, _DIMS, _FAMILY_ORDER, _PAPER_ROW, _ROOT_ORDER,
                                                  _SIZES, PAPER_NAMES, PAPER_TABLE2, PAPER_TABLE8, PAPER_TABLE9,
                                                  PAPER_TABLE10, PAPER_TABLE11, PAPER_TABLE18)
+from causal_gym.envs.reproduce_args import add_common_reproduce_args, add_deprecated_alias, reproduce_parser, tables_to
 
 __all__ = [
     "METHODS",
@@ -125,6 +126,7 @@ __all__ = [
     "plan_runs",
     "store_rows",
     "summarize_rows",
+    "build_parser",
     "main",
 ]
 
@@ -738,6 +740,48 @@ def _cost(rows: Sequence[Mapping[str, Any]], wall: float) -> dict[str, Any]:
             "cpu_hours_by_method": {m: v / 3600 for m, v in sorted(by_method.items())}}
 
 
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``causal-gym reproduce arena`` (the shared grammar of :mod:`causal_gym.envs.reproduce_args`)."""
+    parser = reproduce_parser(prog, __doc__)
+    add_common_reproduce_args(
+        parser, quick="1 config per graph family at d=10 (obs, obs+int) and the grounded scenarios (obs), 1 replicate",
+        full="the paper's grid: 20 configs per (family, d) block, d in 10..100, 5 replicates, both splits, and the "
+        "grounded scenarios",
+        instances="configurations per (graph family, d) block (default: quick 1, full 20; the sample-size suite 10)",
+        out="the resumable run stores, one per source (default runs/arena-quick or runs/arena-full); rerun with "
+        "the same arguments to resume")
+    add_deprecated_alias(parser, "--per-block", "--instances")
+    parser.add_argument("--methods", help=f"comma-separated methods (default {','.join(METHODS)}; also "
+                        f"{','.join(EXTRA_METHODS)}, any name of causal_gym.discovery.methods(), or a method of your "
+                        "own as 'package.module:function', whose row is then set against each other method's with "
+                        "paired differences)")
+    parser.add_argument("--families", help="comma-separated graph families (default all 10)")
+    parser.add_argument("--dims", help="comma-separated d (default: quick 10, full 10,20,30,50,100)")
+    parser.add_argument("--splits", help="synthetic splits (default obs,obs+int)")
+    parser.add_argument("--replicates", type=int, help="replicates per unit (default: quick 1, full 5)")
+    parser.add_argument("--n-obs", type=int, help="observational rows (default 1000 obs, 800 obs+int)")
+    parser.add_argument("--n-int", type=int, help="interventional rows of obs+int (default 200)")
+    parser.add_argument("--sample-sizes", help="the sample-size suite instead of the synthetic splits (paper Table "
+                        f"18: {','.join(map(str, _SIZES))}): obs units of each n rows, d = 30 and 10 configs per "
+                        "family unless --dims / --instances say otherwise, no grounded units")
+    parser.add_argument("--real", action="store_true",
+                        help="the real tables instead of the synthetic and grounded units: the Sachs table and "
+                        "semi-synthetic SCMs on 5 bnlearn structures, obs (needs the extra 'real': cdt, pgmpy)")
+    parser.add_argument("--timeout", type=float, help="seconds per unit (default: quick 600, full 3600, the paper's)")
+    parser.add_argument("--scenarios", help="comma-separated grounded scenario names (default all 60)")
+    parser.add_argument("--no-grounded", action="store_true", help="skip the formula and semantic scenarios")
+    parser.add_argument("--grounded-splits", help="splits of the grounded units (default: quick obs, full obs,obs+int)")
+    parser.add_argument("--backend", default="local", choices=("local", "ray"), help="local process pool or Ray")
+    parser.add_argument("--address", help="Ray cluster address (with --backend ray; default a local Ray)")
+    parser.add_argument("--load-split", action="store_true",
+                        help="instead of the grid: time nested runs of the amortized methods among --methods "
+                        "(default those that load here without a path) and fit T(k) = T_fixed + k T_graph per d (paper Table 4); quick: d 10,30 and "
+                        f"k {','.join(map(str, _QUICK_K))}; full: the paper's d and k grids")
+    parser.add_argument("--k", help="with --load-split: comma-separated k, the same at every d")
+    parser.add_argument("--plan", action="store_true", help="print the plan's unit counts and stop")
+    return parser
+
+
 def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
          runner: Callable[..., list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Parse ``argv`` (default: sys.argv), run the grid, print the tables; returns the JSON output.
@@ -748,51 +792,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     from causal_gym.discovery import check_method, resolve
     from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 
-    parser = argparse.ArgumentParser(
-        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    scale = parser.add_mutually_exclusive_group(required=True)
-    scale.add_argument("--quick", action="store_true",
-                       help="1 config per graph family at d=10 (obs, obs+int) and the grounded scenarios (obs), "
-                       "1 replicate")
-    scale.add_argument("--full", action="store_true",
-                       help="the paper's grid: 20 configs per (family, d) block, d in 10..100, 5 replicates, both "
-                       "splits, and the grounded scenarios")
-    parser.add_argument("--methods", help=f"comma-separated methods (default {','.join(METHODS)}; also "
-                        f"{','.join(EXTRA_METHODS)}, any name of causal_gym.discovery.methods(), or a method of your "
-                        "own as 'package.module:function', whose row is then set against each other method's with "
-                        "paired differences)")
-    parser.add_argument("--families", help="comma-separated graph families (default all 10)")
-    parser.add_argument("--dims", help="comma-separated d (default: quick 10, full 10,20,30,50,100)")
-    parser.add_argument("--per-block", type=int, help="configs per (family, d) block (default: quick 1, full 20)")
-    parser.add_argument("--splits", help="synthetic splits (default obs,obs+int)")
-    parser.add_argument("--replicates", type=int, help="replicates per unit (default: quick 1, full 5)")
-    parser.add_argument("--n-obs", type=int, help="observational rows (default 1000 obs, 800 obs+int)")
-    parser.add_argument("--n-int", type=int, help="interventional rows of obs+int (default 200)")
-    parser.add_argument("--sample-sizes", help="the sample-size suite instead of the synthetic splits (paper Table "
-                        f"18: {','.join(map(str, _SIZES))}): obs units of each n rows, d = 30 and 10 configs per "
-                        "family unless --dims / --per-block say otherwise, no grounded units")
-    parser.add_argument("--real", action="store_true",
-                        help="the real tables instead of the synthetic and grounded units: the Sachs table and "
-                        "semi-synthetic SCMs on 5 bnlearn structures, obs (needs the extra 'real': cdt, pgmpy)")
-    parser.add_argument("--timeout", type=float, help="seconds per unit (default: quick 600, full 3600, the paper's)")
-    parser.add_argument("--scenarios", help="comma-separated grounded scenario names (default all 60)")
-    parser.add_argument("--no-grounded", action="store_true", help="skip the formula and semantic scenarios")
-    parser.add_argument("--grounded-splits", help="splits of the grounded units (default: quick obs, full obs,obs+int)")
-    parser.add_argument("--backend", default="local", choices=("local", "ray"), help="local process pool or Ray")
-    parser.add_argument("--address", help="Ray cluster address (with --backend ray; default a local Ray)")
-    parser.add_argument("--workers", type=int, default=1, help="units played at once (default 1)")
-    parser.add_argument("--out", help="directory of the run stores (default runs/arena-quick or runs/arena-full); "
-                        "rerun with the same arguments to resume")
-    parser.add_argument("--load-split", action="store_true",
-                        help="instead of the grid: time nested runs of the amortized methods among --methods "
-                        "(default those that load here without a path) and fit T(k) = T_fixed + k T_graph per d (paper Table 4); quick: d 10,30 and "
-                        f"k {','.join(map(str, _QUICK_K))}; full: the paper's d and k grids")
-    parser.add_argument("--k", help="with --load-split: comma-separated k, the same at every d")
-    parser.add_argument("--plan", action="store_true", help="print the plan's unit counts and stop")
-    parser.add_argument("--json", help="write the rows and tables to this file (the paired differences of your "
-                        "methods under 'paired_differences')")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.address is not None and args.backend != "ray":
         parser.error("--address needs --backend ray")
@@ -821,13 +821,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     grounded_splits = _names(args.grounded_splits, ("obs", "obs+int"), "split") or (
         ("obs",) if args.quick else ("obs", "obs+int"))
     timeout = args.timeout if args.timeout is not None else (600.0 if args.quick else 3600.0)
-    if args.workers < 1 or timeout <= 0:
-        parser.error("--workers must be >= 1 and --timeout > 0")
+    if timeout <= 0:
+        parser.error("--timeout must be > 0")
     out = Path(args.out or ("runs/arena-quick" if args.quick else "runs/arena-full"))
     try:
         plans = plan_runs(
             methods=methods, families=families, dims=dims,
-            per_block=args.per_block or (10 if sample_sizes else 1 if args.quick else None),
+            per_block=args.instances or (10 if sample_sizes else 1 if args.quick else None),
             splits=() if args.real else splits, replicates=args.replicates or (1 if args.quick else None),
             grounded=("real",) if args.real else () if args.no_grounded or sample_sizes else ("formula", "semantic"),
             grounded_splits=grounded_splits, sample_sizes=sample_sizes,
@@ -845,24 +845,25 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
         raise ValueError("main() needs runner= (causal_gym.eval.runner.run_plan), as `causal-gym reproduce arena` "
                          "passes it")
 
-    start = time.perf_counter()
-    rows: list[dict[str, Any]] = []
-    for source, config in plans.items():
-        try:
-            lines = runner(config, out / source, progress=not args.quiet)
-        except ValueError as err:  # e.g. a store of another version of your method: say so, no traceback
-            parser.exit(2, f"{parser.prog}: error: {err}\n")
-        rows += store_rows(source, config, lines)
-    wall = time.perf_counter() - start
-    audits = _audits(rows)
-    summary = summarize_rows(rows, methods, compared=[m for m in methods if not resolve(m).builtin])
-    print_tables(summary, methods, audits)
-    cost = _cost(rows, wall)
-    print(f"\n{len(rows)} units of {sum(counts.values())} planned; this call {wall:.0f} s; methods' CPU "
-          f"{cost['method_cpu_hours']:.2f} h, episodes' summed wall time {cost['episode_wall_hours']:.2f} h")
+    with tables_to(out):  # also out/tables.txt
+        start = time.perf_counter()
+        rows: list[dict[str, Any]] = []
+        for source, config in plans.items():
+            try:
+                lines = runner(config, out / source, progress=not args.quiet)
+            except ValueError as err:  # e.g. a store of another version of your method: say so, no traceback
+                parser.exit(2, f"{parser.prog}: error: {err}\n")
+            rows += store_rows(source, config, lines)
+        wall = time.perf_counter() - start
+        audits = _audits(rows)
+        summary = summarize_rows(rows, methods, compared=[m for m in methods if not resolve(m).builtin])
+        print_tables(summary, methods, audits)
+        cost = _cost(rows, wall)
+        print(f"\n{len(rows)} units of {sum(counts.values())} planned; this call {wall:.0f} s; methods' CPU "
+              f"{cost['method_cpu_hours']:.2f} h, episodes' summed wall time {cost['episode_wall_hours']:.2f} h")
     output = {
         "config": {"methods": list(methods), "families": list(families), "dims": list(dims),
-                   "splits": list(splits), "per_block": args.per_block, "replicates": args.replicates,
+                   "splits": list(splits), "per_block": args.instances, "replicates": args.replicates,
                    "n_obs": args.n_obs, "n_int": args.n_int, "sample_sizes": sample_sizes, "timeout": timeout,
                    "grounded": not (args.no_grounded or sample_sizes or args.real), "real": args.real,
                    "grounded_splits": list(grounded_splits), "out": str(out)},

@@ -319,7 +319,7 @@ class CausaLabEnv(ToolEnv):
 
     ## Episode End
 
-    ``terminated``: a successful submission (|prediction - target| < ``success_tol``; rule
+    ``terminated``: a successful submission (``|prediction - target| < success_tol``; rule
     ``success_rule``), a wrong submission when none is left (``max_submissions``, default 2: the
     original effectively allowed two), or ``give_up``. ``truncated``: the step limit
     (``step_limit``, default ``2 * intervention_budget + 24``, the original's allowance of env

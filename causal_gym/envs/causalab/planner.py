@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 THRESHOLD = 0.5
-"""Default edge threshold of the estimator: half the smallest |coefficient| of the linear family."""
+"""Default edge threshold of the estimator: half the smallest ``|coefficient|`` of the linear family."""
 
 PLANNER_REWARDS = ("edge_f1", "success+edge_f1")
 """Final rewards: the all-edge F1 of the estimated graph, or that plus the prediction's success (1/0)."""

@@ -163,7 +163,7 @@ ROUTER_SUBSAMPLE = 300
 """Rows of the router's fixed random subsample for the distance-correlation screen."""
 
 ROUTER_GAP = 0.15
-"""A deleted pair is flagged when distance correlation - |Pearson| >= this gap."""
+"""A deleted pair is flagged when distance correlation minus ``|Pearson|`` is at least this gap."""
 
 ROUTER_TAU = 0.2
 """The router switches to PC-KCI when at least this share of the deleted pairs is flagged."""

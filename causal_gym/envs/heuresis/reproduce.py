@@ -3,11 +3,12 @@ and trivial floors (Table 11), each next to the paper's numbers.
 
 Usage
 -----
-    causal-gym reproduce heuresis --quick        # 4 dev + 4 test instances per family
-    causal-gym reproduce heuresis                # 100 dev + 32 test per family, full menu
-    causal-gym reproduce heuresis --difficulty-only --test 32   # Table 2 only (PC-KCI)
+    causal-gym reproduce heuresis --quick        # 4 dev + 4 test instances per family (the default)
+    causal-gym reproduce heuresis --full         # 100 dev + 32 test per family, full menu
+    causal-gym reproduce heuresis --difficulty-only --instances 32   # Table 2 only (PC-KCI)
 
-References are chosen on development instances and reported on test instances (paper §5).
+References are chosen on development instances and reported on test instances (paper §5):
+``--instances`` counts the test instances per family, ``--dev`` the development ones.
 ``--quick`` also leaves the slowest menu entry (RESIT, ``anm``: about 4.5 s per d=10 instance,
 twice PC-KCI) out of the menu unless ``--full-menu`` is given; it is never the best chosen
 algorithm in the paper. The full run (6 families x 132 instances, full menu) takes about 53 min
@@ -15,6 +16,10 @@ on 2 quiet cores on a cold cache (measured on 12 instances: 4.0 s per instance; 
 102 min on a machine shared with other jobs). Every run is cached
 on disk (``CAUSAL_GYM_CACHE``, default ``~/.cache/causal_gym``), so a second run or an
 interrupted one is fast.
+
+Table 3's foundation-model rows score the pretrained baselines (``--baselines``); EdgeNet needs
+torch, which the core install leaves out, so there the rows are skipped with a note saying so:
+that is expected, and ``pip install 'causal-gym[arena]'`` adds them.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.references import (MENU, baseline_entry, foundation_baselines, collect_rows,
                                                   difficulty_table, reference_table)
+from causal_gym.envs.reproduce_args import (add_common_reproduce_args, add_deprecated_alias, reproduce_parser,
+                                            tables_to)
 
 # The paper's numbers as the spec decodes them (shared/specs/heuresis.md).
 # Table 2: PC-KCI's mean wrong deletions per test instance, share of instances with none, and the
@@ -211,13 +218,15 @@ def print_menu_cost(rows: list[dict]) -> None:
     print("  (an agent's run_algorithm call stops at the env's algorithm_time_limit, 300 s by default)")
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
-    """Parse ``argv`` (default: sys.argv), compute the tables and print them."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=_epilog(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="4 dev and 4 test instances per family")
-    parser.add_argument("--dev", type=int, help="dev instances per family (default 100, quick 4)")
-    parser.add_argument("--test", type=int, help="test instances per family (default 32, quick 4)")
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``causal-gym reproduce heuresis`` (the shared grammar of :mod:`causal_gym.envs.reproduce_args`)."""
+    parser = reproduce_parser(prog, __doc__, _epilog())
+    add_common_reproduce_args(
+        parser, quick="4 dev and 4 test instances per family, menu without RESIT",
+        full="100 dev and 32 test instances per family (the paper's), full menu",
+        instances="test instances per family (default: quick 4, full 32)")
+    add_deprecated_alias(parser, "--test", "--instances")
+    parser.add_argument("--dev", type=int, help="dev instances per family (default: quick 4, full 100)")
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
     parser.add_argument("--full-menu", action="store_true", help="keep anm (RESIT) in --quick")
     parser.add_argument("--difficulty-only", action="store_true", help="Table 2 only (PC-KCI on test)")
@@ -227,13 +236,21 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
                         f"({','.join(foundation_baselines())}, and cdfm when CAUSAL_GYM_CDFM_CHECKPOINT names its "
                         "checkpoint) or methods of your own ('package.module:function', a registered name); default "
                         "'auto': the pretrained ones whose dependencies are installed, i.e. torch; 'none' for none")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--json", help="write the rows and tables to this file")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
+    """Parse ``argv`` (default: sys.argv), compute the tables and print them."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    with tables_to(args.out):
+        _reproduce(args, parser)
+
+
+def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     families = tuple(args.families.split(","))
     n_dev = args.dev if args.dev is not None else (4 if args.quick else 100)
-    n_test = args.test if args.test is not None else (4 if args.quick else 32)
+    n_test = args.instances if args.instances is not None else (4 if args.quick else 32)
     labels = tuple(MENU)
     if args.difficulty_only:
         labels = ("pc_fisherz", "pc_kci")
@@ -246,8 +263,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     elif args.baselines == "auto":
         baselines = tuple(foundation_baselines()) if importlib.util.find_spec("torch") else ()
         if not baselines:
-            print("Table 3's foundation-model rows are left out: edgenet needs torch (pip install "
-                  "'causal-gym[arena]')", file=sys.stderr)
+            print("note: Table 3's foundation-model rows are left out because edgenet needs torch; that is expected "
+                  "on the core install (pip install 'causal-gym[arena]' adds torch and the rows)", file=sys.stderr)
     else:
         baselines = tuple(name.strip() for name in args.baselines.split(",") if name.strip())
     for name in baselines:
@@ -255,12 +272,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
             baseline_entry(name)
         except ValueError as err:
             parser.error(str(err))
+    progress = not args.quiet
     test_rows = collect_rows(families, "test", range(n_test), labels=labels, workers=args.workers,
-                             baselines=baselines)
+                             baselines=baselines, progress=progress)
     print_difficulty(test_rows)
     output: dict = {"labels": labels, "test_rows": test_rows}
     if not args.difficulty_only:
-        dev_rows = collect_rows(families, "dev", range(n_dev), labels=labels, workers=args.workers)
+        dev_rows = collect_rows(families, "dev", range(n_dev), labels=labels, workers=args.workers, progress=progress)
         output["dev_rows"] = dev_rows
         output["table"] = print_references(dev_rows, test_rows)
         print_menu_cost(dev_rows + test_rows)

@@ -1,7 +1,7 @@
 """The router baseline of Heuresis (Appendix E) as an agent that plays through the public tools.
 
 What the router does: run PC with Fisher-z (alpha 0.05); for each pair it deleted, compute
-distance correlation minus |Pearson| on a fixed random subsample of at most 300 rows; a gap of at
+distance correlation minus ``|Pearson|`` on a fixed random subsample of at most 300 rows; a gap of at
 least 0.15 flags the pair; if at least tau = 0.2 of the deleted pairs are flagged, answer with
 PC-KCI's graph, else with PC-Fisher-z's. (The paper's KCI-branch re-test restores nothing on the
 full sample; see :func:`causal_gym.envs.heuresis.references.router_graph`.)
