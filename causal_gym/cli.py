@@ -150,9 +150,8 @@ def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
     from causal_gym._files import OutputFolder
     from causal_gym.eval.report import load_runs, report_tables, write_tables
-    from causal_gym.tables import format_table
-
     from causal_gym.seal import resolve_seal
+    from causal_gym.tables import format_table
 
     frame = load_runs(*args.dirs)
     # opened before the tables are built, so a refused folder costs no work; never through a link in a run directory

@@ -495,7 +495,7 @@ def test_sachs_table_and_consensus_graph(cdt_resources) -> None:
         real.load_sachs(reference="bnlearn")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pgmpy_edges(name: str) -> tuple[list[str], set[tuple[str, str]]]:
     reader_module = pytest.importorskip("pgmpy.readwrite")
     path = real._package_dirs("pgmpy")[0] / "utils" / "example_models" / f"{name}.bif.gz"

@@ -11,17 +11,17 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from causal_gym import discovery, tables  # noqa: E402
-from causal_gym.harness.agent import typed_action  # noqa: E402
 from causal_gym.cli import main  # noqa: E402
+from causal_gym.envs.causalab import report as causalab_report  # noqa: E402
+from causal_gym.envs.heuresis import report as heuresis_report  # noqa: E402
 from causal_gym.envs.heuresis.families import FAMILIES  # noqa: E402
 from causal_gym.envs.heuresis.instances import make_instance  # noqa: E402
 from causal_gym.envs.heuresis.references import MENU  # noqa: E402
-from causal_gym.envs.causalab import report as causalab_report  # noqa: E402
-from causal_gym.envs.heuresis import report as heuresis_report  # noqa: E402
 from causal_gym.eval import report  # noqa: E402
 from causal_gym.eval.runner import RunConfig, run  # noqa: E402
 from causal_gym.eval.store import RunStore  # noqa: E402
 from causal_gym.graphs import meek  # noqa: E402
+from causal_gym.harness.agent import typed_action  # noqa: E402
 from causal_gym.metrics import adjacency_scores  # noqa: E402
 
 KW = {"d": 4, "n": 100, "budgets": {"turns": 5}}
@@ -418,8 +418,8 @@ def test_reproduce_causalab_quick_accuracy_is_the_success_mean(tmp_path, capsys)
 
 
 def test_arena_tables_match_the_raw_lines(tmp_path):
-    from causal_gym.eval import RunConfig, run
     from causal_gym.envs.arena.report import arena_agent_table, arena_slice_table
+    from causal_gym.eval import RunConfig, run
     from causal_gym.eval.report import load_runs
 
     out = tmp_path / "arena"

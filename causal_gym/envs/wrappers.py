@@ -53,7 +53,7 @@ import numpy as np
 from gymnasium import spaces
 
 from causal_gym._validation import check_count, check_real
-from causal_gym.harness.toolbox import ToolCall, Toolbox
+from causal_gym.harness.toolbox import Toolbox, ToolCall
 
 __all__ = ["ActionMasks", "DropText", "FlatDictObservation", "FlattenDictActions", "make_sb3_env"]
 

@@ -49,8 +49,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from causal_gym._validation import check_data
-from causal_gym._validation import check_count, check_range, check_real
+from causal_gym._validation import check_count, check_data, check_range, check_real
 from causal_gym.scm._registry import Registry
 
 __all__ = [

@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 
 from causal_gym._jsonable import to_jsonable
-from causal_gym._validation import check_adjacency, check_node
+from causal_gym._validation import as_generator, check_adjacency, check_count, check_node, check_range
 from causal_gym.graphs import is_dag, topological_order
-from causal_gym._validation import as_generator, check_count, check_range
 from causal_gym.scm.interventions import Intervention, NodeInterventions, group_by_target
 from causal_gym.scm.mechanisms import Mechanism, get_mechanism
 from causal_gym.scm.noise import NoiseFamily, get_noise

@@ -164,7 +164,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -353,7 +353,7 @@ class BGeStats:
 # ---------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(d: int) -> dict[str, np.ndarray]:
     """Index tables shared by the local scores and the DP (never written to)."""
     q = d - 1
@@ -366,7 +366,7 @@ def _tables(d: int) -> dict[str, np.ndarray]:
     return {"expand": expand, "bits": bits, "size": size, "parent_of": _tables_parent_of(d)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _levels(d: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Index tables of the log-space sums over orders (:func:`_sums_over_orders`), built on first use.
 
@@ -499,7 +499,7 @@ def bge_local_scores(
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _capped_sets(d: int, cap: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
     """The parent sets of at most ``cap`` members: codes (sorted by size), sizes, and members by size.
 
@@ -600,7 +600,7 @@ def log_parent_prior(d: int, kind: str = "size") -> np.ndarray:
     return _log_parent_prior(d, kind).copy()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _log_parent_prior(d: int, kind: str) -> np.ndarray:
     size = _tables(d)["size"]
     if kind == "uniform":
@@ -820,7 +820,7 @@ def _size_cap(excluded: np.ndarray, d: int) -> int | None:
     return cap if np.array_equal(excluded, np.broadcast_to(size > cap, excluded.shape)) else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _log_prior_normaliser(d: int, parent_prior: str, cap: int) -> float:
     """``log sum_{order, G} prod_j rho_j(pa(j))`` over DAGs of at most ``cap`` parents per node: the prior's total mass."""
     prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))[None]

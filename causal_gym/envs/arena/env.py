@@ -30,7 +30,14 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_adjacency, check_choice
 from causal_gym.envs.arena.scoring import METRICS
-from causal_gym.envs.arena.source import ARGUMENTS_DOC, ArenaSource, ArenaView, final_extras, reset_info, score_submission
+from causal_gym.envs.arena.source import (
+    ARGUMENTS_DOC,
+    ArenaSource,
+    ArenaView,
+    final_extras,
+    reset_info,
+    score_submission,
+)
 from causal_gym.graphs import directed_cycle
 from causal_gym.harness.working_graph import render_ansi, render_rgb, variable_name
 from causal_gym.seal import Seal

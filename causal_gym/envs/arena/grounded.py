@@ -78,10 +78,10 @@ from scipy.stats import rankdata
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_count, check_real
-from causal_gym.graphs import is_dag
-from causal_gym.scm import SCM, NodeSpec, get_noise
 from causal_gym.envs.arena.audits import audit_graph
 from causal_gym.envs.arena.expressions import FUNCTIONS, expression_params, parse_expression
+from causal_gym.graphs import is_dag
+from causal_gym.scm import SCM, NodeSpec, get_noise
 
 __all__ = [
     "ROLES",

@@ -107,9 +107,21 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym._validation import check_choice
-from causal_gym.envs.arena.paper_numbers import (_COMPONENT_ORDER, _DIMS, _FAMILY_ORDER, _PAPER_ROW, _ROOT_ORDER,
-                                                 _SIZES, PAPER_NAMES, PAPER_TABLE2, PAPER_TABLE8, PAPER_TABLE9,
-                                                 PAPER_TABLE10, PAPER_TABLE11, PAPER_TABLE18)
+from causal_gym.envs.arena.paper_numbers import (
+    _COMPONENT_ORDER,
+    _DIMS,
+    _FAMILY_ORDER,
+    _PAPER_ROW,
+    _ROOT_ORDER,
+    _SIZES,
+    PAPER_NAMES,
+    PAPER_TABLE2,
+    PAPER_TABLE8,
+    PAPER_TABLE9,
+    PAPER_TABLE10,
+    PAPER_TABLE11,
+    PAPER_TABLE18,
+)
 from causal_gym.envs.reproduce_args import add_common_reproduce_args, add_deprecated_alias, reproduce_parser, tables_to
 
 __all__ = [
@@ -392,8 +404,13 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str],
         (:func:`exposure_summary`, obs synthetic units), ``paired_differences`` (per method of
         ``compared``, source and protocol: :func:`~.analysis.paired_differences` rows of F1 and SHD).
     """
-    from causal_gym.envs.arena.analysis import (overall_win_rates, paired_differences, runtime_summary, slice_scores,
-                                                win_rates)
+    from causal_gym.envs.arena.analysis import (
+        overall_win_rates,
+        paired_differences,
+        runtime_summary,
+        slice_scores,
+        win_rates,
+    )
     from causal_gym.envs.arena.scoring import average_replicates
 
     averaged = average_replicates(rows, keys=("method", "unit", "protocol"))

@@ -46,7 +46,13 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym._validation import check_adjacency, check_choice, check_count, check_instance_option, check_reset_options
+from causal_gym._validation import (
+    check_adjacency,
+    check_choice,
+    check_count,
+    check_instance_option,
+    check_reset_options,
+)
 from causal_gym.envs.arena.audits import AuditResult
 from causal_gym.envs.arena.card_pack import check_sealable, load_card_pack
 from causal_gym.envs.arena.catalogue import (

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.harness.agent import TaskSpec, typed_action
 from causal_gym.envs.causalab.env import COLUMNS, FREQ_PARENT_NOTE, SOURCES
 from causal_gym.envs.causalab.world import FREQ, MAX_TARGET, PROPERTIES
+from causal_gym.harness.agent import TaskSpec, typed_action
 
 __all__ = [
     "SHIFT",

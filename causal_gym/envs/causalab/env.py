@@ -51,7 +51,7 @@ from causal_gym.envs.causalab.world import (
 )
 from causal_gym.harness.budgets import Budgets
 from causal_gym.harness.tool_env import ERROR_PREFIX, Outcome, ToolEnv, ToolResult
-from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, Toolbox, ToolError, display_text
+from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, Toolbox, ToolCall, ToolError, display_text
 from causal_gym.seal import Seal, keyed_entropy, opaque_id, resolve_seal
 
 __all__ = [

@@ -61,8 +61,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from causal_gym.envs.causalab.world import FREQ, KINDS
 from causal_gym._validation import check_choice, check_real
+from causal_gym.envs.causalab.world import FREQ, KINDS
 
 __all__ = [
     "FREQ",

@@ -52,11 +52,11 @@ import numpy as np
 from gymnasium import spaces
 
 from causal_gym._validation import check_choice, check_real
-from causal_gym.harness.agent import TaskSpec
 from causal_gym.envs.causalab.baselines import hypothesis_json
 from causal_gym.envs.causalab.env import COLUMNS, SOURCES, VALUE_BOUND, VALUE_GRID, CausaLabEnv
 from causal_gym.envs.causalab.suites import SETTINGS
 from causal_gym.envs.causalab.world import FREQ, MAX_TARGET, PROPERTIES, HiddenSpec, Setting
+from causal_gym.harness.agent import TaskSpec
 from causal_gym.harness.record import EpisodeLog
 from causal_gym.harness.toolbox import ToolCall
 from causal_gym.seal import Seal

@@ -43,7 +43,12 @@ from gymnasium.vector.utils import batch_space
 from causal_gym._validation import check_count
 from causal_gym.envs.causalab.env import draw_index
 from causal_gym.envs.causalab.hypothesis import Hypothesis, parse_hypothesis
-from causal_gym.envs.causalab.planner import READING_SCALE, CausaLabPlannerEnv, MechanismEstimate, estimate_shift_mechanism
+from causal_gym.envs.causalab.planner import (
+    READING_SCALE,
+    CausaLabPlannerEnv,
+    MechanismEstimate,
+    estimate_shift_mechanism,
+)
 from causal_gym.envs.causalab.scoring import hypothesis_metrics, task_success
 from causal_gym.envs.causalab.suites import SUITE_SIZE
 from causal_gym.envs.causalab.world import FREQ, PROPERTIES, Episode, Manipulator, Setting

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from typing import Any
 
 from causal_gym._workers import in_daemonic_process, stop_pool, worker_pool
 from causal_gym.envs.heuresis.instances import make_instance

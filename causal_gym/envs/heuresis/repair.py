@@ -21,10 +21,10 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_count
 from causal_gym.envs.heuresis.env import HeuresisEnv, load_instance
-from causal_gym.seal import Seal
 from causal_gym.harness.data_tools import CI_TESTS
 from causal_gym.harness.tool_env import LAST_TURN
 from causal_gym.harness.toolbox import ToolCall, ToolError
+from causal_gym.seal import Seal
 
 __all__ = [
     "DECISIONS",

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from causal_gym._files import OutputFolder
-from causal_gym.envs.benchmark import ReportOptions
 from causal_gym._validation import check_instance_option
+from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.heuresis.instances import DEFAULT_D, DEFAULT_EXPECTED_DEGREE, DEFAULT_N, split_size
 from causal_gym.envs.heuresis.spec import FAMILIES, SPEC
 from causal_gym.seal import Seal
@@ -66,6 +66,7 @@ from causal_gym.tables import (
     build_table,
     check_finite,
     error_bars,
+    figure_png,
     in_order,
     interval,
     interval_cells,
@@ -76,7 +77,6 @@ from causal_gym.tables import (
     paired_interval,
     per_unit,
     played,
-    figure_png,
 )
 
 if TYPE_CHECKING:

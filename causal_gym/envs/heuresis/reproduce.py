@@ -36,10 +36,15 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
-from causal_gym.envs.heuresis.references import (MENU, baseline_entry, foundation_baselines, collect_rows,
-                                                  difficulty_table, reference_table)
-from causal_gym.envs.reproduce_args import (add_common_reproduce_args, add_deprecated_alias, reproduce_parser,
-                                            tables_to)
+from causal_gym.envs.heuresis.references import (
+    MENU,
+    baseline_entry,
+    collect_rows,
+    difficulty_table,
+    foundation_baselines,
+    reference_table,
+)
+from causal_gym.envs.reproduce_args import add_common_reproduce_args, add_deprecated_alias, reproduce_parser, tables_to
 
 # The paper's numbers as the spec decodes them (shared/specs/heuresis.md).
 # Table 2: PC-KCI's mean wrong deletions per test instance, share of instances with none, and the

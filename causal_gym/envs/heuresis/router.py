@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from causal_gym.envs.heuresis.baselines import guided_heuresis, menu_labels
-from causal_gym.harness.agent import TaskSpec, typed_action
 from causal_gym.envs.heuresis.references import ALPHA, ROUTER_GAP, ROUTER_SUBSAMPLE, ROUTER_TAU
 from causal_gym.harness import format_edge_list, parse_edge_list
+from causal_gym.harness.agent import TaskSpec, typed_action
 
 __all__ = ["ROUTER_PROGRAM", "RouterAgent"]
 
