@@ -237,6 +237,7 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None, *, in
         return future.result(timeout=seconds)
     except FutureTimeout:
         _discard_executor()
+        assert seconds is not None  # without a limit the wait does not time out
         raise TimeLimitExceeded(seconds) from None
     except BrokenProcessPool:  # the worker died (out of memory, a signal): start afresh next time
         _discard_executor()

@@ -180,7 +180,7 @@ def _add_list(commands: argparse._SubParsersAction) -> None:
 class _RunHelp(argparse.HelpFormatter):
     """Lists the registered agents under ``--agent``, importing the registry only when help is shown."""
 
-    def _get_help_string(self, action: argparse.Action) -> str:
+    def _get_help_string(self, action: argparse.Action) -> str | None:
         if "--agent" not in action.option_strings:
             return super()._get_help_string(action)
         from causal_gym.agents.registry import agents

@@ -340,8 +340,8 @@ class _ScalarMap(ABC):
         return out
 
     @abstractmethod
-    def _sample_shape(self, rng: np.random.Generator, **config: Any) -> dict[str, Any]:
-        """Draw the map's own parameters."""
+    def _sample_shape(self, rng: np.random.Generator, *args: Any, **config: Any) -> dict[str, Any]:
+        """Draw the map's own parameters (each map names its own keyword arguments)."""
 
     @abstractmethod
     def _map(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
