@@ -379,6 +379,20 @@ def test_load_runs_rejects_a_directory_without_a_run(tmp_path):
         report.load_runs()
 
 
+def test_a_run_without_a_split_is_reported_under_the_split_the_env_played(cache, tmp_path):
+    # RunConfig(split=None) leaves the split to the env (here its env_kwargs' "dev"): the line says None
+    config = RunConfig(("Heuresis-lg-v0",), "random", instances=(0,), split=None, env_kwargs={**KW, "split": "dev"})
+    run(config, tmp_path / "run", progress=False)
+    (line,) = lines(tmp_path / "run")
+    assert line["split"] is None and line["scores"]["instance"] == {"family": "lg", "split": "dev", "index": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a skipped line warns
+        frame = report.load_runs(tmp_path / "run")
+    assert frame["split"].tolist() == ["dev"] and "|dev|" in frame["unit"].iloc[0]
+    assert frame["score.adjacency_f1"].iloc[0] == pytest.approx(f1_of(line["record"]["final_info"]["submitted_graph"],
+                                                                      truth(0, split="dev")))
+
+
 def test_cli_report_prints_the_tables(stores, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["report", str(stores["algorithm"]), str(stores["systematic"]), "--out", str(out), "--dev", "1",

@@ -79,7 +79,7 @@ class ReferencePrefetcher:
         if isinstance(executor, ThreadPoolExecutor):
             executor.shutdown(wait=False, cancel_futures=True)
         else:
-            stop_pool(executor)  # type: ignore[arg-type]
+            stop_pool(executor)
 
     def _pool(self) -> Executor:
         if self._executor is None:
