@@ -500,7 +500,9 @@ def parse_hypothesis(
     raw, problems = _load(value)
     if raw is None:
         return HypothesisError(tuple(problems))
-    edges, terms, coefficients = set(), {}, {}
+    edges: set[tuple[str, str]] = set()
+    terms: dict[str, _Term] = {}
+    coefficients: dict[str, float] = {}
     if "edges" in raw:
         edges, found = _parse_edges(raw["edges"], nodes)
         problems += found
