@@ -376,7 +376,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``causal-gym`` argument parser with every subcommand (parsing runs nothing)."""
-    parser = argparse.ArgumentParser(prog="causal-gym", description=plain_text(__doc__.split("\n\n")[0]))
+    parser = argparse.ArgumentParser(prog="causal-gym", description=plain_text((__doc__ or "").split("\n\n")[0]))
     commands = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(commands)

@@ -31,6 +31,27 @@ def test_a_missing_lazy_name_is_named_in_the_error():
             importlib.import_module(package).no_such_name  # noqa: B018 -- the attribute access is the test
 
 
+def test_every_env_and_the_command_line_work_without_docstrings():
+    # python -OO strips docstrings: code that edits or reads its own __doc__ must still import and run
+    code = (
+        "import importlib, gymnasium as gym, causal_gym\n"
+        "from causal_gym.cli import main\n"
+        "points = {s.entry_point.split(':')[0] for s in gym.registry.values()\n"
+        "          if isinstance(s.entry_point, str) and s.entry_point.startswith('causal_gym')}\n"
+        "for module in sorted(points):\n"
+        "    importlib.import_module(module)\n"
+        "for argv in (['--help'], ['list']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit as exit:\n"
+        "        assert exit.code == 0, (argv, exit.code)\n"
+        "print(len(points))\n"
+    )
+    out = subprocess.run([sys.executable, "-OO", "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert int(out.stdout.strip().splitlines()[-1]) >= 4  # the four benchmarks' env modules at least
+
+
 def test_readme_shows_the_command_ci_runs():
     # .ci/run must execute the README's test command; keep the two from drifting apart.
     from pathlib import Path

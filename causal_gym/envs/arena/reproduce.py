@@ -450,10 +450,10 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str],
     interventional = [r for r in synthetic if r["protocol"] == "obs+int"]
     pairwise = win_rates(observational) if observational else []
     statuses: dict[str, dict[str, int]] = {}
-    for row in rows:
-        counts = statuses.setdefault(f"{row['method']}/{row['protocol']}", {})
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
-        if row.get("cyclic"):
+    for run in rows:
+        counts = statuses.setdefault(f"{run['method']}/{run['protocol']}", {})
+        counts[run["status"]] = counts.get(run["status"], 0) + 1
+        if run.get("cyclic"):
             counts["ok with a cycle"] = counts.get("ok with a cycle", 0) + 1
     return {
         "averaged": averaged,
