@@ -131,7 +131,7 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def missing_extra(extra: str, distribution: str = "causal-gym") -> str | None:
     """The first package of ``distribution[extra]`` that is not installed or does not import here, or None.
 

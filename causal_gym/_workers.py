@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from concurrent.futures import Executor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -237,6 +237,7 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None, *, in
         return future.result(timeout=seconds)
     except FutureTimeout:
         _discard_executor()
+        assert seconds is not None  # without a limit the wait does not time out
         raise TimeLimitExceeded(seconds) from None
     except BrokenProcessPool:  # the worker died (out of memory, a signal): start afresh next time
         _discard_executor()

@@ -150,9 +150,8 @@ def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
     from causal_gym._files import OutputFolder
     from causal_gym.eval.report import load_runs, report_tables, write_tables
-    from causal_gym.tables import format_table
-
     from causal_gym.seal import resolve_seal
+    from causal_gym.tables import format_table
 
     frame = load_runs(*args.dirs)
     # opened before the tables are built, so a refused folder costs no work; never through a link in a run directory
@@ -181,7 +180,7 @@ def _add_list(commands: argparse._SubParsersAction) -> None:
 class _RunHelp(argparse.HelpFormatter):
     """Lists the registered agents under ``--agent``, importing the registry only when help is shown."""
 
-    def _get_help_string(self, action: argparse.Action) -> str:
+    def _get_help_string(self, action: argparse.Action) -> str | None:
         if "--agent" not in action.option_strings:
             return super()._get_help_string(action)
         from causal_gym.agents.registry import agents
@@ -377,7 +376,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``causal-gym`` argument parser with every subcommand (parsing runs nothing)."""
-    parser = argparse.ArgumentParser(prog="causal-gym", description=plain_text(__doc__.split("\n\n")[0]))
+    parser = argparse.ArgumentParser(prog="causal-gym", description=plain_text((__doc__ or "").split("\n\n")[0]))
     commands = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(commands)

@@ -15,7 +15,6 @@ from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
 from causal_gym.eval.runner import RunConfig, run
 from causal_gym.eval.store import RUN_FILE, RunStore
 
-
 pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 

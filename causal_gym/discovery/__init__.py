@@ -90,9 +90,25 @@ from typing import Any
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import (anm, cdis, dagma, das, direct_lingam, fci, ges, gies, greedy, igsp, notears,
-                                  notears_mlp, pc, random_regress, sdcd, xges_search)
-from causal_gym.discovery import amortized
+from causal_gym.discovery import (
+    amortized,
+    anm,
+    cdis,
+    dagma,
+    das,
+    direct_lingam,
+    fci,
+    ges,
+    gies,
+    greedy,
+    igsp,
+    notears,
+    notears_mlp,
+    pc,
+    random_regress,
+    sdcd,
+    xges_search,
+)
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.registry import KINDS, Method, find, register, registered, unregister
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, InvalidOutput, MethodOutput, check_output

@@ -312,7 +312,8 @@ class ReportModule(Protocol):
 
     def episode_columns(self, params: dict[str, Any], line: Mapping[str, Any],
                         info: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The benchmark's columns of one episode row (None: an id it does not report)."""
+        """The benchmark's columns of one episode row (None: an id it does not report); a ``"split"``
+        column names the split the episode played where the line has none (a run without a split)."""
 
     def report_tables(self, frame: pd.DataFrame, options: ReportOptions) -> list[ReportTable]:
         """The benchmark's tables of its rows of the frame."""

@@ -53,7 +53,7 @@ _ROLE = re.compile(r":(?:py:)?(?P<role>[a-z]+):`(?P<body>[^`]+)`")
 
 def roles_to_myst(text: str) -> str:
     """``:func:`x``` -> MyST's ``{func}`x```."""
-    return _ROLE.sub(lambda match: "{%s}`%s`" % (match.group("role"), match.group("body")), text)
+    return _ROLE.sub(r"{\g<role>}`\g<body>`", text)
 
 
 def _split_row(line: str) -> list[str]:

@@ -376,7 +376,7 @@ def exposure_scores(
         raise ValueError(f"no unit has a {metric!r} score for {method!r} and every reference method {list(reference)}")
     scores = np.array([[by_unit[u][m][metric] for u in units] for m in names], dtype=float)  # (methods, units)
     weights = np.vstack([np.ones(len(units)), np.random.default_rng(seed).multinomial(
-        len(units), np.full(len(units), 1.0 / len(units)), size=n_boot)])  # row 0: the data itself
+        len(units), np.full(len(units), 1.0 / len(units)), size=n_boot)], dtype=np.float64)  # row 0: the data itself
     tail = 100 * (1 - level) / 2
 
     def summary(values: np.ndarray) -> tuple[float | None, list[float] | None]:

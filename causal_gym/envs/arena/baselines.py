@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from causal_gym.harness.agent import TaskSpec
 
@@ -96,7 +97,8 @@ class MethodAgent:
         self._usage: dict[str, Any] = {}
 
     def reset(self, task: TaskSpec) -> None:
-        if set(task.observation_space.spaces) < {"data", "mask", "variables"}:
+        space = task.observation_space
+        if not isinstance(space, spaces.Dict) or set(space.spaces) < {"data", "mask", "variables"}:
             raise ValueError(f"MethodAgent plays CausalArena's submit mode, not {task.env_id}")
         self._usage = {}
 

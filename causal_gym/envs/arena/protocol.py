@@ -92,7 +92,8 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol as TypingProtocol
+from typing import Any
+from typing import Protocol as TypingProtocol
 
 import numpy as np
 
@@ -609,7 +610,8 @@ def sample_split(
     regimes: list[dict[str, Any]] = [
         {"name": "observational", "targets": [], "interventions": [], "n_rows": spec.n_obs, "spawn_key": None}
     ]
-    blocks, targets, labels = [observational], [()] * spec.n_obs, [0] * spec.n_obs
+    blocks, labels = [observational], [0] * spec.n_obs
+    targets: list[tuple[int, ...]] = [()] * spec.n_obs
     if spec.interventional:
         chosen = _check_pool(pool, scm, spec, seed)
         quantiles = np.quantile(observational, spec.quantiles, axis=0)
@@ -654,8 +656,8 @@ def sample_split(
         raise ValueError(f"meta keys {clash} are set by the protocol; choose other names")
     data = np.concatenate(blocks)[order]
     mask = np.zeros((n_total, d), dtype=bool)
-    for i, row in enumerate(targets):
-        mask[i, list(row)] = True
+    for i, targeted in enumerate(targets):
+        mask[i, list(targeted)] = True
     return ArenaDataset(
         data=data,
         mask=mask[order],

@@ -107,9 +107,21 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym._validation import check_choice
-from causal_gym.envs.arena.paper_numbers import (_COMPONENT_ORDER, _DIMS, _FAMILY_ORDER, _PAPER_ROW, _ROOT_ORDER,
-                                                 _SIZES, PAPER_NAMES, PAPER_TABLE2, PAPER_TABLE8, PAPER_TABLE9,
-                                                 PAPER_TABLE10, PAPER_TABLE11, PAPER_TABLE18)
+from causal_gym.envs.arena.paper_numbers import (
+    _COMPONENT_ORDER,
+    _DIMS,
+    _FAMILY_ORDER,
+    _PAPER_ROW,
+    _ROOT_ORDER,
+    _SIZES,
+    PAPER_NAMES,
+    PAPER_TABLE2,
+    PAPER_TABLE8,
+    PAPER_TABLE9,
+    PAPER_TABLE10,
+    PAPER_TABLE11,
+    PAPER_TABLE18,
+)
 from causal_gym.envs.reproduce_args import add_common_reproduce_args, add_deprecated_alias, reproduce_parser, tables_to
 
 __all__ = [
@@ -392,8 +404,13 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str],
         (:func:`exposure_summary`, obs synthetic units), ``paired_differences`` (per method of
         ``compared``, source and protocol: :func:`~.analysis.paired_differences` rows of F1 and SHD).
     """
-    from causal_gym.envs.arena.analysis import (overall_win_rates, paired_differences, runtime_summary, slice_scores,
-                                                win_rates)
+    from causal_gym.envs.arena.analysis import (
+        overall_win_rates,
+        paired_differences,
+        runtime_summary,
+        slice_scores,
+        win_rates,
+    )
     from causal_gym.envs.arena.scoring import average_replicates
 
     averaged = average_replicates(rows, keys=("method", "unit", "protocol"))
@@ -433,10 +450,10 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str],
     interventional = [r for r in synthetic if r["protocol"] == "obs+int"]
     pairwise = win_rates(observational) if observational else []
     statuses: dict[str, dict[str, int]] = {}
-    for row in rows:
-        counts = statuses.setdefault(f"{row['method']}/{row['protocol']}", {})
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
-        if row.get("cyclic"):
+    for run in rows:
+        counts = statuses.setdefault(f"{run['method']}/{run['protocol']}", {})
+        counts[run["status"]] = counts.get(run["status"], 0) + 1
+        if run.get("cyclic"):
             counts["ok with a cycle"] = counts.get("ok with a cycle", 0) + 1
     return {
         "averaged": averaged,

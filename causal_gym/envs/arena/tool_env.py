@@ -361,4 +361,5 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         return graph
 
 
-CausalArenaToolEnv.__doc__ = CausalArenaToolEnv.__doc__.replace("{arguments}", ARGUMENTS_DOC.rstrip("\n") + "\n")
+CausalArenaToolEnv.__doc__ = (CausalArenaToolEnv.__doc__ or "").replace(  # None under python -OO
+    "{arguments}", ARGUMENTS_DOC.rstrip("\n") + "\n")

@@ -117,6 +117,7 @@ def _play(agent: str, setting: str, instance: int) -> dict[str, Any]:
     try:
         record = rollout(env, factory(**({"seed": agent_seed} if seeded else {})), seed=env_seed,
                          options={"split": "test", "instance": instance})
+        assert env.spec is not None  # gym.make sets it
         params = dict(env.spec.kwargs)
     finally:
         env.close()

@@ -342,7 +342,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         self.split = check_choice(split, SPLITS, "split")
         self.reward = check_choice(reward, REWARDS, "reward")
         self.budget_settings = _check_budgets(budgets)
-        depth = int(check_count(prefetch, "prefetch", 0))  # type: ignore[arg-type]
+        depth = int(check_count(prefetch, "prefetch", 0))
         self._prefetcher = ReferencePrefetcher(depth) if depth else None
         self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit,
                                    _check_menu(menu))

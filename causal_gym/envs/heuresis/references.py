@@ -51,9 +51,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from causal_gym._workers import process_pool
 from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
+from causal_gym._workers import process_pool
 from causal_gym.discovery import DeletionRecord, Method, run
 from causal_gym.discovery.amortized import cache_options
 from causal_gym.envs.heuresis.families import FAMILIES
@@ -65,10 +65,10 @@ from causal_gym.envs.heuresis.instances import (
     make_instance,
     split_size,
 )
-from causal_gym.seal import Seal
 from causal_gym.graphs import meek
 from causal_gym.harness.menu import Menu, MenuEntry
 from causal_gym.metrics import adjacency_scores, nshd
+from causal_gym.seal import Seal
 from causal_gym.tables import interval, paired_interval
 
 __all__ = [
@@ -459,7 +459,8 @@ class RouterResult(NamedTuple):
     flagged: tuple[tuple[int, int], ...]
 
 
-def router_screen(data: np.ndarray, deleted_pairs: Sequence[tuple[int, int]], seed: object) -> tuple[str, float, tuple[tuple[int, int], ...]]:
+def router_screen(data: np.ndarray, deleted_pairs: Sequence[tuple[int, int]],
+                  seed: int | np.random.SeedSequence | np.random.Generator) -> tuple[str, float, tuple[tuple[int, int], ...]]:
     """Screen and route steps of the router (Appendix E), given PC-Fisher-z's deleted pairs.
 
     On one fixed random subsample of ``min(n, 300)`` rows (drawn from ``seed``) every deleted
@@ -487,7 +488,7 @@ def router_screen(data: np.ndarray, deleted_pairs: Sequence[tuple[int, int]], se
     return ("pc_kci" if share >= ROUTER_TAU else "pc_fisherz"), share, tuple(flagged)
 
 
-def router_graph(data: np.ndarray, seed: object) -> RouterResult:
+def router_graph(data: np.ndarray, seed: int | np.random.SeedSequence | np.random.Generator) -> RouterResult:
     """The router baseline of Appendix E as a pure function of the data and a seed.
 
     1. Screen: PC with Fisher-z at alpha 0.05; :func:`router_screen` flags its deleted pairs.
@@ -599,11 +600,11 @@ def _progress(total: int, description: str) -> Callable[[], None]:
         return tick
     start, done = time.perf_counter(), [0]
 
-    def tick() -> None:
+    def print_tick() -> None:
         done[0] += 1
         print(f"{description}: {done[0]}/{total} ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
 
-    return tick
+    return print_tick
 
 
 def collect_rows(
@@ -652,8 +653,8 @@ def collect_rows(
             tick()
         return rows
     with process_pool(workers) as pool:
-        for future in as_completed([pool.submit(_menu_task, task, label) for task, label in runs]):
-            future.result()
+        for menu_run in as_completed([pool.submit(_menu_task, task, label) for task, label in runs]):
+            menu_run.result()
             tick()
         futures = [pool.submit(_row_task, task) for task in tasks]
         for future in as_completed(futures):

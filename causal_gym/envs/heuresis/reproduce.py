@@ -31,15 +31,21 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
-from causal_gym.envs.heuresis.references import (MENU, baseline_entry, foundation_baselines, collect_rows,
-                                                  difficulty_table, reference_table)
-from causal_gym.envs.reproduce_args import (add_common_reproduce_args, add_deprecated_alias, reproduce_parser,
-                                            tables_to)
+from causal_gym.envs.heuresis.references import (
+    MENU,
+    baseline_entry,
+    collect_rows,
+    difficulty_table,
+    foundation_baselines,
+    reference_table,
+)
+from causal_gym.envs.reproduce_args import add_common_reproduce_args, add_deprecated_alias, reproduce_parser, tables_to
 
 # The paper's numbers as the spec decodes them (shared/specs/heuresis.md).
 # Table 2: PC-KCI's mean wrong deletions per test instance, share of instances with none, and the
@@ -55,7 +61,7 @@ PAPER_TABLE2 = {
 # Table 3 (values derived in the spec from agent F1 minus reported residual gain): BCA_phi and its
 # F1, the oracle. BCA_g is PC-KCI; H^s is .07 on lg and within +-.007 elsewhere. Only lg's oracle
 # (.973) is stated; elsewhere "between .97 and .99" (None here).
-PAPER_TABLE3 = {
+PAPER_TABLE3: dict[str, Any] = {  # "bca_g" holds a name, each family a cell
     "bca_g": "pc_kci",
     "lg": {"bca_phi": "not pc_kci", "f1_bca_phi": 0.935, "f1_pc_kci": 0.865, "f1_oracle": 0.973, "selection_headroom": 0.07},
     "anm": {"bca_phi": "pc_kci", "f1_bca_phi": 0.906, "f1_oracle": None, "selection_headroom": 0.0},
@@ -155,14 +161,14 @@ def print_difficulty(rows: list[dict]) -> None:
           f"{'edges':>6} {'tests':>6} {'s/inst':>6}")
     table = difficulty_table(rows)
     for family, cell in table.items():
-        paper, few = PAPER_TABLE2[family], _few(cell["n"], "test")
+        paper, few = PAPER_TABLE2[family], _few(int(cell["n"]), "test")
         print(f"{family:9} {cell['n']:>3} {cell['wrong']:>6.2f} {few}| {paper['wrong']:>3.1f} "
               f"{cell['zero_share']:>6.0%} {few}| {paper['zero_share']:>3.0%} "
               f"{cell['headroom']:>6.3f} {few}| {paper['headroom']:>5.3f} "
               f"{cell['f1_pc_kci']:>10.3f} {cell['f1_oracle']:>10.3f} {cell['n_edges']:>6.1f} "
               f"{cell['n_tests']:>6.0f} {cell['pc_kci_runtime']:>6.1f}")
     _print_legend("Table 2")
-    _print_few_note({"test": min((cell["n"] for cell in table.values()), default=0)})
+    _print_few_note({"test": min((int(cell["n"]) for cell in table.values()), default=0)})
 
 
 def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
