@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from llama_server import SERVER_ARGUMENTS, gguf, installed, serve
 
 pytest.importorskip("openai")

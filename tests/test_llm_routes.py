@@ -1,6 +1,7 @@
 """Every documented framework route, run verbatim against the real model server (slow).
 
-The commands are read from the README's section "Every route against a local llama.cpp server"
+The commands are read from the section "Every route against a local llama.cpp server" of
+``docs/guides/llm-training.md``
 (:mod:`doc_commands`), not retyped here: the llama-cpp-python server (started through
 ``capped_llama_server.py``, which caps each completion: see ``tests/test_llm_real.py``), ``inspect eval``
 on Heuresis and on CausaLab, verifiers' v1 ``eval`` and classic ``vf-eval``, ``causal-gym serve`` with
@@ -28,6 +29,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from doc_commands import code_blocks, command, section
 from llama_server import free_port, gguf, installed, serve
 
@@ -37,7 +39,7 @@ if not installed():
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("isolated_cache")]
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guides" / "llm-training.md"
 SECTION = "Every route against a local llama.cpp server"
 CAP = 300  # tokens per completion (the server ignores max_tokens inside tool-call arguments)
 SERVE_PORT = "8001"
@@ -45,7 +47,7 @@ ROUTE_TIMEOUT = 3600
 
 
 def _documented(program: str, replace: dict[str, str] | None = None) -> str:
-    return command(README, SECTION, program, replace)
+    return command(GUIDE, SECTION, program, replace)
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +128,7 @@ def test_causal_gym_serve_with_the_documented_client(shell, tmp_path):
     pytest.importorskip("openenv")
     port = str(free_port())
     server = _documented("causal-gym serve", {f"--port {SERVE_PORT}": f"--port {port}"}).removesuffix("&").strip()
-    (block,) = code_blocks(section(README, SECTION), "python")
+    (block,) = code_blocks(section(GUIDE, SECTION), "python")
     script = tmp_path / "client.py"
     script.write_text(block.replace(f"127.0.0.1:{SERVE_PORT}", f"127.0.0.1:{port}"))
     with open(tmp_path / "serve.log", "w") as log:

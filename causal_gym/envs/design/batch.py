@@ -95,7 +95,7 @@ class DesignInterface:
     """
 
     action: str = "box"
-    value_grid: tuple[float, ...] = (-1.0, 1.0)
+    value_grid: Sequence[float] = (-1.0, 1.0)  # kept as a tuple
     observation: str = "rows"
     observe_posterior: bool = False
 
@@ -307,6 +307,20 @@ class DesignBatch:
     def done(self) -> bool:
         return self.used >= self.setting.budget
 
+    @property
+    def started(self) -> Instances:
+        """The instances of the episodes in play (RuntimeError before :meth:`start`)."""
+        if self.instances is None:
+            raise RuntimeError("call reset() first")
+        return self.instances
+
+    @property
+    def posterior(self) -> np.ndarray:
+        """The current edge posterior (RuntimeError with ``reward="none"``, which computes none)."""
+        if self.edge_probs is None:
+            raise RuntimeError("reward='none' computes no posterior")
+        return self.edge_probs
+
     def play(self, actions: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """One experiment per episode; returns the rewards ``(B,)`` and the step's design per episode.
 
@@ -338,20 +352,19 @@ class DesignBatch:
             self.mask[played[hit, None], slots[hit], targets[played][hit, None]] = 1
             self.rows[played] += k
             if self.stats is not None:
-                self._update(played, new, targets[played])
+                self._update(self.stats, played, new, targets[played])
         self.used += 1
         rewards = np.zeros(b)
-        if self.reward != "none" and (self.reward == "dense" or self.done):
+        if self.stats is not None and (self.reward == "dense" or self.done):  # stats: unless reward == "none"
             if not self._per_step:
                 self.edge_probs = _posterior(self.stats)
-            new_correct = np.asarray(expected_correct_entries(self.edge_probs)).reshape(b)
+            new_correct = np.asarray(expected_correct_entries(self.posterior)).reshape(b)
             rewards = new_correct - (self.correct if self.reward == "dense" else self.start_correct)
             self.correct = new_correct
         return rewards, {"target": targets, "value": values, "valid": valid}
 
-    def _update(self, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
-        """Add the new rows to the statistics of the episodes that played (the others keep theirs)."""
-        stats = self.stats
+    def _update(self, stats: BGeStats, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
+        """Add the new rows to ``stats``, of the episodes that played (the others keep theirs)."""
         count, mean, scatter = stats.count.copy(), stats.mean.copy(), stats.scatter.copy()
         part = BGeStats(count[played], mean[played], scatter[played])
         intervened = np.zeros((played.size, self.setting.d), dtype=bool)
@@ -363,24 +376,25 @@ class DesignBatch:
         self.stats = BGeStats(count, mean, scatter)
         self._final_table = None
         if self._per_step:
-            probs = self.edge_probs.copy()
+            probs = self.posterior.copy()
             probs[played] = _posterior(part)
             self.edge_probs = probs
 
-    def observation(self, b: int | None = None) -> dict[str, np.ndarray]:
-        """The observation of episode ``b``, or of all (leading axis ``B``) when None."""
+    def observation(self, b: int | None = None) -> np.ndarray | dict[str, np.ndarray]:
+        """The observation of episode ``b``, or of all (leading axis ``B``) when None: the summary
+        vector or the dict of rows, as the interface says."""
         s = self.setting
-        left = np.full((len(self.instances), 1), s.budget - self.used, dtype=np.float32)
+        left = np.full((len(self.started), 1), s.budget - self.used, dtype=np.float32)
         if self.interface.observation == "summary":
             off = ~np.eye(s.d, dtype=bool)
             share = self.mask[:, s.n_observational:].sum(axis=1) / (s.budget * s.rows_per_step)
-            probs = np.clip(self.edge_probs[:, off], 0.0, 1.0)
+            probs = np.clip(self.posterior[:, off], 0.0, 1.0)
             vector = np.concatenate([probs, share, left / s.budget], axis=1).astype(np.float32)
             return vector if b is None else vector[b]
-        obs = {"data": self.data.astype(np.float32), "intervention_mask": self.mask.copy(),
+        obs: dict[str, np.ndarray] = {"data": self.data.astype(np.float32), "intervention_mask": self.mask.copy(),
                "filled": self.filled.copy(), "budget_left": left}
         if self.interface.observe_posterior:
-            obs["edge_probs"] = self.edge_probs.astype(np.float32)
+            obs["edge_probs"] = self.posterior.astype(np.float32)
         return obs if b is None else {key: value[b] for key, value in obs.items()}
 
     def final_scores(self, b: int) -> dict[str, float]:
@@ -393,8 +407,8 @@ class DesignBatch:
         """
         if self.stats is None:
             return {}
-        truth = self.instances.adjacency[b]
-        probs = self.edge_probs[b]
+        truth = self.started.adjacency[b]
+        probs = self.posterior[b]
         scores = posterior_scores(probs, truth)
         if self._final_table is None:  # one batched call for all the episodes that end together
             self._final_table = bge_local_scores(self.stats)

@@ -175,7 +175,8 @@ class InterventionDesignEnv(gym.Env):
 
     # -- the public interface ------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray | dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode (see *Starting State*).
 
         Raises
@@ -196,7 +197,7 @@ class InterventionDesignEnv(gym.Env):
         self._last = {}
         return self._batch.observation(0), {"instance": dict(self._where)}
 
-    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[np.ndarray | dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Play one experiment (see the class docstring).
 
         Raises
@@ -216,7 +217,7 @@ class InterventionDesignEnv(gym.Env):
         terminated = self._batch.done
         if terminated:
             info["scores"] = self._batch.final_scores(0)
-            info["truth"] = self._batch.instances.truth(0, self.setting.noise)
+            info["truth"] = self._batch.started.truth(0, self.setting.noise)
             info["instance"] = dict(self._where)
         return self._batch.observation(0), float(rewards[0]), terminated, False, info
 

@@ -71,6 +71,8 @@ _TEXT = {
 SPEC = BenchmarkSpec(
     name="design",
     title="Intervention design",
+    paper="CAASL (Annadani et al., NeurIPS 2024), its task with an exact posterior in place of the amortised one; "
+    "no table of it is reproduced (the reward differs)",
     envs=tuple(
         EnvEntry(env_id, "causal_gym.envs.design.env:InterventionDesignEnv",
                  f"Intervention design (RL) -- {_TEXT[env_id]}; reward: exact-posterior gain",

@@ -109,7 +109,7 @@ class InterventionDesignVectorEnv(VectorEnv):
                         for k in indices])
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+              ) -> tuple[np.ndarray | dict[str, np.ndarray], dict[str, Any]]:
         """Start ``num_envs`` episodes (see the module docstring).
 
         ``seed`` is one int for the batch (a list is not supported: the batch shares one stream).
@@ -131,8 +131,8 @@ class InterventionDesignVectorEnv(VectorEnv):
         self._needs_reset = False
         return self._batch.observation(), {}
 
-    def step(self, actions: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
-                                                  dict[str, Any]]:
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray | dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                                  np.ndarray, dict[str, Any]]:
         """One experiment in every episode (or the autoreset after the last one).
 
         Raises
@@ -160,7 +160,7 @@ class InterventionDesignVectorEnv(VectorEnv):
             if per_episode[0]:
                 info["scores"] = {name: np.array([s[name] for s in per_episode]) for name in per_episode[0]}
                 info["_scores"] = np.ones(b, dtype=bool)
-            info["adjacency"] = self._batch.instances.adjacency.copy()
+            info["adjacency"] = self._batch.started.adjacency.copy()
             info["_adjacency"] = np.ones(b, dtype=bool)
             self._needs_reset = True
         terminated = np.full(b, done)
