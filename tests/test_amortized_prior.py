@@ -3,11 +3,17 @@ draws apart from training draws by construction."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from causal_gym.discovery.amortized.prior import PRIOR, STREAMS, draw, stream_sequence
 from causal_gym.graphs import is_dag
+
+ROOT = Path(__file__).resolve().parents[1]
+
 
 # ---------------------------------------------------------------------------------------------
 
@@ -49,3 +55,27 @@ def test_evaluation_seeds_never_reproduce_training_draws():
     # and in the data: no evaluation draw equals any training draw of the same shape
     train = {draw(s, stream="train", d=5, n=100).data.tobytes() for s in range(300)}
     assert not any(draw(s, d=5, n=100).data.tobytes() in train for s in range(300))
+
+
+def _training_script():
+    spec = importlib.util.spec_from_file_location("train_amortized", ROOT / "examples" / "train_amortized.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_training_loop_draws_from_the_training_stream_only():
+    pytest.importorskip("torch")
+    from causal_gym.discovery.amortized.network import inputs
+
+    script = _training_script()
+    arrays, _ = script.make_batch(range(4), d=6, n=150, rows=40)
+    for k in range(4):
+        np.testing.assert_array_equal(arrays["graph"][k], draw(k, stream="train", d=6, n=150).graph)
+        expected = inputs(draw(k, stream="train", d=6, n=150).data, draw(k, stream="train", d=6, n=150).mask, 40)
+        np.testing.assert_allclose(arrays["pair"][k], expected.pair[0].numpy(), atol=1e-6)
+    assert not np.array_equal(arrays["rows"][0], inputs(draw(0, d=6, n=150).data, None, 40).rows[0].numpy())
+    # every step's shape is a pure function of (seed, step), inside the declared training ranges
+    shapes = [script.step_shape(0, t) for t in range(200)]
+    assert shapes == [script.step_shape(0, t) for t in range(200)] and shapes != [script.step_shape(1, t) for t in range(200)]
+    assert all(5 <= d <= 50 and PRIOR.n[0] <= n <= PRIOR.n[1] and 4 <= b <= 32 for d, n, b in shapes)

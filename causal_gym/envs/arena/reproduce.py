@@ -12,7 +12,7 @@ Usage
     causal-gym reproduce arena --quick --families chain,tree --methods pc,gies_fast --n-obs 200 --n-int 50
     causal-gym reproduce arena --full --sample-sizes 100,200,500,1000,2000,5000,10000 --replicates 1
                                             # the sample-size suite (Table 18): d = 30, 10 configs per family
-    causal-gym reproduce arena --full --real --methods edgenet,pc,ges_fast,gies_fast
+    causal-gym reproduce arena --full --real --methods alternet,pc,ges_fast,gies_fast
                                             # the real tables: the Sachs table and 5 bnlearn networks, obs
 
 How it runs: one unit = one episode of the runner
@@ -112,6 +112,9 @@ __all__ = [
     "PAPER_TABLE10",
     "PAPER_TABLE11",
     "PAPER_TABLE18",
+    "PAPER_PRETRAINED_TABLE9",
+    "PAPER_PRETRAINED_TABLE18",
+    "PAPER_PRETRAINED_SACHS",
     "ENV_IDS",
     "plan_runs",
     "store_rows",
@@ -134,7 +137,8 @@ the intervention mask, so they also play ``obs+int``."""
 PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
                "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
                "random_regress": "RandomRegress", "xges": "XGES", "notears_mlp": "NOTEARS-MLP",
-               "das": "DAS", "sdcd": "SDCD", "igsp": "IGSP", "cdis": "CDIS"}
+               "das": "DAS", "sdcd": "SDCD", "igsp": "IGSP", "cdis": "CDIS", "alternet": "AlterNet",
+               "cdfm": "CDFM", "avici": "AVICI"}
 
 _PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies", "xges": "gies"}
 """Our method -> the paper's row it is compared with (GES against GIES: see *Methods*)."""
@@ -270,6 +274,39 @@ PAPER_TABLE18: dict[str, dict[int, tuple[float, float]]] = {
         ("cdis", ((0.23, 51.1), (0.29, 49.4), (0.36, 48.4), (0.39, 50.8), (0.40, 54.2), (0.42, 60.0), (0.43, 61.7))),
     )
 }
+
+
+# The paper's pretrained / amortized rows, which we cannot run here (no released checkpoints on this
+# machine): printed under Tables 9 and 18 and the real tables whenever an amortized method is in the run.
+PAPER_PRETRAINED = ("Arrow", "AVICI", "CauScale", "CDFM", "FoundCause", "SEA", "TabCausal")
+PAPER_PRETRAINED_TABLE9: dict[str, dict[int, tuple[float, float | None]]] = {
+    name: dict(zip(_DIMS, cells)) for name, cells in zip(PAPER_PRETRAINED, (
+        ((0.45, None), (0.40, None), (0.36, None), (0.29, None), (0.21, None)),
+        ((0.41, 0.46), (0.40, 0.43), (0.36, 0.38), (0.28, 0.29), (0.16, 0.16)),
+        ((0.35, 0.43), (0.39, 0.44), (0.41, 0.46), (0.44, 0.47), (0.48, 0.49)),
+        ((0.54, None), (0.49, None), (0.44, None), (0.37, None), (0.27, None)),
+        ((0.67, None), (0.65, None), (0.63, None), (0.61, None), (0.56, None)),
+        ((0.46, None), (0.44, None), (0.42, None), (0.39, None), (0.27, None)),
+        ((0.56, 0.58), (0.56, 0.56), (0.53, 0.54), (0.47, 0.47), (0.36, 0.35)),
+    ))
+}
+PAPER_PRETRAINED_TABLE18: dict[str, dict[int, tuple[float, float]]] = {
+    name: dict(zip(_SIZES, cells)) for name, cells in zip(PAPER_PRETRAINED, (
+        ((0.32, 47.5), (0.34, 46.5), (0.35, 46.3), (0.36, 46.6), (0.36, 47.5), (0.34, 50.0), (0.33, 53.5)),
+        ((0.22, 58.0), (0.31, 47.5), (0.35, 44.9), (0.35, 44.5), (0.35, 44.3), (0.36, 43.7), (0.36, 40.4)),
+        ((0.26, 66.5), (0.33, 49.7), (0.40, 44.6), (0.41, 44.6), (0.40, 47.0), (0.37, 52.6), (0.35, 56.3)),
+        ((0.34, 70.5), (0.38, 65.5), (0.42, 61.2), (0.44, 58.0), (0.46, 54.5), (0.48, 52.4), (0.48, 51.2)),
+        ((0.43, 49.7), (0.52, 45.2), (0.61, 39.0), (0.64, 35.6), (0.65, 34.7), (0.65, 34.1), (0.66, 33.7)),
+        ((0.26, 80.8), (0.34, 58.6), (0.41, 45.7), (0.42, 45.0), (0.42, 45.1), (0.42, 44.7), (0.42, 44.8)),
+        ((0.33, 47.6), (0.42, 43.9), (0.49, 41.4), (0.53, 39.2), (0.55, 39.0), (0.57, 38.1), (0.57, 38.6)),
+    ))
+}
+PAPER_PRETRAINED_SACHS: dict[str, tuple[float, float]] = dict(zip(PAPER_PRETRAINED, (
+    (0.29, 26.0), (0.22, 19.0), (0.13, 21.0), (0.33, 25.0), (0.26, 28.0), (0.32, 22.0), (0.37, 22.0))))
+"""Table 17: Sachs flow cytometry, obs (its intervention rows dropped), directed F1 / SHD of each pretrained method."""
+
+AMORTIZED = ("alternet", "cdfm", "avici")
+"""Our amortized methods: a run with one of them prints the paper's pretrained rows beside it."""
 
 
 def _paper(table: Mapping[str, Any], method: str) -> Any:
@@ -578,24 +615,25 @@ GRAPHICAL_SEARCH = ("cdis", "gies", "gies_fast", "igsp", "pc")
 
 
 def exposure_summary(observational: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
-    """The pretraining-exposure check (paper Fig. 15) of EdgeNet when it is among ``methods``.
+    """The pretraining-exposure check (paper Fig. 15) of AlterNet when it is among ``methods``.
 
-    Its prior is read from its training card, so the ID/OOD split is exact (we know what it trained
-    on); a published checkpoint such as CDFM has no card here. The reference is the graphical-search methods of the run
+    Its prior's coverage of the arena's tags is read from its training card (:mod:`.prior`), so the
+    ID/OOD split follows what its training generator draws; a published checkpoint such as CDFM has no
+    card here. The reference is the graphical-search methods of the run
     (:data:`GRAPHICAL_SEARCH`). Returns ``method -> {"reference", "by_d": {d, and "all" over several d: rows of
     :func:`~.analysis.exposure_scores`}}``; empty without an amortized method, a reference method
     or scored obs units.
     """
     from causal_gym.discovery.amortized import read_card
     from causal_gym.envs.arena.analysis import exposure_scores
-    from causal_gym.envs.arena.prior import Prior
+    from causal_gym.envs.arena.prior import declared_coverage
 
     reference = [m for m in methods if m in GRAPHICAL_SEARCH]
     out: dict[str, Any] = {}
     for method in methods:
-        if method != "edgenet" or not reference:  # the amortized method whose training card declares its prior
+        if method != "alternet" or not reference:  # the amortized method whose training card declares its prior
             continue
-        coverage = Prior.from_dict(read_card()["prior"]).coverage()  # the shipped checkpoint's card
+        coverage = declared_coverage(read_card()["arena_coverage"])  # the shipped checkpoint's card
         by_d: dict[str, Any] = {}
         dims = sorted({r["d"] for r in observational})
         for d in dims + (["all"] if len(dims) > 1 else []):
@@ -607,6 +645,13 @@ def exposure_summary(observational: Sequence[Mapping[str, Any]], methods: Sequen
         if by_d:
             out[method] = {"reference": reference, "by_d": by_d}
     return out
+
+
+def _pair(cell: tuple[float, float | None] | None) -> str:
+    """A paper-only ``obs / obs+int`` cell."""
+    if cell is None:
+        return "-"
+    return f"{cell[0]:.2f} / " + ("-" if cell[1] is None else f"{cell[1]:.2f}")
 
 
 def _cell(value: float | None, paper: float | None, digits: int = 2) -> str:
@@ -656,6 +701,11 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
             line += f" {_cell(cells['all']['f1'], paper_all[0]):>12} {_cell(cells['all']['shd'], paper_all[1], 1):>15}"
             line += f" {cells['all']['n_scored']:>3}/{cells['all']['n_units']:<3}"
             print(line)
+        if set(methods) & set(AMORTIZED):
+            print("the paper's pretrained rows (Table 9), obs / obs+int:")
+            for name, cells9 in PAPER_PRETRAINED_TABLE9.items():
+                print(f"{name + ' (paper)':23} " + " ".join(
+                    f"{_pair(cells9.get(d)):>12}" for d in dims))
     if summary.get("by_n"):
         sizes = sorted({int(n) for cells in summary["by_n"].values() for n in cells})
         print("\nSample-size suite: directed F1 / SHD by n, obs, ours (paper Table 18, d = 30)")
@@ -669,6 +719,11 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                 f1, shd = paper.get(n, (None, None))
                 line += f" {_cell(cell['f1'], f1) + ' ' + _cell(cell['shd'], shd, 1):>24}"
             print(line)
+        if set(methods) & set(AMORTIZED) and any(key.endswith("/30") for key in summary["by_n"]):
+            print("the paper's pretrained rows (Table 18, d = 30), F1 / SHD:")
+            for name, cells18 in PAPER_PRETRAINED_TABLE18.items():
+                print(f"{name + ' (paper)':18} " + " ".join(
+                    f"{'-' if n not in cells18 else f'{cells18[n][0]:.2f} / {cells18[n][1]:.1f}':>24}" for n in sizes))
     slices = (("graph family", "by_family", _FAMILY_ORDER, PAPER_TABLE8, "Table 8"),
               ("root dependency", "by_root", _ROOT_ORDER, PAPER_TABLE10, "Table 10"),
               ("difficulty component", "by_component", _COMPONENT_ORDER, PAPER_TABLE11, "Table 11"))
@@ -705,6 +760,10 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                 print(line)
     if summary.get("real"):
         _print_real(summary["real"])
+        if set(methods) & set(AMORTIZED):
+            print("the paper's pretrained rows on Sachs, obs (Table 17; its Sachs data with the intervention rows "
+                  "dropped, not our 1,000-row sample), F1 / SHD: " + ", ".join(
+                      f"{name} {f1:.2f} / {shd:.0f}" for name, (f1, shd) in PAPER_PRETRAINED_SACHS.items()))
     for method, exposure in summary.get("exposure", {}).items():
         _print_exposure(method, exposure)
     print("\nRun statuses (failed / timed-out / unsupported runs are kept, never dropped) and seconds per run")

@@ -88,8 +88,8 @@ LEGENDS = {
     "Table 3, foundation-model rows": {
         "F1 name": "mean adjacency F1 of the pretrained baseline on test, 95% bootstrap interval",
         "name - BCA_phi": "its F1 minus BCA_phi's, paired over test instances (the paper's residual gain)",
-        "edgenet": "our amortized network (causal_gym.discovery.amortized), trained on an arena prior, not on "
-                   "Heuresis; CDFM and TabCausal need their released checkpoints, which this machine cannot fetch",
+        "alternet": "our amortized network (causal_gym.discovery.amortized), trained on its declared prior, not "
+                    "on Heuresis; CDFM and TabCausal need their released checkpoints, which this machine cannot fetch",
         "cdfm": "the released CDFM network (cdfm-base) from the checkpoint CAUSAL_GYM_CDFM_CHECKPOINT names, "
                 "its calibrated threshold; a row only when that variable is set",
     },
@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     elif args.baselines == "auto":
         baselines = tuple(foundation_baselines()) if importlib.util.find_spec("torch") else ()
         if not baselines:
-            print("Table 3's foundation-model rows are left out: edgenet needs torch (pip install "
+            print("Table 3's foundation-model rows are left out: alternet needs torch (pip install "
                   "'causal-gym[arena]')", file=sys.stderr)
     else:
         baselines = tuple(name.strip() for name in args.baselines.split(",") if name.strip())
