@@ -17,7 +17,6 @@ from scipy import stats
 
 from causal_gym.discovery import run
 from causal_gym.envs.arena import reproduce
-from causal_gym.eval.runner import run_plan
 from causal_gym.envs.arena import source as source_module
 from causal_gym.envs.arena.audits import audit_graph
 from causal_gym.envs.arena.catalogue import REAL_NETWORKS, SOURCES, ArenaTask, audit_split, instance_list, load_task
@@ -27,13 +26,14 @@ from causal_gym.envs.arena.protocol import ArenaDataset
 from causal_gym.envs.arena.spec import SOURCES as ARENA_SOURCES
 from causal_gym.envs.arena.tool_env import CausalArenaToolEnv
 from causal_gym.envs.registration import env_descriptions, register_envs
+from causal_gym.eval.runner import run_plan
 
 ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
 from causal_gym.envs.arena.scenarios.semantic import SEMANTIC_SCENARIOS
-from causal_gym.harness import data_tools as heuresis_tools
 from causal_gym.graphs import meek
 from causal_gym.harness import ToolError
+from causal_gym.harness import data_tools as heuresis_tools
 from causal_gym.metrics import directed_edge_scores, shd
 from causal_gym.stats import CITester
 

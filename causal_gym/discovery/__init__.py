@@ -80,9 +80,25 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from causal_gym._validation import check_choice, check_data
-from causal_gym.discovery import (anm, cdis, dagma, das, direct_lingam, fci, ges, gies, greedy, igsp, notears,
-                                  notears_mlp, pc, random_regress, sdcd, xges_search)
-from causal_gym.discovery import amortized
+from causal_gym.discovery import (
+    amortized,
+    anm,
+    cdis,
+    dagma,
+    das,
+    direct_lingam,
+    fci,
+    ges,
+    gies,
+    greedy,
+    igsp,
+    notears,
+    notears_mlp,
+    pc,
+    random_regress,
+    sdcd,
+    xges_search,
+)
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
 from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
 

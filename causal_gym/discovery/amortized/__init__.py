@@ -44,8 +44,8 @@ from causal_gym.discovery.amortized import avici_checkpoint
 from causal_gym.discovery.amortized.avici_checkpoint import AVICIMethod
 from causal_gym.discovery.amortized.avici_checkpoint import ready as avici_ready
 from causal_gym.discovery.amortized.cdfm_checkpoint import CDFMMethod, fingerprint, require
-from causal_gym.discovery.amortized.digest import files_digest
 from causal_gym.discovery.amortized.cdfm_checkpoint import ready as cdfm_ready
+from causal_gym.discovery.amortized.digest import files_digest
 from causal_gym.discovery.amortized.result import AmortizedResult
 from causal_gym.discovery.result import MethodOutput
 

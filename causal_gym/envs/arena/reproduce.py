@@ -101,7 +101,11 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym._validation import check_choice
-from causal_gym.envs.arena.paper_pretrained import PAPER_PRETRAINED_SACHS, PAPER_PRETRAINED_TABLE9, PAPER_PRETRAINED_TABLE18
+from causal_gym.envs.arena.paper_pretrained import (
+    PAPER_PRETRAINED_SACHS,
+    PAPER_PRETRAINED_TABLE9,
+    PAPER_PRETRAINED_TABLE18,
+)
 
 __all__ = [
     "METHODS",

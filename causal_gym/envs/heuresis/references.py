@@ -51,9 +51,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from causal_gym._workers import process_pool
 from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
+from causal_gym._workers import process_pool
 from causal_gym.discovery import DeletionRecord, run
 from causal_gym.discovery.amortized import cache_options
 from causal_gym.envs.heuresis.families import FAMILIES
@@ -65,10 +65,10 @@ from causal_gym.envs.heuresis.instances import (
     make_instance,
     split_size,
 )
-from causal_gym.seal import Seal
 from causal_gym.graphs import meek
 from causal_gym.harness.menu import Menu, MenuEntry
 from causal_gym.metrics import adjacency_scores, nshd
+from causal_gym.seal import Seal
 from causal_gym.tables import interval, paired_interval
 
 __all__ = [

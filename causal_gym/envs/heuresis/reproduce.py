@@ -31,8 +31,13 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
-from causal_gym.envs.heuresis.references import (MENU, foundation_baselines, collect_rows, difficulty_table,
-                                                  reference_table)
+from causal_gym.envs.heuresis.references import (
+    MENU,
+    collect_rows,
+    difficulty_table,
+    foundation_baselines,
+    reference_table,
+)
 
 # The paper's numbers as the spec decodes them (shared/specs/heuresis.md).
 # Table 2: PC-KCI's mean wrong deletions per test instance, share of instances with none, and the
