@@ -19,7 +19,7 @@ from causal_gym.envs.design.baselines import (
     RandomDesigner,
     RoundRobinDesigner,
 )
-from causal_gym.envs.design.batch import decode_actions, encode_action
+from causal_gym.envs.design.batch import decode_actions, encode_action, graph_scores
 from causal_gym.envs.design.env import InterventionDesignEnv
 from causal_gym.envs.design.world import (
     DesignSetting,
@@ -31,12 +31,14 @@ from causal_gym.envs.design.world import (
 )
 from causal_gym.harness.agent import task_spec
 from causal_gym.harness.rollout import rollout
+from causal_gym.metrics import directed_edge_scores, shd
 from causal_gym.seal import Seal
 from causal_gym.stats.graph_posterior import (
     edge_posterior,
     expected_correct_entries,
     local_scores,
 )
+from test_graph_posterior import enumerate_dags, log_weights  # the reference: every DAG enumerated
 
 SMALL = {"d": 4, "expected_degree": 2.0, "n_observational": 20, "budget": 5}
 
@@ -148,14 +150,78 @@ def test_rewards_are_the_gain_of_the_posterior_of_the_observed_data():
     assert info["scores"]["expected_correct"] == pytest.approx(after, abs=1e-3)
 
 
-@pytest.mark.parametrize("reward", ["dense", "sparse"])
-def test_observed_posterior_is_the_posterior_of_the_rows_shown(reward):
+def brute_force_posterior(observation):
+    """Edge marginals, (order, DAG) entropy, expected SHD and best DAG by enumerating every DAG on the rows shown."""
+    data, mask = _observed(observation)
+    scores = local_scores(data, mask)  # BGe, checked against the textbook formula in test_graph_posterior
+    dags, _, extensions = enumerate_dags(scores.shape[0])
+    log_w = log_weights(scores)  # log(#linear extensions x prod_j rho_j exp(score_j))
+    p = np.exp(log_w - np.logaddexp.reduce(log_w))
+    probs = np.einsum("g,gij->ij", p, dags)
+    entropy = -(p * np.log(p / extensions)).sum()  # each of G's orders carries p(G) / L(G)
+    guess = (probs > 0.5).astype(np.int8)
+    expected = sum(w * shd(g, guess) for w, g in zip(p, dags))
+    best = dags[np.argmax(log_w - np.log(extensions))]  # the mode of the joint (order, DAG) posterior
+    return probs, entropy, expected, best
+
+
+@pytest.mark.parametrize("d", [3, 4])
+def test_every_reward_and_metric_equals_enumeration_of_all_dags(d):
+    setting = {**SMALL, "d": d, "expected_degree": 1.5, "budget": 4}
+    designs = [(0, 3.0), (None, 0.0), (d - 1, -4.0), (1, 2.0)]
+    per_mode = {}
+    for reward in ("confidence", "truth", "information_gain"):
+        env = InterventionDesignEnv(**setting, reward=reward)
+        obs, _ = env.reset(options={"instance": 5 + d})
+        posts, rewards, infos = [brute_force_posterior(obs)], [], []
+        for target, value in designs:
+            obs, r, terminated, _, info = env.step(encode_action(target, value, d, env.value_bound))
+            posts.append(brute_force_posterior(obs))
+            rewards.append(r)
+            infos.append(info)
+        assert terminated
+        truth = info["truth"]["adjacency"]
+        off = ~np.eye(d, dtype=bool)
+        value = {"confidence": [np.maximum(p, 1 - p)[off].sum() for p, *_ in posts],
+                 "truth": [np.where(truth == 1, p, 1 - p)[off].sum() for p, *_ in posts],
+                 "information_gain": [-h for _, h, *_ in posts]}[reward]
+        # rows are shown in float32, the env works in float64
+        np.testing.assert_allclose(rewards, np.diff(value), atol=2e-3)
+        for info, (p, h, e, _) in zip(infos, posts[1:]):
+            assert info["metrics"]["confidence"] == pytest.approx(np.maximum(p, 1 - p)[off].sum(), abs=2e-3)
+            assert info["metrics"]["entropy"] == pytest.approx(h, abs=2e-3)
+            assert info["metrics"]["expected_shd"] == pytest.approx(e, abs=2e-3)
+        path = info["trajectory"]
+        np.testing.assert_allclose(path["truth"], [np.where(truth == 1, p, 1 - p)[off].sum() for p, *_ in posts],
+                                   atol=2e-3)
+        np.testing.assert_allclose(path["map_f1"], [directed_edge_scores(truth, b).f1 for *_, b in posts])
+        np.testing.assert_allclose(path["map_shd"], [shd(truth, b) for *_, b in posts])
+        scores = info["scores"]
+        assert scores["truth_gain"] == pytest.approx(path["truth"][-1] - path["truth"][0], abs=1e-12)
+        assert scores["information_gain"] == pytest.approx(path["entropy"][0] - path["entropy"][-1], abs=1e-12)
+        per_mode[reward] = path
+    for name in per_mode["confidence"]:  # the reward mode changes what is paid, not the episode
+        np.testing.assert_array_equal(per_mode["confidence"][name], per_mode["truth"][name])
+
+
+def test_batched_graph_scores_equal_the_metrics_one_graph_at_a_time():
+    rng = np.random.default_rng(3)
+    truth = np.triu(rng.random((50, 5, 5)) < 0.4, 1).astype(np.int8)
+    guess = (rng.random((50, 5, 5)) < 0.3).astype(np.int8) * (1 - np.eye(5, dtype=np.int8))
+    guess[0], truth[1], guess[1] = 0, 0, 0  # empty guesses, an empty truth
+    f1, distance = graph_scores(truth, guess)
+    np.testing.assert_allclose(f1, [directed_edge_scores(t, g).f1 for t, g in zip(truth, guess)])
+    np.testing.assert_array_equal(distance, [shd(t, g) for t, g in zip(truth, guess)])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_observed_posterior_is_the_posterior_of_the_rows_shown(sparse):
     from gymnasium.utils.env_checker import check_env
 
-    env = InterventionDesignEnv(**SMALL, reward=reward, observe_posterior=True)
+    env = InterventionDesignEnv(**SMALL, sparse=sparse, observe_posterior=True)
     check_env(env)
     obs, _ = env.reset(options={"instance": 3})
-    plain = InterventionDesignEnv(**SMALL, reward=reward)
+    plain = InterventionDesignEnv(**SMALL, sparse=sparse)
     plain_obs, _ = plain.reset(options={"instance": 3})
     for target in (None, 0, 3, 1, 1):
         data, mask = _observed(obs)
@@ -184,15 +250,37 @@ def test_interventions_set_the_target_and_mark_it():
     assert obs["intervention_mask"][row + 1].sum() == 0 and obs["filled"][row + 1] == 1
 
 
-def test_sparse_reward_pays_the_dense_return_at_the_end():
-    returns = {}
-    for mode in ("dense", "sparse"):
-        env = InterventionDesignEnv(**SMALL, reward=mode)
+@pytest.mark.parametrize("reward", ["confidence", "truth", "information_gain"])
+def test_sparse_pays_the_dense_return_at_the_end(reward):
+    returns, infos = {}, {}
+    for sparse in (False, True):
+        env = InterventionDesignEnv(**SMALL, reward=reward, sparse=sparse)
         env.reset(options={"instance": 1})
-        rewards = [env.step(encode_action(k % 4, 4.0, 4, env.value_bound))[1] for k in range(SMALL["budget"])]
-        returns[mode] = rewards
-    assert all(r == 0.0 for r in returns["sparse"][:-1])
-    assert returns["sparse"][-1] == pytest.approx(sum(returns["dense"]), abs=1e-9)
+        steps = [env.step(encode_action(k % 4, 4.0, 4, env.value_bound)) for k in range(SMALL["budget"])]
+        returns[sparse], infos[sparse] = [step[1] for step in steps], [step[4] for step in steps]
+    assert all(r == 0.0 for r in returns[True][:-1])
+    assert returns[True][-1] == pytest.approx(sum(returns[False]), abs=1e-9)
+    # sparse computes the posterior at the start and the end only: no metrics between, NaN in the trajectory
+    assert all("metrics" not in info for info in infos[True][:-1]) and "metrics" in infos[True][-1]
+    path, dense_path = infos[True][-1]["trajectory"], infos[False][-1]["trajectory"]
+    assert all(np.isnan(path["entropy"][1:-1]))
+    for name in dense_path:
+        assert path[name][0] == pytest.approx(dense_path[name][0]) and path[name][-1] == pytest.approx(dense_path[name][-1])
+
+
+def test_reward_modes_and_their_errors():
+    assert InterventionDesignEnv(**SMALL, reward="dense").reward_mode == "confidence"  # the old name
+    with pytest.raises(ValueError, match="sparse=True"):
+        InterventionDesignEnv(**SMALL, reward="sparse")
+    with pytest.raises(ValueError, match="reward"):
+        InterventionDesignEnv(**SMALL, reward="shd")
+    with pytest.raises(ValueError, match="reward='none' has none"):
+        InterventionDesignEnv(**SMALL, reward="none", sparse=True)
+    with pytest.raises(ValueError, match="sparse must be True or False"):
+        InterventionDesignEnv(**SMALL, sparse="yes")
+    texts = {mode: InterventionDesignEnv(**SMALL, reward=mode).task_description()
+             for mode in ("confidence", "truth", "information_gain")}
+    assert "CAASL" in texts["truth"] and "entropy" in texts["information_gain"] and len(set(texts.values())) == 3
 
 
 def test_nothing_before_the_end_reveals_the_graph():
@@ -206,8 +294,9 @@ def test_nothing_before_the_end_reveals_the_graph():
         for step in range(SMALL["budget"]):
             obs, _, terminated, _, info = env.step(encode_action(step % 4, 1.0, 4, env.value_bound))
             if not terminated:
-                assert set(info) == {"target", "value", "budget_left"}
-        assert {"scores", "truth"} <= set(info)
+                assert set(info) == {"target", "value", "budget_left", "metrics"}
+                assert set(info["metrics"]) == {"confidence", "entropy", "expected_shd"}
+        assert {"scores", "truth", "trajectory"} <= set(info)
     assert len(texts) == 1  # the task text names no instance
 
 
@@ -260,9 +349,13 @@ def test_vector_env_plays_the_single_envs_instances():
             o, r, _, _, final[k] = env.step(actions[k])
             assert np.array_equal(obs["data"][k], o["data"])
             assert rewards[k] == pytest.approx(r, abs=1e-9)
+            for name, value in final[k]["metrics"].items():
+                assert info["metrics"][name][k] == pytest.approx(value, abs=1e-9)
     assert terminated.all()
-    for name in ("gain", "expected_shd", "auprc", "map_f1"):
+    for name in final[0]["scores"]:
         np.testing.assert_allclose(info["scores"][name], [f["scores"][name] for f in final], atol=1e-9)
+    for name in final[0]["trajectory"]:
+        np.testing.assert_allclose(info["trajectory"][name], [f["trajectory"][name] for f in final], atol=1e-9)
     assert np.array_equal(info["adjacency"][2], final[2]["truth"]["adjacency"])
     # autoreset (NEXT_STEP): the next step starts instances 8..10 with reward 0
     obs, rewards, terminated, _, _ = vec.step(actions)

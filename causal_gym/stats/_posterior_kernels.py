@@ -303,6 +303,15 @@ def best_parents(beta: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
+def best_parents_batch(beta: np.ndarray) -> np.ndarray:
+    """:func:`best_parents` of every member of ``beta (m, d, 2^(d-1))``: ``(m, d)`` parent masks."""
+    out = np.empty((beta.shape[0], beta.shape[1]), dtype=np.int64)
+    for b in range(beta.shape[0]):
+        out[b] = best_parents(beta[b])
+    return out
+
+
+@njit(cache=True)
 def distinct_nodes(count: np.ndarray, mean: np.ndarray, scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(kept, source)`` of ``graph_posterior._distinct_nodes`` from ``count (M, d)``, ``mean (M, d, d)``, ``scatter (M, d, d, d)``.
 

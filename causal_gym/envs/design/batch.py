@@ -15,16 +15,38 @@ scales the value, ``value = a[1] * value_bound``. Finite points outside the box 
 into it (as a policy's Gaussian may propose); a non-finite point is an invalid action: it
 costs its step, yields no row and leaves the posterior unchanged (the info says why).
 
-Reward (``reward=``)
---------------------
-- ``"dense"``: after every step, the gain of the exact posterior's expected number of correct
-  entries of the directed adjacency matrix, ``sum_{i != j} max(p_ij, 1 - p_ij)``
-  (:func:`~causal_gym.stats.graph_posterior.expected_correct_entries`): the reward of CAASL
-  (Annadani et al. 2024) with the exact posterior in place of AVICI's amortised one. The
-  episode's return is the final value minus the value on the observational batch.
-- ``"sparse"``: that return, paid once at the last step (posterior computed twice per episode).
+Rewards (``reward=``)
+---------------------
+Each is the change, after a step, of one quantity of the exact posterior (a ``metric``):
+
+- ``"confidence"`` (default; ``"dense"`` is its old name): the posterior's expected number of
+  correct entries of its own Bayes-optimal directed adjacency matrix, ``sum_{i != j} max(p_ij, 1 -
+  p_ij)`` (:func:`~causal_gym.stats.graph_posterior.expected_correct_entries`): how sure the
+  posterior is of itself. No truth enters it.
+- ``"truth"``: CAASL's reward (Annadani et al. 2024) with the exact posterior in place of AVICI's
+  amortised one: the posterior's expected number of entries that agree with the *true* graph,
+  ``sum_{i != j} [A*_ij p_ij + (1 - A*_ij)(1 - p_ij)]`` (at most ``d (d - 1)``). It is a training
+  reward the env computes from the hidden SCM, as CAASL's simulator does; the observations never
+  hold the truth, but the rewards are a function of it, so an agent under evaluation should not be
+  shown them (the runner and the agent protocol never pass rewards to an agent).
+- ``"information_gain"``: the reduction of the entropy of the exact posterior over (order, DAG)
+  pairs (:attr:`~causal_gym.stats.graph_posterior.GraphPosterior.entropy`, nats). Its expectation
+  under the posterior predictive is the expected information gain about the DAG itself; a realised
+  step differs from the reduction of the DAG entropy by the change of ``E[log #linear extensions]``
+  (graph_posterior's docstring, "Entropy of the posterior").
 - ``"none"``: no posterior at all (reward 0, no posterior scores at the end): for throughput
   measurements and for learners that bring their own reward.
+
+``sparse=True`` pays a mode's whole return (final value minus the value on the observational
+batch) at the last step, 0 before; without an observation that shows the posterior, it is then
+computed twice per episode only.
+
+Metrics: after every step whose posterior is computed, the info holds ``metrics`` of that posterior
+alone (:data:`POSTERIOR_METRICS`: ``confidence``, ``entropy``, ``expected_shd``); the final info
+holds each episode's ``trajectory``, those and the truth-based :data:`TRUTH_METRICS` (``truth``,
+and the F1 and SHD of the highest-scoring DAG, ``map_f1``, ``map_shd``) at the observational batch
+and after every step (NaN where no posterior was computed). Nothing derived from the truth appears
+before the end.
 
 Posterior: BGe local scores (default hyperparameters of
 :func:`~causal_gym.stats.graph_posterior.bge_local_scores`), intervened cells left out of their
@@ -45,20 +67,77 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_choice, check_real
 from causal_gym.envs.design.world import DesignSetting, Instances
-from causal_gym.metrics import directed_edge_scores, shd
+from causal_gym.metrics import edge_average_precision
 from causal_gym.stats.graph_posterior import (
     BGeStats,
     best_dag,
     bge_local_scores,
     edge_posterior,
     expected_correct_entries,
-    posterior_scores,
+    expected_shd,
 )
 
-__all__ = ["REWARDS", "ACTIONS", "OBSERVATIONS", "DesignBatch", "DesignInterface", "decode_actions", "encode_action"]
+__all__ = ["REWARDS", "ACTIONS", "OBSERVATIONS", "POSTERIOR_METRICS", "TRUTH_METRICS", "DesignBatch",
+           "DesignInterface", "check_reward", "decode_actions", "encode_action", "graph_scores", "truth_agreement"]
 
-REWARDS = ("dense", "sparse", "none")
-"""Reward modes (see the module docstring)."""
+REWARDS = ("confidence", "truth", "information_gain", "none")
+"""Reward modes (see the module docstring); ``"dense"`` is accepted as ``"confidence"``'s old name."""
+
+_ALIASES = {"dense": "confidence"}
+
+POSTERIOR_METRICS = ("confidence", "entropy", "expected_shd")
+"""Per-step metrics of the posterior alone (in every step's info where the posterior is computed)."""
+
+TRUTH_METRICS = ("truth", "map_f1", "map_shd")
+"""Per-step metrics against the hidden graph (only in the final info's ``trajectory``)."""
+
+
+def check_reward(reward: object, sparse: object = False) -> tuple[str, bool]:
+    """``(mode, sparse)`` of the env's ``reward=`` and ``sparse=`` arguments, the mode's canonical name.
+
+    Raises
+    ------
+    ValueError
+        An unknown mode, the removed ``"sparse"`` mode (now ``sparse=True``), or ``sparse`` with ``"none"``.
+    """
+    if reward == "sparse":
+        raise ValueError("reward='sparse' is now a switch: use reward='confidence', sparse=True "
+                         "(or sparse=True with 'truth' or 'information_gain')")
+    mode = check_choice(_ALIASES.get(reward, reward) if isinstance(reward, str) else reward, REWARDS, "reward")
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise ValueError(f"sparse must be True or False, got {sparse!r}")
+    if sparse and mode == "none":
+        raise ValueError("sparse=True pays the return at the last step; reward='none' has none")
+    return mode, bool(sparse)
+
+
+def graph_scores(truth: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Directed-edge F1 and SHD of DAG guesses against true DAGs, batched: ``(...,)`` each from ``(..., d, d)``.
+
+    :func:`causal_gym.metrics.directed_edge_scores` and :func:`causal_gym.metrics.shd` over leading
+    axes (the same conventions: an empty guess of an empty truth has F1 1).
+    """
+    t, e = np.asarray(truth).astype(bool), np.asarray(guess).astype(bool)
+    tp = (t & e).sum(axis=(-2, -1))
+    fp = (e & ~t).sum(axis=(-2, -1))
+    fn = (t & ~e).sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(tp + fp > 0, tp / (tp + fp), (fn == 0).astype(float))
+        recall = np.where(tp + fn > 0, tp / (tp + fn), (fp == 0).astype(float))
+        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    differs = t != e
+    d = t.shape[-1]
+    upper = np.triu(np.ones((d, d), dtype=bool), 1)
+    return f1, ((differs | np.swapaxes(differs, -1, -2)) & upper).sum(axis=(-2, -1)).astype(float)
+
+
+def truth_agreement(edge_probs: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """The posterior's expected number of off-diagonal entries equal to the true graph's (CAASL's), ``(...,)``."""
+    p = np.asarray(edge_probs, dtype=np.float64)
+    a = np.asarray(truth).astype(bool)
+    off = ~np.eye(p.shape[-1], dtype=bool)
+    return np.where(a, p, 1.0 - p)[..., off].sum(axis=-1)
+
 
 ACTIONS = ("box", "discrete", "multidiscrete")
 """Action spaces (see :class:`DesignInterface`)."""
@@ -242,13 +321,20 @@ _POSTERIOR_CHUNK = 16
 and 1.6 ms of system time per 16 episodes per step, none at 16: their arrays no longer fit the allocator's reuse)."""
 
 
-def _posterior(stats: BGeStats) -> np.ndarray:
-    """Edge marginals ``(B, d, d)`` of every episode, in chunks of :data:`_POSTERIOR_CHUNK` episodes."""
+def _posterior(stats: BGeStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edge marginals ``(B, d, d)``, entropies ``(B,)`` and highest-scoring DAGs ``(B, d, d)`` of every episode.
+
+    In chunks of :data:`_POSTERIOR_CHUNK` episodes.
+    """
     b = stats.count.shape[0]
     if b <= _POSTERIOR_CHUNK:
-        return edge_posterior(bge_local_scores(stats)).edge_probs
-    parts = (slice(i, i + _POSTERIOR_CHUNK) for i in range(0, b, _POSTERIOR_CHUNK))
-    return np.concatenate([_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k])) for k in parts])
+        scores = bge_local_scores(stats)
+        posterior = edge_posterior(scores)
+        return posterior.edge_probs, posterior.entropy, best_dag(scores)
+    parts = [_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k]))
+             for k in (slice(i, i + _POSTERIOR_CHUNK) for i in range(0, b, _POSTERIOR_CHUNK))]
+    probs, entropy, best = (np.concatenate(arrays) for arrays in zip(*parts))
+    return probs, entropy, best
 
 
 class DesignBatch:
@@ -259,10 +345,13 @@ class DesignBatch:
     setting : DesignSetting
     value_bound : float
         Largest intervention value in absolute terms.
-    reward : {"dense", "sparse", "none"}
+    reward : {"confidence", "truth", "information_gain", "none"}
+        A canonical mode (:func:`check_reward`).
     interface : DesignInterface, optional
         The action and observation spaces (default: the box and the rows). An observation that
         shows the posterior keeps it current after every step, whatever the reward mode.
+    sparse : bool, default False
+        Pay the return at the last step only.
 
     Raises
     ------
@@ -271,15 +360,15 @@ class DesignBatch:
     """
 
     def __init__(self, setting: DesignSetting, value_bound: float, reward: str,
-                 interface: DesignInterface | None = None) -> None:
+                 interface: DesignInterface | None = None, sparse: bool = False) -> None:
         self.interface = DesignInterface() if interface is None else interface
-        if self.interface.needs_posterior and reward == "none":
+        self.reward, self.sparse = check_reward(reward, sparse)
+        if self.interface.needs_posterior and self.reward == "none":
             raise ValueError("observe_posterior needs a posterior (so does observation='summary'): "
-                             "use reward='dense' or 'sparse', not 'none'")
+                             "use a reward mode other than 'none'")
         self.setting = setting
         self.value_bound = value_bound
-        self.reward = reward
-        self._per_step = reward == "dense" or self.interface.needs_posterior  # posterior recomputed after every step
+        self._per_step = not self.sparse or self.interface.needs_posterior  # posterior recomputed after every step
         self.instances: Instances | None = None
 
     def start(self, instances: Instances) -> None:
@@ -296,16 +385,36 @@ class DesignBatch:
         self.used = 0
         self.stats: BGeStats | None = None
         self.edge_probs: np.ndarray | None = None
-        self._final_table: np.ndarray | None = None  # every episode's local scores, once the scores are asked for
+        self.computed = False  # whether the last step recomputed the posterior (its metrics are then in the info)
         if self.reward != "none":
             self.stats = BGeStats.from_data(instances.observational)
-            self.edge_probs = _posterior(self.stats)
-            self.start_correct = np.asarray(expected_correct_entries(self.edge_probs)).reshape(b)
-            self.correct = self.start_correct.copy()
+            self.edge_probs, self.entropy, self.best = _posterior(self.stats)
+            steps = s.budget + 1  # the observational batch, then after every step
+            self._probs_seen = np.full((b, steps, d, d), np.nan)
+            self._best_seen = np.zeros((b, steps, d, d), dtype=np.int8)
+            self._entropy_seen = np.full((b, steps), np.nan)
+            self._keep(0)
+            self.start_value = self._value()
+            self.value = self.start_value.copy()
 
     @property
     def done(self) -> bool:
         return self.used >= self.setting.budget
+
+    def _keep(self, step: int) -> None:
+        """Remember the current posteriors as those after ``step`` experiments (for the trajectory)."""
+        self._probs_seen[:, step] = self.edge_probs
+        self._best_seen[:, step] = self.best
+        self._entropy_seen[:, step] = self.entropy
+        self.computed = True
+
+    def _value(self) -> np.ndarray:
+        """The quantity whose change the reward pays, per episode ``(B,)``."""
+        if self.reward == "confidence":
+            return np.asarray(expected_correct_entries(self.edge_probs)).reshape(-1)
+        if self.reward == "truth":
+            return truth_agreement(self.edge_probs, self.instances.adjacency)
+        return -self.entropy
 
     def play(self, actions: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """One experiment per episode; returns the rewards ``(B,)`` and the step's design per episode.
@@ -327,6 +436,7 @@ class DesignBatch:
         if len(targets) != b:
             raise ValueError(f"expected {b} actions, got {len(targets)}")
         played = np.flatnonzero(valid)
+        self.computed = False
         if played.size:
             noise_rows = self.used * k + np.arange(k)
             new = instances.rows(played, np.broadcast_to(noise_rows, (played.size, k)), targets[played],
@@ -341,12 +451,15 @@ class DesignBatch:
                 self._update(played, new, targets[played])
         self.used += 1
         rewards = np.zeros(b)
-        if self.reward != "none" and (self.reward == "dense" or self.done):
-            if not self._per_step:
-                self.edge_probs = _posterior(self.stats)
-            new_correct = np.asarray(expected_correct_entries(self.edge_probs)).reshape(b)
-            rewards = new_correct - (self.correct if self.reward == "dense" else self.start_correct)
-            self.correct = new_correct
+        if self.stats is not None:
+            if self.done and not self._per_step:
+                self.edge_probs, self.entropy, self.best = _posterior(self.stats)
+            if self._per_step or self.done:
+                self._keep(self.used)
+            if not self.sparse or self.done:
+                value = self._value()
+                rewards = value - (self.start_value if self.sparse else self.value)
+                self.value = value
         return rewards, {"target": targets, "value": values, "valid": valid}
 
     def _update(self, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
@@ -361,11 +474,10 @@ class DesignBatch:
             part = part.add_row(new[:, r], intervened)
         count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
         self.stats = BGeStats(count, mean, scatter)
-        self._final_table = None
         if self._per_step:
-            probs = self.edge_probs.copy()
-            probs[played] = _posterior(part)
-            self.edge_probs = probs
+            probs, entropy, best = self.edge_probs.copy(), self.entropy.copy(), self.best.copy()
+            probs[played], entropy[played], best[played] = _posterior(part)
+            self.edge_probs, self.entropy, self.best = probs, entropy, best
 
     def observation(self, b: int | None = None) -> dict[str, np.ndarray]:
         """The observation of episode ``b``, or of all (leading axis ``B``) when None."""
@@ -383,32 +495,63 @@ class DesignBatch:
             obs["edge_probs"] = self.edge_probs.astype(np.float32)
         return obs if b is None else {key: value[b] for key, value in obs.items()}
 
-    def final_scores(self, b: int) -> dict[str, float]:
-        """Episode ``b``'s scores against its hidden graph (only after the last step).
+    def metrics(self) -> dict[str, np.ndarray]:
+        """:data:`POSTERIOR_METRICS` of every episode's current posterior, ``(B,)`` each (none of the truth)."""
+        return {"confidence": np.asarray(expected_correct_entries(self.edge_probs)).reshape(-1),
+                "entropy": self.entropy.copy(),
+                "expected_shd": np.asarray(expected_shd(self.edge_probs)).reshape(-1)}
 
-        ``expected_correct`` (and its ``gain`` over the observational batch), ``expected_shd``,
-        ``auprc`` of the edge posterior; ``correct``, ``shd`` and ``f1`` of the Bayes-optimal
-        adjacency (``P(i -> j) > 1/2``); ``map_f1`` and ``map_shd`` of the highest-scoring DAG
+    def trajectory(self) -> dict[str, np.ndarray]:
+        """Every metric after 0, 1, ..., ``budget`` experiments, ``(B, budget + 1)`` each (only after the last step).
+
+        NaN where no posterior was computed (``sparse=True`` without an observed posterior).
+        Empty with ``reward="none"``.
+        """
+        if self.stats is None:
+            return {}
+        probs, truth = self._probs_seen, self.instances.adjacency[:, None]
+        seen = ~np.isnan(self._entropy_seen)
+        f1, distance = graph_scores(truth, self._best_seen)
+        nan = np.where(seen, 0.0, np.nan)
+        return {"confidence": np.asarray(expected_correct_entries(np.nan_to_num(probs))) + nan,
+                "entropy": self._entropy_seen.copy(),
+                "expected_shd": np.asarray(expected_shd(np.nan_to_num(probs))) + nan,
+                "truth": truth_agreement(probs, truth),
+                "map_f1": f1 + nan, "map_shd": distance + nan}
+
+    def final_scores(self) -> dict[str, np.ndarray]:
+        """Every episode's scores against its hidden graph, ``(B,)`` each (only after the last step).
+
+        The final values and gains over the observational batch of the three rewards' quantities:
+        ``expected_correct`` and ``gain`` (``"confidence"``), ``truth`` and ``truth_gain``,
+        ``entropy`` and ``information_gain``; ``expected_shd``, ``auprc`` of the edge posterior;
+        ``correct``, ``shd`` and ``f1`` of the Bayes-optimal adjacency (``P(i -> j) > 1/2``);
+        ``map_f1`` and ``map_shd`` of the highest-scoring DAG
         (:func:`~causal_gym.stats.graph_posterior.best_dag`). Empty with ``reward="none"``.
         """
         if self.stats is None:
             return {}
-        truth = self.instances.adjacency[b]
-        probs = self.edge_probs[b]
-        scores = posterior_scores(probs, truth)
-        if self._final_table is None:  # one batched call for all the episodes that end together
-            self._final_table = bge_local_scores(self.stats)
-        mode = best_dag(self._final_table[b])
+        path = self.trajectory()
+        truth, probs = self.instances.adjacency, self.edge_probs
+        guess = (probs > 0.5).astype(np.int8)
+        off = ~np.eye(self.setting.d, dtype=bool)
+        f1, distance = graph_scores(truth, guess)
+        auprc = [edge_average_precision(t, p) if t[off].any() and not t[off].all() else np.nan
+                 for t, p in zip(truth, probs)]
         return {
-            "expected_correct": scores.expected_correct,
-            "gain": float(scores.expected_correct - self.start_correct[b]),
-            "expected_shd": scores.expected_shd,
-            "auprc": scores.auprc,
-            "correct": float(scores.correct),
-            "shd": float(scores.shd),
-            "f1": scores.f1,
-            "map_f1": directed_edge_scores(truth, mode).f1,
-            "map_shd": float(shd(truth, mode)),
+            "expected_correct": path["confidence"][:, -1],
+            "gain": path["confidence"][:, -1] - path["confidence"][:, 0],
+            "truth": path["truth"][:, -1],
+            "truth_gain": path["truth"][:, -1] - path["truth"][:, 0],
+            "entropy": path["entropy"][:, -1],
+            "information_gain": path["entropy"][:, 0] - path["entropy"][:, -1],
+            "expected_shd": path["expected_shd"][:, -1],
+            "auprc": np.array(auprc, dtype=float),
+            "correct": (guess == truth)[:, off].sum(axis=1).astype(float),
+            "shd": distance,
+            "f1": f1,
+            "map_f1": path["map_f1"][:, -1],
+            "map_shd": path["map_shd"][:, -1],
         }
 
     def design(self, b: int, step: dict[str, np.ndarray]) -> dict[str, Any]:

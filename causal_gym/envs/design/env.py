@@ -14,7 +14,7 @@ from causal_gym._validation import (
     check_real,
     check_reset_options,
 )
-from causal_gym.envs.design.batch import REWARDS, DesignBatch, DesignInterface
+from causal_gym.envs.design.batch import DesignBatch, DesignInterface, check_reward
 from causal_gym.envs.design.world import (
     SPLITS,
     SUITE_SIZE,
@@ -48,16 +48,26 @@ def resolve_split(options: Any, suite: str = "the test suite") -> tuple[str, int
     return split, check_instance_option(options["instance"], size, f"the {split} split")
 
 
-def task_text(setting: DesignSetting, value_bound: float) -> str:
-    """The task statement (it names the setting's prior, never an instance)."""
+_PAYS = {
+    "confidence": "the gain in the exact BGe posterior's expected number of correctly predicted entries of the "
+                  "directed adjacency matrix (its confidence in its own prediction)",
+    "truth": "the gain in the exact BGe posterior's expected number of entries of the directed adjacency matrix "
+             "that agree with the hidden graph (CAASL's reward; a training signal computed by the environment)",
+    "information_gain": "the reduction of the entropy of the exact BGe posterior over (order, DAG) pairs, in nats",
+    "none": "nothing (no reward)",
+}
+
+
+def task_text(setting: DesignSetting, value_bound: float, reward: str = "confidence", sparse: bool = False) -> str:
+    """The task statement (it names the setting's prior and the reward, never an instance)."""
     graph = {"er": "Erdős–Rényi", "sf": "scale-free (Barabási–Albert)"}[setting.graph]
     return (
         f"A hidden linear SCM on {setting.d} variables ({graph} DAG, expected degree {setting.expected_degree:g}, "
         f"{setting.noise} noise). You see {setting.n_observational} observational rows; then you have "
         f"{setting.budget} experiments, each a hard intervention do(x_target = value) with |value| <= {value_bound:g} "
         f"(or one more observational row) yielding {setting.rows_per_step} row(s). Choose them so that the exact "
-        "BGe posterior over DAGs learns the graph: each step pays the gain in the posterior's expected number of "
-        "correctly predicted entries of the directed adjacency matrix."
+        f"BGe posterior over DAGs learns the graph: {'the last step' if sparse else 'each step'} pays {_PAYS[reward]}"
+        f"{' over the whole episode' if sparse else ''}."
     )
 
 
@@ -106,24 +116,39 @@ class InterventionDesignEnv(gym.Env):
     needs a posterior, so not with ``reward="none"``).
 
     ## Rewards
-    ``reward="dense"`` (default): the gain, after each step, of the posterior's expected number of
-    correct directed-adjacency entries (at most ``d (d - 1)``); the return is the total gain over
-    the observational batch. ``"sparse"``: the total paid at the last step. ``"none"``: 0 (no posterior).
+    ``reward=`` picks the quantity of the exact posterior whose change each step pays
+    (:mod:`causal_gym.envs.design.batch` gives the formulas):
 
-    ## Starting State
+    | ``reward``              | each step pays                                                            |
+    |-------------------------|---------------------------------------------------------------------------|
+    | ``"confidence"`` (default; ``"dense"``) | gain of ``sum_{i != j} max(p_ij, 1 - p_ij)``: the posterior's expected number of correct entries of its own prediction |
+    | ``"truth"``             | gain of ``sum_{i != j} P(A_ij = A*_ij)`` against the true graph ``A*`` (CAASL's reward) |
+    | ``"information_gain"``  | reduction of the entropy (nats) of the posterior over (order, DAG) pairs  |
+    | ``"none"``              | 0 (no posterior is computed)                                              |
+
+    ``"truth"`` is a training reward computed by the env from the hidden SCM (as CAASL's simulator
+    computes it): the observations never contain the truth, but the rewards depend on it, so an
+    agent being evaluated must not read them. ``sparse=True`` pays the whole return at the last step.
+
+        ## Starting State
     ``reset()`` draws a fresh instance of the ``train`` stream; ``options={"instance": k}`` plays
     instance ``k`` of the held-out ``test`` suite, ``{"split": "dev", "instance": k}`` of ``dev``
     (1000 instances each; streams disjoint by construction; sealed with ``seal=``).
 
     ## Episode End
-    Terminated after ``budget`` steps. The final info holds ``scores`` (expected correct entries
-    and gain, expected SHD, the posterior's edge AUPRC, F1/SHD of the Bayes-optimal adjacency and
-    F1/SHD of the highest-scoring DAG) and ``truth`` (the SCM). Nothing before holds either.
+    Terminated after ``budget`` steps. Every step's info holds ``metrics`` of the posterior after
+    it (``confidence``, ``entropy``, ``expected_shd``: functions of the rows shown) when the
+    posterior was computed. The final info holds ``scores`` (each reward's final value and gain:
+    ``expected_correct``/``gain``, ``truth``/``truth_gain``, ``entropy``/``information_gain``;
+    expected SHD, the posterior's edge AUPRC, F1/SHD of the Bayes-optimal adjacency and F1/SHD of
+    the highest-scoring DAG), ``trajectory`` (every metric, the truth-based ``truth``, ``map_f1``
+    and ``map_shd`` too, after 0, 1, ..., ``budget`` experiments) and ``truth`` (the SCM). Nothing
+    before holds anything derived from the truth.
 
     ## Arguments
     ``d`` (10), ``graph`` ("er" | "sf"), ``expected_degree`` (6.0), ``noise`` ("gaussian" | "gumbel" |
     "laplace" | "uniform"), ``n_observational`` (50), ``budget`` (10), ``rows_per_step`` (1),
-    ``value_bound`` (5.0), ``reward`` ("dense"), ``observe_posterior`` (False), ``action`` ("box" |
+    ``value_bound`` (5.0), ``reward`` ("confidence"), ``sparse`` (False), ``observe_posterior`` (False), ``action`` ("box" |
     "discrete" | "multidiscrete"), ``value_grid`` ((-1.0, 1.0): the discrete actions' values),
     ``observation`` ("rows" | "summary"), ``seal`` (None: open splits unless ``CAUSAL_GYM_SEAL`` is
     set), ``render_mode`` (None | "ansi").
@@ -149,7 +174,8 @@ class InterventionDesignEnv(gym.Env):
         budget: int = 10,
         rows_per_step: int = 1,
         value_bound: float = VALUE_BOUND,
-        reward: str = "dense",
+        reward: str = "confidence",
+        sparse: bool = False,
         observe_posterior: bool = False,
         action: str = "box",
         value_grid: Sequence[float] = (-1.0, 1.0),
@@ -161,7 +187,7 @@ class InterventionDesignEnv(gym.Env):
         self.value_bound = check_real(value_bound, "value_bound", 0.0)
         if self.value_bound == 0.0:
             raise ValueError("value_bound must be positive")
-        self.reward_mode = check_choice(reward, REWARDS, "reward")
+        self.reward_mode, self.sparse = check_reward(reward, sparse)
         self.seal = resolve_seal(seal)
         if render_mode is not None:
             check_choice(render_mode, self.metadata["render_modes"], "render_mode")
@@ -169,7 +195,7 @@ class InterventionDesignEnv(gym.Env):
         self.interface = DesignInterface(action, value_grid, observation, observe_posterior)
         self.observation_space = self.interface.observation_space(self.setting)
         self.action_space = self.interface.action_space(self.setting.d)
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface, self.sparse)
         self._where: dict[str, Any] = {}
         self._last: dict[str, Any] = {}
 
@@ -213,9 +239,13 @@ class InterventionDesignEnv(gym.Env):
         rewards, design = self._batch.play(a[None])
         info = self._batch.design(0, design)
         self._last = info
+        if self._batch.computed:
+            info["metrics"] = {name: float(values[0]) for name, values in self._batch.metrics().items()}
         terminated = self._batch.done
         if terminated:
-            info["scores"] = self._batch.final_scores(0)
+            info["scores"] = {name: float(values[0]) for name, values in self._batch.final_scores().items()}
+            if self._batch.stats is not None:
+                info["trajectory"] = {name: values[0].tolist() for name, values in self._batch.trajectory().items()}
             info["truth"] = self._batch.instances.truth(0, self.setting.noise)
             info["instance"] = dict(self._where)
         return self._batch.observation(0), float(rewards[0]), terminated, False, info
@@ -242,11 +272,11 @@ class InterventionDesignEnv(gym.Env):
 
     def task_description(self) -> str:
         """The task statement (no instance-specific content)."""
-        return task_text(self.setting, self.value_bound)
+        return task_text(self.setting, self.value_bound, self.reward_mode, self.sparse)
 
     def budgets(self) -> dict[str, float]:
         return {"experiments": float(self.setting.budget)}
 
     def task_condition(self) -> dict[str, Any]:
         return {"benchmark": "design", **self.setting.to_dict(), "value_bound": self.value_bound,
-                "reward": self.reward_mode}
+                "reward": self.reward_mode, "sparse": self.sparse}

@@ -1,8 +1,9 @@
 """The intervention-design tables of ``causal-gym report`` (see :mod:`causal_gym.envs.benchmark`).
 
 One table: per setting and agent, the episodes played and, with 95% bootstrap intervals over
-instances, the return (gain in the posterior's expected correct entries), the final expected
-SHD, the posterior's edge AUPRC and the best DAG's F1.
+instances, the return of each reward mode (``gain``: ``"confidence"``, the posterior's expected
+correct entries; ``truth_gain``: ``"truth"``, CAASL's; ``information_gain``: the entropy
+reduction), the final expected SHD, the posterior's edge AUPRC and the best DAG's F1.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from causal_gym.tables import ReportTable, build_table, column, interval, interv
 __all__ = ["episode_columns", "report_tables"]
 
 _SETTING_KEYS = ("d", "graph", "expected_degree", "noise", "n_observational", "budget", "rows_per_step")
-_METRICS = ("gain", "expected_shd", "auprc", "map_f1")
+_METRICS = ("gain", "truth_gain", "information_gain", "expected_shd", "auprc", "map_f1")
 
 
 def episode_columns(params: dict[str, Any], line: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
