@@ -419,6 +419,60 @@ def test_greedy_prefers_intervening_where_the_direction_is_unknown():
     assert greedy.evaluations == 64 * 3
 
 
+def test_greedy_objectives_value_the_same_outcomes_by_their_own_quantities():
+    env = InterventionDesignEnv(d=2, expected_degree=1.0, n_observational=30, budget=1)
+    obs, _ = env.reset(options={"instance": 0})
+    gains = {}
+    for objective in ("confidence", "truth", "information_gain"):
+        greedy = GreedyDesigner(samples=64, value_grid=(1.0,), objective=objective)
+        greedy.reset(task_spec(env))
+        gains[objective] = greedy.expected_gains(obs)  # the same draws: the seed, episode and step match
+        assert gains[objective][2] < min(gains[objective][:2])  # intervening beats observing whatever the objective
+    assert not np.allclose(gains["confidence"], gains["truth"])
+    with pytest.raises(ValueError, match="objective"):
+        GreedyDesigner(objective="shd")
+
+
+def test_greedy_truth_objective_is_the_expected_agreement_with_a_graph_drawn_from_the_posterior():
+    from causal_gym.envs.design.baselines import _objective
+    from causal_gym.envs.design.batch import truth_agreement
+    from causal_gym.stats.graph_posterior import sample_dags
+
+    data, mask = _observed(InterventionDesignEnv(**SMALL).reset(options={"instance": 4})[0])
+    scores = local_scores(data, mask)
+    posterior = edge_posterior(scores)
+    dags = sample_dags(scores, 20000, rng=0)  # the truth drawn from the posterior itself
+    monte_carlo = truth_agreement(np.broadcast_to(posterior.edge_probs, dags.shape), dags).mean()
+    assert float(_objective(posterior, "truth")) == pytest.approx(monte_carlo, abs=0.02)
+
+
+def test_uncertainty_designer_picks_the_untargeted_node_with_the_most_uncertain_edges():
+    from causal_gym.envs.design.baselines import UncertaintyDesigner
+
+    env = InterventionDesignEnv(**SMALL, observe_posterior=True)
+    obs, _ = env.reset(options={"instance": 0})
+    agent = UncertaintyDesigner()
+    agent.reset(task_spec(env))
+    p = np.array([[0.0, 0.5, 0.1, 0.0], [0.2, 0.0, 0.9, 0.0], [0.0, 0.0, 0.0, 0.3], [0.0, 0.0, 0.0, 0.0]])
+    # expected errors per node (row + column sums of min(p, 1 - p)): 0.8, 0.9, 0.5, 0.3
+    shown = {**obs, "edge_probs": p.astype(np.float32)}
+    assert decode_actions(agent.act(shown, {})[None], 4, env.value_bound)[0][0] == 1
+    shown["intervention_mask"] = obs["intervention_mask"].copy()
+    shown["intervention_mask"][SMALL["n_observational"], 1] = 1  # node 1 targeted already
+    targets, values, _ = decode_actions(agent.act(shown, {})[None], 4, env.value_bound)
+    assert targets[0] == 0 and values[0] == pytest.approx(env.value_bound)
+    shown["intervention_mask"][SMALL["n_observational"] + 1, [0, 2, 3]] = 1  # all targeted: all candidates again
+    assert decode_actions(agent.act(shown, {})[None], 4, env.value_bound)[0][0] == 1
+    assert agent.evaluations == 0
+    # without the shown posterior it computes the same one from the rows (one evaluation)
+    hidden = {key: value for key, value in obs.items() if key != "edge_probs"}
+    agent.reset(task_spec(env))
+    choice = agent.act(hidden, {})
+    agent_shown = UncertaintyDesigner()
+    agent_shown.reset(task_spec(env))
+    assert np.array_equal(choice, agent_shown.act(obs, {})) and agent.evaluations == 1
+
+
 def test_runner_and_report_table(tmp_path):
     from causal_gym.envs.benchmark import ReportOptions
     from causal_gym.envs.design.report import report_tables

@@ -1,4 +1,4 @@
-"""Scripted designers: random, round-robin, observational-only and a greedy one-step lookahead.
+"""Scripted designers: random, round-robin, observational-only, an uncertainty heuristic and a greedy one-step lookahead.
 
 Each implements the agent protocol (:class:`causal_gym.harness.agent.Agent`): ``reset(task)``
 reads the setting from ``task.condition`` (``d``, ``value_bound``), ``act(observation, info)``
@@ -11,14 +11,21 @@ They read only the observation.
   ``-value_bound`` on the next pass): every node intervened once as hard as the box allows.
 - :class:`ObservationalDesigner`: an observational row every step (what experiments add over
   more passive data).
+- :class:`UncertaintyDesigner`: the not-yet-targeted node whose edges the posterior is least sure
+  of, ``sum_j min(p_kj, 1 - p_kj) + min(p_jk, 1 - p_jk)``, at ``+value_bound``: no lookahead, the
+  posterior the env shows (``observe_posterior=True``: no evaluation of its own) or one it computes.
 - :class:`GreedyDesigner`: for every candidate design (each node at each value of a grid, and
-  "observe"), the expected gain in the posterior's expected correct entries after one more row,
+  "observe"), the expected value of the reward's quantity (``objective``) after one more row,
   estimated from ``samples`` posterior-predictive outcomes (a DAG drawn exactly from the
   posterior, then the row from the BGe predictive under that DAG); it plays the best
-  candidate. Candidates see common random numbers. This is the myopic Bayes-optimal design up to
+  candidate. Candidates see common random numbers. For ``objective="confidence"`` (the
+  posterior's expected correct entries) and ``"information_gain"`` (minus the entropy over (order,
+  DAG) pairs) this is the myopic Bayes-optimal design up to
   Monte-Carlo error, the strong heuristic a learned policy must match: it costs ``samples x
   (d x |grid| + 1)`` posterior evaluations per decision (168 at d = 10 by default), a policy one
-  forward pass.
+  forward pass. ``"truth"`` pays agreement with the hidden graph, which the designer cannot see; under
+  its own posterior the expected agreement after the row is ``sum_{i != j} E[p'^2 + (1 - p')^2]``
+  (the true graph drawn from the updated posterior ``p'``), which it maximises instead.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym._validation import check_count, check_real
+from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.design.batch import encode_action
 from causal_gym.harness.agent import TaskSpec
 from causal_gym.stats.graph_posterior import (
@@ -36,11 +43,16 @@ from causal_gym.stats.graph_posterior import (
     bge_local_scores,
     edge_posterior,
     expected_correct_entries,
+    GraphPosterior,
     sample_dags,
     sample_predictive,
 )
 
-__all__ = ["RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "GreedyDesigner", "observed_stats"]
+__all__ = ["RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "UncertaintyDesigner", "GreedyDesigner",
+           "GREEDY_OBJECTIVES", "observed_stats"]
+
+GREEDY_OBJECTIVES = ("confidence", "truth", "information_gain")
+"""What :class:`GreedyDesigner` maximises (the env's reward modes; module docstring)."""
 
 
 def _setting(task: TaskSpec, who: str) -> tuple[int, float]:
@@ -107,6 +119,33 @@ class ObservationalDesigner(_Designer):
         return None, 0.0
 
 
+class UncertaintyDesigner(_Designer):
+    """The not-yet-targeted node with the largest summed expected error of its edges, at ``+value_bound``.
+
+    Reads ``edge_probs`` when the observation shows it (the env made with ``observe_posterior=True``:
+    no posterior of its own), else computes the posterior of the rows (counted in
+    :attr:`evaluations`). Once every node has been targeted, all are candidates again. Ties go to
+    the smaller index.
+    """
+
+    def __init__(self) -> None:
+        self.evaluations = 0
+
+    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
+        if "edge_probs" in observation:
+            p = np.asarray(observation["edge_probs"], dtype=np.float64)
+        else:
+            p = edge_posterior(bge_local_scores(observed_stats(observation))).edge_probs
+            self.evaluations += 1
+        error = np.minimum(p, 1.0 - p)
+        np.fill_diagonal(error, 0.0)
+        uncertainty = error.sum(axis=0) + error.sum(axis=1)
+        targeted = np.asarray(observation["intervention_mask"]).any(axis=0)
+        if targeted.all():
+            targeted[:] = False
+        return int(np.argmax(np.where(targeted, -np.inf, uncertainty))), self.value_bound
+
+
 class GreedyDesigner(_Designer):
     """One-step lookahead on the expected posterior gain (see the module docstring).
 
@@ -120,10 +159,13 @@ class GreedyDesigner(_Designer):
         Also consider an observational row.
     seed : int, default 0
         Seeds the draws (``SeedSequence([seed, episode, step])``).
+    objective : {"confidence", "truth", "information_gain"}, default "confidence"
+        The quantity whose expectation after the row it maximises (module docstring).
     """
 
     def __init__(self, samples: int = 8, value_grid: Sequence[float] = (-1.0, 1.0), observe: bool = True,
-                 seed: int = 0) -> None:
+                 seed: int = 0, objective: str = "confidence") -> None:
+        self.objective = check_choice(objective, GREEDY_OBJECTIVES, "objective")
         self.samples = check_count(samples, "samples", 1)
         self.value_grid = np.array([check_real(v, "value_grid member", -1.0) for v in value_grid])
         if not self.value_grid.size or (self.value_grid > 1.0).any():
@@ -146,7 +188,7 @@ class GreedyDesigner(_Designer):
         return targets, values
 
     def expected_gains(self, observation: Mapping[str, Any]) -> np.ndarray:
-        """Monte-Carlo expected expected-correct-entries after each candidate, ``(C,)``."""
+        """Monte-Carlo expectation of the objective's quantity after each candidate, ``(C,)``."""
         stats = observed_stats(observation)
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, self._episode, self.step]))
         dags = sample_dags(bge_local_scores(stats), self.samples, rng=rng)
@@ -158,12 +200,23 @@ class GreedyDesigner(_Designer):
                          np.broadcast_to(stats.scatter, lead + (d, d, d)))
         intervened = np.broadcast_to(targets[:, None] == np.arange(d)[None, :], lead + (d,))
         after = batch.add_row(outcomes, np.ascontiguousarray(intervened))
-        probs = edge_posterior(bge_local_scores(after)).edge_probs
+        posterior = edge_posterior(bge_local_scores(after))
         self.evaluations += k * c
-        return np.asarray(expected_correct_entries(probs)).mean(axis=0)
+        return _objective(posterior, self.objective).mean(axis=0)
 
     def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
         gains = self.expected_gains(observation)
         targets, values = self.candidates()
         best = int(np.argmax(gains))
         return (None if targets[best] < 0 else int(targets[best])), float(values[best])
+
+
+def _objective(posterior: GraphPosterior, objective: str) -> np.ndarray:
+    """The quantity :class:`GreedyDesigner` maximises, for every posterior of a batch."""
+    p = posterior.edge_probs
+    if objective == "confidence":
+        return np.asarray(expected_correct_entries(p))
+    if objective == "information_gain":
+        return -posterior.entropy
+    off = ~np.eye(p.shape[-1], dtype=bool)
+    return (p**2 + (1.0 - p) ** 2)[..., off].sum(axis=-1)

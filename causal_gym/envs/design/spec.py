@@ -85,6 +85,8 @@ SPEC = BenchmarkSpec(
                                          "Design: targets 0, 1, ..., d-1 in turn at +-value_bound"),
         "design-observe": AgentEntry("causal_gym.envs.design.baselines:ObservationalDesigner",
                                      "Design: observational rows only (no intervention)"),
+        "design-uncertainty": AgentEntry("causal_gym.envs.design.baselines:UncertaintyDesigner",
+                                         "Design: the untargeted node whose edges the posterior is least sure of, at +value_bound"),
         "design-greedy": AgentEntry("causal_gym.envs.design.baselines:GreedyDesigner",
                                     "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)",
                                     takes_seed=True),
