@@ -87,9 +87,9 @@ class _LogSpaceOnly:
     def __enter__(self) -> None:
         self._linear = graph_posterior._linear_dp
 
-        def declined(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def declined(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             m = beta.shape[0]
-            return np.empty(beta.shape), np.empty(m), np.zeros(m, dtype=bool)
+            return np.empty(beta.shape), np.empty(m), np.zeros(m, dtype=bool), np.empty(m)
 
         graph_posterior._linear_dp = declined
 
@@ -110,9 +110,9 @@ def main() -> None:
         "CartPole-v1 (single)": single("CartPole-v1"),
         "design single, reward on": single(ENV_ID),
         f"design vector B={args.batch}, posterior off": vector(args.batch, "none"),
-        reward_on: vector(args.posterior_batch, "dense"),
-        f"design vector B={4 * args.posterior_batch}, reward on": vector(4 * args.posterior_batch, "dense"),
-        log_only: vector(args.posterior_batch, "dense"),
+        reward_on: vector(args.posterior_batch, "confidence"),
+        f"design vector B={4 * args.posterior_batch}, reward on": vector(4 * args.posterior_batch, "confidence"),
+        log_only: vector(args.posterior_batch, "confidence"),
     }
 
     def timed(name: str, seconds: float) -> tuple[float, float]:

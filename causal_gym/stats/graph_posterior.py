@@ -731,18 +731,21 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
     check_choice(parent_prior, PARENT_PRIORS, "parent prior")
     beta = (s + _log_parent_prior(d, parent_prior)).reshape(-1, d, 1 << q)
     m = beta.shape[0]
-    parent_set, log_z, exact = _linear_dp(beta, d)
+    parent_set, log_z, exact, entropy = _linear_dp(beta, d)
+    excluded = None
     if not exact.all():  # the few the linear pass cannot hold: the log-space DP, exact at any spread
         redo = np.flatnonzero(~exact)
         parent_set[redo], log_z[redo] = _log_dp(beta[redo], d)
+        excluded = np.isneginf(s).reshape(m, d, 1 << q)
+        entropy[redo] = _order_dag_entropy(beta[redo], parent_set[redo], log_z[redo], excluded[redo])
     edges = np.zeros((m, d, d))
     if q:
         marginal = parent_set @ tables["bits"]  # (m, d, q): P(parent_of[j, b] -> j)
         parent_of = tables["parent_of"]
         child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)  # type: ignore[union-attr]
         edges[:, parent_of, child] = marginal
-    excluded = np.isneginf(s).reshape(m, d, 1 << q)
-    entropy = _order_dag_entropy(beta, parent_set, log_z, excluded)
+    if excluded is None:
+        excluded = np.isneginf(s).reshape(m, d, 1 << q)
     cap = _size_cap(excluded, d) if excluded.any() else d - 1
     if cap is not None:  # no set excluded, or exactly those above a size cap: the prior's mass is cached
         log_prior_z = _log_prior_normaliser(d, parent_prior, cap)
@@ -792,8 +795,8 @@ def _scratch(entries: int) -> np.ndarray:
     return np.empty(entries)
 
 
-def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held)`` of ``beta (m, d, 2^(d-1))``.
+def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held, entropy)`` of ``beta (m, d, 2^(d-1))``.
 
     Compiled (:func:`~causal_gym.stats._posterior_kernels.linear_dp`: loops along the batch, no
     index tables) and as exact as :func:`_log_dp` where it holds: it exponentiates once
@@ -805,6 +808,8 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     ``w(u) = exp(sF(u) + sB(u + 1) - sF(d))``. An episode is *held* when no value it needs fell
     below :data:`_NORMAL` (nothing underflowed), its weights are finite and each node's
     parent-set posterior sums to 1 within 1e-9; the others are redone by :func:`_log_dp`.
+    The entropy of the held ones comes from the same pass (:func:`_order_dag_entropy`'s sum, with
+    ``log Z - sum_j c_j = log F~(V)``).
     """
     top_score = beta.max(axis=-1)  # (m, d): c_j
     ratio = beta - top_score[..., None]
@@ -813,10 +818,12 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     chunk = max(1, _DP_CHUNK_ENTRIES // (d << (d - 1)))
     entries = ((d << (d - 1)) + (2 << d)) * min(chunk, len(ratio))
     work = _scratch(entries) if entries <= _DP_CHUNK_ENTRIES * 2 else np.empty(entries)
-    parts = [kernels.linear_dp(ratio[i : i + chunk], size, _NORMAL, _MAX_LOG_WEIGHT, work)
+    parts = [kernels.linear_dp(ratio[i : i + chunk], beta[i : i + chunk], top_score[i : i + chunk], size, _NORMAL,
+                               _MAX_LOG_WEIGHT, work)
              for i in range(0, max(len(ratio), 1), chunk)]
-    parent_set, log_f, held = parts[0] if len(parts) == 1 else (np.concatenate(arrays) for arrays in zip(*parts))
-    return parent_set, top_score.sum(axis=1) + log_f, held
+    parent_set, log_f, held, expected = (parts[0] if len(parts) == 1
+                                         else (np.concatenate(arrays) for arrays in zip(*parts)))
+    return parent_set, top_score.sum(axis=1) + log_f, held, log_f - expected
 
 
 def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -858,7 +865,7 @@ def _size_cap(excluded: np.ndarray, d: int) -> int | None:
 def _log_prior_normaliser(d: int, parent_prior: str, cap: int) -> float:
     """``log sum_{order, G} prod_j rho_j(pa(j))`` over DAGs of at most ``cap`` parents per node: the prior's total mass."""
     prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))[None]
-    _, log_z, held = _linear_dp(prior, d)  # the prior's weights lie within 12 nats of each other: held
+    _, log_z, held, _ = _linear_dp(prior, d)  # the prior's weights lie within 12 nats of each other: held
     return float(log_z[0] if held[0] else _log_dp(prior, d)[1][0])
 
 
@@ -1046,7 +1053,7 @@ def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
     s, d = _check_scores(scores)
     check_choice(parent_prior, PARENT_PRIORS, "parent prior")
     beta = (s + _log_parent_prior(d, parent_prior)).reshape(-1, d, 1 << (d - 1))
-    parents = kernels.best_parents_batch(np.ascontiguousarray(beta))
+    parents = kernels.best_parents(np.ascontiguousarray(beta))
     return _adjacency_of(parents).reshape(*s.shape[:-2], d, d)
 
 
