@@ -109,6 +109,52 @@ def test_streams_are_deterministic_disjoint_and_paired():
     assert not np.array_equal(sealed.adjacency, one.adjacency) or not np.array_equal(sealed.weights, one.weights)
 
 
+def test_a_parent_cap_keeps_the_parents_first_in_the_causal_order():
+    free = make_batch(DesignSetting(d=8, expected_degree=5.0, n_observational=0), (7,), 300)
+    capped = make_batch(DesignSetting(d=8, expected_degree=5.0, n_observational=0, max_parents=2), (7,), 300)
+    assert np.array_equal(free.order, capped.order)  # the same draws, edges cut
+    assert capped.adjacency.sum(axis=1).max() == 2 and free.adjacency.sum(axis=1).max() > 2
+    for a, cut, order in zip(free.adjacency, capped.adjacency, free.order):
+        for j in range(8):
+            parents = [i for i in order if a[i, j]]  # in causal order
+            assert np.flatnonzero(cut[:, j]).tolist() == sorted(parents[:2])
+    indegree = np.maximum(capped.adjacency.sum(axis=1), 1)
+    assert (capped.weights[capped.adjacency == 0] == 0).all()
+    scaled = (capped.weights * np.sqrt(indegree)[:, None, :])[capped.adjacency == 1]  # N(0, 1/|pa|) after the cut
+    assert abs(scaled.var() - 1.0) < 0.1
+
+
+def test_mixed_noise_draws_a_family_per_instance_and_the_truth_names_it():
+    from causal_gym.envs.design.world import NOISES
+
+    setting = DesignSetting(d=4, expected_degree=2.0, n_observational=200, noise="mixed")
+    batch = make_batch(setting, (9,), 40)
+    assert set(batch.noise_family.tolist()) == set(range(4))
+    uniform = batch.noise_family == NOISES.index("uniform")
+    assert np.abs(batch.step_noise[uniform]).max() <= np.sqrt(3.0) + 1e-12  # unit-variance uniform is bounded
+    assert np.abs(batch.step_noise[~uniform]).max() > np.sqrt(3.0)
+    gumbel = batch.noise_family == NOISES.index("gumbel")
+    skew = lambda z: ((z - z.mean()) ** 3).mean() / z.std() ** 3  # noqa: E731
+    assert skew(batch.step_noise[gumbel].ravel()) > 0.5 and abs(skew(batch.step_noise[uniform].ravel())) < 0.3
+    env = InterventionDesignEnv(d=4, expected_degree=2.0, n_observational=20, budget=1, noise="mixed")
+    env.reset(options={"instance": 0})
+    info = env.step(encode_action(0, 1.0, 4, env.value_bound))[4]
+    assert info["truth"]["noise"] in NOISES
+
+
+def test_above_sixteen_nodes_the_env_needs_a_cap_and_plays_with_it():
+    with pytest.raises(ValueError, match="max_parents"):
+        DesignSetting(d=17, expected_degree=2.0)
+    with pytest.raises(ValueError, match="max_parents"):
+        DesignSetting(d=17, expected_degree=2.0, max_parents=5)
+    env = InterventionDesignEnv(d=17, expected_degree=2.0, n_observational=30, budget=1, max_parents=2)
+    assert "-K2" in env.setting.name and env.task_condition()["max_parents"] == 2
+    env.reset(options={"instance": 0})
+    _, reward, terminated, _, info = env.step(encode_action(3, 5.0, 17, env.value_bound))
+    assert terminated and np.isfinite(reward) and info["truth"]["adjacency"].sum(axis=0).max() <= 2
+    assert info["trajectory"]["map_f1"][-1] >= 0.0 and np.isfinite(info["scores"]["entropy"])
+
+
 # -- the env ------------------------------------------------------------------------------------
 
 

@@ -55,11 +55,12 @@ GREEDY_OBJECTIVES = ("confidence", "truth", "information_gain")
 """What :class:`GreedyDesigner` maximises (the env's reward modes; module docstring)."""
 
 
-def _setting(task: TaskSpec, who: str) -> tuple[int, float]:
+def _setting(task: TaskSpec, who: str) -> tuple[int, float, int | None]:
     condition = task.condition
     if condition.get("benchmark") != "design":
         raise ValueError(f"{who} plays the intervention-design envs, got a task with condition {dict(condition)}")
-    return int(condition["d"]), float(condition["value_bound"])
+    cap = condition.get("max_parents")
+    return int(condition["d"]), float(condition["value_bound"]), None if cap is None else int(cap)
 
 
 def observed_stats(observation: Mapping[str, Any]) -> BGeStats:
@@ -74,7 +75,7 @@ class _Designer:
     """Shared bookkeeping: the setting of the task and the step within the episode."""
 
     def reset(self, task: TaskSpec) -> None:
-        self.d, self.value_bound = _setting(task, type(self).__name__)
+        self.d, self.value_bound, self.max_parents = _setting(task, type(self).__name__)
         self.step = 0
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> np.ndarray:
@@ -135,7 +136,7 @@ class UncertaintyDesigner(_Designer):
         if "edge_probs" in observation:
             p = np.asarray(observation["edge_probs"], dtype=np.float64)
         else:
-            p = edge_posterior(bge_local_scores(observed_stats(observation))).edge_probs
+            p = edge_posterior(bge_local_scores(observed_stats(observation), max_parents=self.max_parents)).edge_probs
             self.evaluations += 1
         error = np.minimum(p, 1.0 - p)
         np.fill_diagonal(error, 0.0)
@@ -191,7 +192,7 @@ class GreedyDesigner(_Designer):
         """Monte-Carlo expectation of the objective's quantity after each candidate, ``(C,)``."""
         stats = observed_stats(observation)
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, self._episode, self.step]))
-        dags = sample_dags(bge_local_scores(stats), self.samples, rng=rng)
+        dags = sample_dags(bge_local_scores(stats, max_parents=self.max_parents), self.samples, rng=rng)
         targets, values = self.candidates()
         outcomes = sample_predictive(stats, dags, targets, values, rng=rng)  # (K, C, d)
         k, c, d = outcomes.shape
@@ -200,7 +201,7 @@ class GreedyDesigner(_Designer):
                          np.broadcast_to(stats.scatter, lead + (d, d, d)))
         intervened = np.broadcast_to(targets[:, None] == np.arange(d)[None, :], lead + (d,))
         after = batch.add_row(outcomes, np.ascontiguousarray(intervened))
-        posterior = edge_posterior(bge_local_scores(after))
+        posterior = edge_posterior(bge_local_scores(after, max_parents=self.max_parents))
         self.evaluations += k * c
         return _objective(posterior, self.objective).mean(axis=0)
 

@@ -321,17 +321,17 @@ _POSTERIOR_CHUNK = 16
 and 1.6 ms of system time per 16 episodes per step, none at 16: their arrays no longer fit the allocator's reuse)."""
 
 
-def _posterior(stats: BGeStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _posterior(stats: BGeStats, max_parents: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Edge marginals ``(B, d, d)``, entropies ``(B,)`` and highest-scoring DAGs ``(B, d, d)`` of every episode.
 
-    In chunks of :data:`_POSTERIOR_CHUNK` episodes.
+    In chunks of :data:`_POSTERIOR_CHUNK` episodes; ``max_parents`` caps the parent sets.
     """
     b = stats.count.shape[0]
     if b <= _POSTERIOR_CHUNK:
-        scores = bge_local_scores(stats)
+        scores = bge_local_scores(stats, max_parents=max_parents)
         posterior = edge_posterior(scores)
         return posterior.edge_probs, posterior.entropy, best_dag(scores)
-    parts = [_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k]))
+    parts = [_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k]), max_parents)
              for k in (slice(i, i + _POSTERIOR_CHUNK) for i in range(0, b, _POSTERIOR_CHUNK))]
     probs, entropy, best = (np.concatenate(arrays) for arrays in zip(*parts))
     return probs, entropy, best
@@ -388,7 +388,7 @@ class DesignBatch:
         self.computed = False  # whether the last step recomputed the posterior (its metrics are then in the info)
         if self.reward != "none":
             self.stats = BGeStats.from_data(instances.observational)
-            self.edge_probs, self.entropy, self.best = _posterior(self.stats)
+            self.edge_probs, self.entropy, self.best = _posterior(self.stats, self.setting.max_parents)
             steps = s.budget + 1  # the observational batch, then after every step
             self._probs_seen = np.full((b, steps, d, d), np.nan)
             self._best_seen = np.zeros((b, steps, d, d), dtype=np.int8)
@@ -453,7 +453,7 @@ class DesignBatch:
         rewards = np.zeros(b)
         if self.stats is not None:
             if self.done and not self._per_step:
-                self.edge_probs, self.entropy, self.best = _posterior(self.stats)
+                self.edge_probs, self.entropy, self.best = _posterior(self.stats, self.setting.max_parents)
             if self._per_step or self.done:
                 self._keep(self.used)
             if not self.sparse or self.done:
@@ -476,7 +476,7 @@ class DesignBatch:
         self.stats = BGeStats(count, mean, scatter)
         if self._per_step:
             probs, entropy, best = self.edge_probs.copy(), self.entropy.copy(), self.best.copy()
-            probs[played], entropy[played], best[played] = _posterior(part)
+            probs[played], entropy[played], best[played] = _posterior(part, self.setting.max_parents)
             self.edge_probs, self.entropy, self.best = probs, entropy, best
 
     def observation(self, b: int | None = None) -> dict[str, np.ndarray]:

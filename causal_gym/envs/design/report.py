@@ -17,7 +17,7 @@ from causal_gym.tables import ReportTable, build_table, column, interval, interv
 
 __all__ = ["episode_columns", "report_tables"]
 
-_SETTING_KEYS = ("d", "graph", "expected_degree", "noise", "n_observational", "budget", "rows_per_step")
+_SETTING_KEYS = ("d", "graph", "expected_degree", "noise", "n_observational", "budget", "rows_per_step", "max_parents")
 _METRICS = ("gain", "truth_gain", "information_gain", "expected_shd", "auprc", "map_f1")
 
 

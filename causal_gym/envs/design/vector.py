@@ -28,6 +28,7 @@ from causal_gym._validation import check_count, check_real
 from causal_gym.envs.design.batch import DesignBatch, DesignInterface, check_reward
 from causal_gym.envs.design.env import VALUE_BOUND, resolve_split
 from causal_gym.envs.design.world import (
+    FIELDS,
     SUITE_SIZE,
     DesignSetting,
     Instances,
@@ -42,8 +43,7 @@ __all__ = ["InterventionDesignVectorEnv"]
 
 
 def _concat(parts: list[Instances]) -> Instances:
-    fields = ("adjacency", "weights", "order", "scale", "observational", "step_noise")
-    return Instances(*(np.concatenate([getattr(p, name) for p in parts]) for name in fields))
+    return Instances(*(np.concatenate([getattr(p, name) for p in parts]) for name in FIELDS))
 
 
 class InterventionDesignVectorEnv(VectorEnv):
@@ -53,7 +53,7 @@ class InterventionDesignVectorEnv(VectorEnv):
     ----------
     num_envs : int
         Episodes per batch.
-    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, value_bound, reward, sparse, observe_posterior, action, value_grid, observation, seal
+    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, max_parents, value_bound, reward, sparse, observe_posterior, action, value_grid, observation, seal
         As :class:`~causal_gym.envs.design.env.InterventionDesignEnv`.
     render_mode : None
         Batched rendering is not offered.
@@ -71,6 +71,7 @@ class InterventionDesignVectorEnv(VectorEnv):
         n_observational: int = 50,
         budget: int = 10,
         rows_per_step: int = 1,
+        max_parents: int | None = None,
         value_bound: float = VALUE_BOUND,
         reward: str = "confidence",
         sparse: bool = False,
@@ -82,7 +83,8 @@ class InterventionDesignVectorEnv(VectorEnv):
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_count(num_envs, "num_envs", 1)
-        self.setting = DesignSetting(d, graph, expected_degree, noise, n_observational, budget, rows_per_step)
+        self.setting = DesignSetting(d, graph, expected_degree, noise, n_observational, budget, rows_per_step,
+                                     max_parents)
         self.value_bound = check_real(value_bound, "value_bound", 0.0)
         if self.value_bound == 0.0:
             raise ValueError("value_bound must be positive")
