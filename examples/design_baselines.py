@@ -58,7 +58,7 @@ from causal_gym.envs.design.baselines import (  # noqa: E402
 from causal_gym.harness.rollout import rollout  # noqa: E402
 from causal_gym.metrics import bootstrap_interval, paired_bootstrap  # noqa: E402
 
-METRICS = ("gain", "truth_gain", "information_gain", "expected_shd", "auprc", "map_f1")
+METRICS = ("gain", "net_gain", "truth_gain", "information_gain", "expected_shd", "auprc", "map_f1")
 GREEDY = {"greedy-cheap": (1, (1.0,), False), "greedy-11": (1, (1.0,), True), "greedy-22": (2, (1.0,), True),
           "greedy-88": (8, (1.0,), True), "greedy-168": (8, (-1.0, 1.0), True)}
 """Named greedy designers: (samples, value grid, observe); the name is its posterior evaluations per decision at d = 10."""
@@ -81,17 +81,17 @@ def make_agent(name: str, greedy_samples: int, greedy_grid: tuple[float, ...]) -
     raise ValueError(f"unknown agent {name!r}")
 
 
-def play(job: tuple[str, str, list[int], int, tuple[float, ...]]) -> list[dict[str, Any]]:
+def play(job: tuple[str, str, list[int], int, tuple[float, ...], str]) -> list[dict[str, Any]]:
     """Play ``agent`` on instances of ``env_id``; one row per episode."""
-    env_id, name, instances, greedy_samples, greedy_grid = job
+    env_id, name, instances, greedy_samples, greedy_grid, split = job
     env = gym.make(env_id, observe_posterior=True)
     agent = make_agent(name, greedy_samples, greedy_grid)
     rows = []
     for k in instances:
         start = time.perf_counter()
-        record = rollout(env, agent, options={"instance": k})
+        record = rollout(env, agent, options={"split": split, "instance": k})
         scores = record.final_info["scores"]
-        rows.append({"env_id": env_id, "agent": name, "instance": k, **{m: scores[m] for m in METRICS},
+        rows.append({"env_id": env_id, "agent": name, "instance": k, **{m: round(scores[m], 6) for m in METRICS},
                      "seconds": time.perf_counter() - start,
                      "evaluations": getattr(agent, "evaluations", 0)})
         if hasattr(agent, "evaluations"):
@@ -104,7 +104,8 @@ def main() -> None:
     parser.add_argument("--ids", nargs="+", default=["InterventionDesign-lg10-v0"])
     parser.add_argument("--agents", nargs="+", default=["observe", "random", "round-robin", "greedy"])
     parser.add_argument("--instances", type=int, default=200)
-    parser.add_argument("--first", type=int, default=0, help="the first test instance")
+    parser.add_argument("--first", type=int, default=0, help="the first instance")
+    parser.add_argument("--split", default="test", choices=["dev", "test"], help="dev: to choose variants, test: to report")
     parser.add_argument("--greedy-samples", type=int, default=8)
     parser.add_argument("--greedy-grid", type=float, nargs="+", default=[-1.0, 1.0],
                         help="the greedy designer's values, as fractions of value_bound")
@@ -113,7 +114,7 @@ def main() -> None:
     args = parser.parse_args()
     agents = list(args.agents)
     chunks = np.array_split(args.first + np.arange(args.instances), max(args.workers, 1) * 4)
-    jobs = [(env_id, name, [int(k) for k in chunk], args.greedy_samples, tuple(args.greedy_grid))
+    jobs = [(env_id, name, [int(k) for k in chunk], args.greedy_samples, tuple(args.greedy_grid), args.split)
             for env_id in args.ids for name in agents for chunk in chunks if chunk.size]
     start = time.perf_counter()
     rows: list[dict[str, Any]] = []
@@ -135,7 +136,7 @@ def main() -> None:
             keep(play(job))
     wall = time.perf_counter() - start
     for env_id in args.ids:
-        print(f"\n{env_id}: test instances {args.first}..{args.first + args.instances - 1}, mean [95% bootstrap interval]")
+        print(f"\n{env_id}: {args.split} instances {args.first}..{args.first + args.instances - 1}, mean [95% bootstrap interval]")
         header = f"{'agent':<12}" + "".join(f"{m:>24}" for m in METRICS) + f"{'evals/decision':>16}{'s/episode':>11}"
         print(header)
         by_agent = {}
@@ -152,19 +153,19 @@ def main() -> None:
             evals = np.mean([r["evaluations"] for r in mine]) / budget
             seconds = np.mean([r["seconds"] for r in mine])
             print(f"{name:<12}" + "".join(f"{c:>24}" for c in cells) + f"{evals:16.0f}{seconds:11.2f}")
-        print("paired difference of the return (row - column):")
+        print("paired difference of the return, net of node costs (row - column):")
         for a in agents:
             for b in agents:
                 if a < b:
-                    diff = paired_bootstrap(np.array([r["gain"] for r in by_agent[a]]),
-                                            np.array([r["gain"] for r in by_agent[b]]))
+                    diff = paired_bootstrap(np.array([r["net_gain"] for r in by_agent[a]]),
+                                            np.array([r["net_gain"] for r in by_agent[b]]))
                     print(f"  {a} - {b}: {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]")
     if {"greedy", "round-robin"} <= set(agents):
         print("\ngreedy - round-robin: paired mean [95% bootstrap interval], as a share of each one's return")
         print(f"{'id':<40}{'T':>4}{'|value|':>8}{'round-robin':>12}{'greedy':>8}{'greedy - rr':>26}"
               f"{'% greedy':>10}{'% rr':>7}")
         for env_id in args.ids:
-            gains = {name: np.array([r["gain"] for r in sorted((r for r in rows if r["env_id"] == env_id
+            gains = {name: np.array([r["net_gain"] for r in sorted((r for r in rows if r["env_id"] == env_id
                                                                   and r["agent"] == name), key=lambda r: r["instance"])])
                      for name in ("greedy", "round-robin")}
             diff = paired_bootstrap(gains["greedy"], gains["round-robin"])

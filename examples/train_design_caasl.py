@@ -9,7 +9,8 @@ continuous actions (one Gaussian per node and kind). It plays ``InterventionDesi
 with the env's ``--reward`` (default ``"confidence"``, the reward of the posterior-reading policies
 it is compared with; ``"truth"`` is CAASL's).
 
-Per seed: ``--timesteps`` env steps on the ``train`` stream, and every ``--eval-every`` steps the
+Per seed: ``--timesteps`` env steps on the ``train`` stream (or ``--max-cpu-minutes`` of this
+process's CPU time, whichever comes first), and every ``--eval-every`` steps the
 deterministic policy (the scores' and values' means) plays the first ``--dev`` ``dev`` instances;
 ``curve-caasl.csv`` (env steps, wall and CPU seconds, train and dev return) and ``curve-caasl.png``
 with round-robin's dev return. Models go to ``<out>/caasl-rows-seed<k>.zip``; a run resumes from
@@ -91,7 +92,7 @@ class Curve(BaseCallback):
             self.episode[k] = 0.0
         if self.num_timesteps >= self.next_at:
             self.record()
-        return time.perf_counter() - self.start_wall < 60 * self.args.max_minutes
+        return time.process_time() - self.start_cpu < 60 * self.args.max_cpu_minutes
 
     def record(self) -> None:
         scores, _ = play(self.model, TRAIN_ID, "dev", 0, self.args.dev, self.args.reward)
@@ -193,7 +194,8 @@ def main() -> None:
     parser.add_argument("--ent-coef", type=float, default=0.0)
     parser.add_argument("--eval-every", type=int, default=6_000)
     parser.add_argument("--dev", type=int, default=100)
-    parser.add_argument("--max-minutes", type=float, default=20.0, help="per seed")
+    parser.add_argument("--max-cpu-minutes", type=float, default=20.0,
+                        help="per seed: CPU minutes of this process (wall time follows the machine's load)")
     parser.add_argument("--device", default="auto", help="torch device; auto: a GPU when there is one")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--evaluate", action="store_true")

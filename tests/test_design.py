@@ -368,6 +368,63 @@ def test_bad_actions():
         env.step(np.zeros(2))
 
 
+def test_a_batch_design_plays_the_rows_of_its_designs_in_turn():
+    # k = 2 designs sharing 2 rows per step draw the same noise rows as one design per step for twice the steps
+    batch = InterventionDesignEnv(**{**SMALL, "budget": 2}, rows_per_step=2, targets_per_step=2)
+    single = InterventionDesignEnv(**{**SMALL, "budget": 4})
+    assert batch.action_space.shape == (2, 2)
+    obs, _ = batch.reset(options={"instance": 3})
+    single.reset(options={"instance": 3})
+    designs = [((0, 3.0), (2, -4.0)), ((None, 0.0), (3, 5.0))]
+    for pair in designs:
+        action = np.stack([encode_action(t, v, 4, 5.0) for t, v in pair])
+        obs, reward, terminated, _, info = batch.step(action)
+        paid = sum(single.step(encode_action(t, v, 4, 5.0))[1] for t, v in pair)
+        assert reward == pytest.approx(paid, abs=1e-9)  # the same rows, so the same posterior
+        assert info["target"] == [t for t, _ in pair]
+    assert terminated
+    np.testing.assert_array_equal(obs["data"], single._batch.observation(0)["data"])
+    np.testing.assert_array_equal(obs["intervention_mask"], single._batch.observation(0)["intervention_mask"])
+    # the scripted designers play batches: round-robin takes the next k nodes
+    record = rollout(batch, RoundRobinDesigner(), options={"instance": 0})
+    mask = batch._batch.mask[0, SMALL["n_observational"]:]
+    assert record.finished and mask.argmax(axis=1).tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="multiple of targets_per_step"):
+        InterventionDesignEnv(**SMALL, rows_per_step=3, targets_per_step=2)
+    with pytest.raises(ValueError, match="'discrete' plays one design"):
+        InterventionDesignEnv(**SMALL, rows_per_step=2, targets_per_step=2, action="discrete")
+    multi = InterventionDesignEnv(**SMALL, rows_per_step=2, targets_per_step=2, action="multidiscrete")
+    multi.reset(options={"instance": 3})
+    assert multi.action_space.shape == (4,)  # flat: SB3 takes one-dimensional MultiDiscrete spaces only
+    assert multi.step(np.array([0, 1, 4, 0]))[4]["target"] == [0, None]
+
+
+def test_node_costs_are_taken_from_the_reward_and_greedy_weighs_them():
+    costs = [5.0, 5.0, 0.5, 5.0]
+    env = InterventionDesignEnv(**SMALL, node_costs=costs)
+    free = InterventionDesignEnv(**SMALL)
+    env.reset(options={"instance": 2})
+    free.reset(options={"instance": 2})
+    spent = 0.0
+    for target in (0, 2, None, 1, 2):
+        action = encode_action(target, 3.0, 4, 5.0)
+        _, reward, _, _, info = env.step(action)
+        cost = 0.0 if target is None else costs[target]
+        assert reward == pytest.approx(free.step(action)[1] - cost, abs=1e-12) and info["cost"] == cost
+        spent += cost
+    assert info["scores"]["cost"] == spent
+    assert info["scores"]["net_gain"] == pytest.approx(info["scores"]["gain"] - spent, abs=1e-12)
+    assert "x2: 0.5" in env.task_description()
+    greedy = GreedyDesigner(samples=4, value_grid=(1.0,), observe=True)
+    record = rollout(env, greedy, options={"instance": 2})
+    chosen = env._batch.mask[0, SMALL["n_observational"]:].sum(axis=0)
+    assert record.finished and chosen[[0, 1, 3]].sum() == 0  # a cost of 5 outweighs any one row's gain here
+    with pytest.raises(ValueError, match="node_costs"):
+        InterventionDesignEnv(**SMALL, node_costs=[1.0, 2.0])
+    with pytest.raises(ValueError, match="node_costs"):
+        InterventionDesignEnv(**SMALL, node_costs=[1.0, -2.0, 0.0, 0.0])
+
+
 def test_action_codec_round_trips():
     for d in (3, 10):
         for target in (*range(d), None):

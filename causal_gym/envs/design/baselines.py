@@ -55,12 +55,11 @@ GREEDY_OBJECTIVES = ("confidence", "truth", "information_gain")
 """What :class:`GreedyDesigner` maximises (the env's reward modes; module docstring)."""
 
 
-def _setting(task: TaskSpec, who: str) -> tuple[int, float, int | None]:
+def _condition(task: TaskSpec, who: str) -> Mapping[str, Any]:
     condition = task.condition
     if condition.get("benchmark") != "design":
         raise ValueError(f"{who} plays the intervention-design envs, got a task with condition {dict(condition)}")
-    cap = condition.get("max_parents")
-    return int(condition["d"]), float(condition["value_bound"]), None if cap is None else int(cap)
+    return condition
 
 
 def observed_stats(observation: Mapping[str, Any]) -> BGeStats:
@@ -72,20 +71,33 @@ def observed_stats(observation: Mapping[str, Any]) -> BGeStats:
 
 
 class _Designer:
-    """Shared bookkeeping: the setting of the task and the step within the episode."""
+    """Shared bookkeeping: the setting of the task and the step within the episode.
+
+    A designer returns the ``k = targets_per_step`` designs of a step (:meth:`designs`); with
+    ``k > 1`` its action is the ``(k, 2)`` box of a batch design. Node costs (``node_costs`` of the
+    task) are known to it: :class:`GreedyDesigner` weighs them, the others ignore them.
+    """
 
     def reset(self, task: TaskSpec) -> None:
-        self.d, self.value_bound, self.max_parents = _setting(task, type(self).__name__)
+        condition = _condition(task, type(self).__name__)
+        self.d, self.value_bound = int(condition["d"]), float(condition["value_bound"])
+        cap = condition.get("max_parents")
+        self.max_parents = None if cap is None else int(cap)
+        self.k = int(condition.get("targets_per_step", 1))
+        costs = condition.get("node_costs")
+        self.costs = np.zeros(self.d) if costs is None else np.asarray(costs, dtype=np.float64)
         self.step = 0
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> np.ndarray:
         if not hasattr(self, "d"):
             raise RuntimeError(f"{type(self).__name__}.act() called before reset(task)")
-        target, value = self.design(observation)
+        chosen = self.designs(observation)
         self.step += 1
-        return encode_action(target, value, self.d, self.value_bound)
+        actions = [encode_action(target, value, self.d, self.value_bound) for target, value in chosen]
+        return actions[0] if self.k == 1 else np.stack(actions)
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        """The ``k`` designs ``(target or None to observe, value)`` of this step."""
         raise NotImplementedError
 
 
@@ -101,23 +113,27 @@ class RandomDesigner(_Designer):
         self._rng = np.random.default_rng(np.random.SeedSequence([self.seed, self._episode]))
         self._episode += 1
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
-        return int(self._rng.integers(self.d)), float(self._rng.uniform(-self.value_bound, self.value_bound))
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        return [(int(self._rng.integers(self.d)), float(self._rng.uniform(-self.value_bound, self.value_bound)))
+                for _ in range(self.k)]
 
 
 class RoundRobinDesigner(_Designer):
-    """Nodes in turn at ``+value_bound``, the sign flipping on each pass over the nodes."""
+    """Nodes in turn at ``+value_bound``, the sign flipping on each pass over the nodes (a batch takes the next ``k``)."""
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
-        sweep, node = divmod(self.step, self.d)
-        return node, self.value_bound * (1.0 if sweep % 2 == 0 else -1.0)
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        out: list[tuple[int | None, float]] = []
+        for i in range(self.k):
+            sweep, node = divmod(self.step * self.k + i, self.d)
+            out.append((node, self.value_bound * (1.0 if sweep % 2 == 0 else -1.0)))
+        return out
 
 
 class ObservationalDesigner(_Designer):
     """An observational row every step."""
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
-        return None, 0.0
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        return [(None, 0.0)] * self.k
 
 
 class UncertaintyDesigner(_Designer):
@@ -132,7 +148,7 @@ class UncertaintyDesigner(_Designer):
     def __init__(self) -> None:
         self.evaluations = 0
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
         if "edge_probs" in observation:
             p = np.asarray(observation["edge_probs"], dtype=np.float64)
         else:
@@ -144,7 +160,8 @@ class UncertaintyDesigner(_Designer):
         targeted = np.asarray(observation["intervention_mask"]).any(axis=0)
         if targeted.all():
             targeted[:] = False
-        return int(np.argmax(np.where(targeted, -np.inf, uncertainty))), self.value_bound
+        ranked = np.lexsort((np.arange(self.d), -uncertainty, targeted))  # untargeted first, then most uncertain
+        return [(int(node), self.value_bound) for node in np.resize(ranked, self.k)]
 
 
 class GreedyDesigner(_Designer):
@@ -205,11 +222,23 @@ class GreedyDesigner(_Designer):
         self.evaluations += k * c
         return _objective(posterior, self.objective).mean(axis=0)
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
-        gains = self.expected_gains(observation)
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        """The best candidate by expected objective minus its node's cost; a batch takes the ``k`` best on distinct nodes.
+
+        (Each candidate is valued as one more row on its own: for a batch, the top ``k`` of those
+        values, a myopic stand-in for the joint choice; "observe" may repeat.)
+        """
         targets, values = self.candidates()
-        best = int(np.argmax(gains))
-        return (None if targets[best] < 0 else int(targets[best])), float(values[best])
+        gains = self.expected_gains(observation) - np.where(targets >= 0, self.costs[np.maximum(targets, 0)], 0.0)
+        chosen: list[tuple[int | None, float]] = []
+        for best in np.argsort(-gains, kind="stable"):
+            target = int(targets[best])
+            if target >= 0 and any(t == target for t, _ in chosen):
+                continue
+            chosen.append((None if target < 0 else target, float(values[best])))
+            if len(chosen) == self.k:
+                break
+        return chosen
 
 
 def _objective(posterior: GraphPosterior, objective: str) -> np.ndarray:

@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from causal_gym._validation import check_choice, check_real
+from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.design.world import DesignSetting, Instances
 from causal_gym.metrics import edge_average_precision
 from causal_gym.stats.graph_posterior import (
@@ -78,7 +78,7 @@ from causal_gym.stats.graph_posterior import (
 )
 
 __all__ = ["REWARDS", "ACTIONS", "OBSERVATIONS", "POSTERIOR_METRICS", "TRUTH_METRICS", "DesignBatch",
-           "DesignInterface", "check_reward", "decode_actions", "encode_action", "graph_scores", "truth_agreement"]
+           "DesignInterface", "check_node_costs", "check_reward", "decode_actions", "encode_action", "graph_scores", "truth_agreement"]
 
 REWARDS = ("confidence", "truth", "information_gain", "none")
 """Reward modes (see the module docstring); ``"dense"`` is accepted as ``"confidence"``'s old name."""
@@ -109,6 +109,22 @@ def check_reward(reward: object, sparse: object = False) -> tuple[str, bool]:
     if sparse and mode == "none":
         raise ValueError("sparse=True pays the return at the last step; reward='none' has none")
     return mode, bool(sparse)
+
+
+def check_node_costs(costs: object, d: int) -> np.ndarray | None:
+    """``node_costs`` as a float array of ``d`` finite non-negative costs (None stays None).
+
+    Raises
+    ------
+    ValueError
+        Anything else.
+    """
+    if costs is None:
+        return None
+    c = np.asarray(costs, dtype=np.float64) if not isinstance(costs, (str, bytes)) else np.array([])
+    if c.shape != (d,) or not np.isfinite(c).all() or (c < 0).any():
+        raise ValueError(f"node_costs must be {d} finite non-negative numbers (one per node), got {costs!r}")
+    return c
 
 
 def graph_scores(truth: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +176,13 @@ class DesignInterface:
     - ``"multidiscrete"``: ``MultiDiscrete([d + 1, G])``: ``[t, g]`` as above, ``t = d`` observes
       (its value index is ignored).
 
-    An integer outside the space costs its step and adds no row, like a non-finite box action.
+    Batch designs (``targets=k > 1``): each step plays ``k`` designs at once, the step's rows split
+    evenly between them (``rows_per_step`` a multiple of ``k``): the box is ``Box(-1, 1, (k, 2))``,
+    one row per design, and ``"multidiscrete"`` is the flat ``MultiDiscrete([d + 1, G] * k)``
+    (SB3 takes only one-dimensional ones); ``"discrete"`` has no batch form. Designs may repeat a node.
+
+    An integer outside the space costs its step and adds no row, like a non-finite box action (in a
+    batch design, one invalid design voids the whole step).
 
     Observations (``observation=``)
     -------------------------------
@@ -177,9 +199,14 @@ class DesignInterface:
     value_grid: tuple[float, ...] = (-1.0, 1.0)
     observation: str = "rows"
     observe_posterior: bool = False
+    targets: int = 1
 
     def __post_init__(self) -> None:
         check_choice(self.action, ACTIONS, "action")
+        check_count(self.targets, "targets_per_step", 1)
+        if self.targets > 1 and self.action == "discrete":
+            raise ValueError("action='discrete' plays one design per step; with targets_per_step > 1 use "
+                             "'box' or 'multidiscrete'")
         check_choice(self.observation, OBSERVATIONS, "observation")
         grid = self.value_grid
         if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or not grid:
@@ -198,14 +225,18 @@ class DesignInterface:
     def action_space(self, d: int) -> spaces.Space:
         """The action space of one episode on ``d`` nodes."""
         if self.action == "box":
-            return spaces.Box(-1.0, 1.0, (2,), np.float32)
+            return spaces.Box(-1.0, 1.0, self.action_shape(), np.float32)
         if self.action == "discrete":
             return spaces.Discrete(1 + d * len(self.value_grid))
-        return spaces.MultiDiscrete([d + 1, len(self.value_grid)])
+        return spaces.MultiDiscrete(np.tile([d + 1, len(self.value_grid)], self.targets))
 
     def action_shape(self) -> tuple[int, ...]:
         """The shape of one episode's action."""
-        return () if self.action == "discrete" else (2,)
+        if self.action == "discrete":
+            return ()
+        if self.action == "multidiscrete":
+            return (2 * self.targets,)
+        return (2,) if self.targets == 1 else (self.targets, 2)
 
     def observation_space(self, setting: DesignSetting) -> spaces.Space:
         """The observation of one episode (see the class docstring)."""
@@ -246,12 +277,22 @@ class DesignInterface:
     def decode(self, actions: np.ndarray, d: int, value_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(targets, values, valid)`` of a batch of actions; target ``-1`` is an observational row.
 
+        ``targets`` and ``values`` are ``(B,)``, or ``(B, k)`` for batch designs; ``valid`` is ``(B,)``.
+
         Raises
         ------
         ValueError
             If ``actions`` is not a batch of this interface's actions (shape ``(B,) + action_shape()``,
             integers for the discrete spaces).
         """
+        if self.targets > 1:
+            a = np.asarray(actions)
+            if a.shape[1:] != self.action_shape():
+                raise ValueError(f"batch-design actions must have shape (B,) + {self.action_shape()}, got {a.shape}")
+            single = DesignInterface(self.action, self.value_grid, self.observation, self.observe_posterior)
+            targets, values, valid = single.decode(a.reshape(-1, 2), d, value_bound)
+            b = a.shape[0]
+            return targets.reshape(b, self.targets), values.reshape(b, self.targets), valid.reshape(b, -1).all(axis=1)
         if self.action == "box":
             return decode_actions(actions, d, value_bound)
         a = np.asarray(actions)
@@ -352,16 +393,25 @@ class DesignBatch:
         shows the posterior keeps it current after every step, whatever the reward mode.
     sparse : bool, default False
         Pay the return at the last step only.
+    node_costs : (d,) array, optional
+        Cost of each intervention on each node, taken from the reward of the step that plays it
+        (observing is free; with ``sparse``, the episode's total at the end).
 
     Raises
     ------
     ValueError
-        An observation showing the posterior with ``reward="none"`` (that mode computes no posterior).
+        An observation showing the posterior with ``reward="none"`` (that mode computes no posterior),
+        or ``rows_per_step`` not a multiple of the interface's designs per step.
     """
 
     def __init__(self, setting: DesignSetting, value_bound: float, reward: str,
-                 interface: DesignInterface | None = None, sparse: bool = False) -> None:
+                 interface: DesignInterface | None = None, sparse: bool = False,
+                 node_costs: np.ndarray | None = None) -> None:
         self.interface = DesignInterface() if interface is None else interface
+        if setting.rows_per_step % self.interface.targets:
+            raise ValueError(f"rows_per_step ({setting.rows_per_step}) must be a multiple of targets_per_step "
+                             f"({self.interface.targets}): the rows are split evenly between the designs")
+        self.node_costs = None if node_costs is None else np.asarray(node_costs, dtype=np.float64)
         self.reward, self.sparse = check_reward(reward, sparse)
         if self.interface.needs_posterior and self.reward == "none":
             raise ValueError("observe_posterior needs a posterior (so does observation='summary'): "
@@ -383,6 +433,7 @@ class DesignBatch:
         self.filled[:, :n0] = 1
         self.rows = np.full(b, n0)
         self.used = 0
+        self.spent = np.zeros(b)  # the costs of the interventions played
         self.stats: BGeStats | None = None
         self.edge_probs: np.ndarray | None = None
         self.computed = False  # whether the last step recomputed the posterior (its metrics are then in the info)
@@ -435,20 +486,29 @@ class DesignBatch:
         targets, values, valid = self.interface.decode(actions, s.d, self.value_bound)
         if len(targets) != b:
             raise ValueError(f"expected {b} actions, got {len(targets)}")
+        designs = targets.reshape(b, -1), values.reshape(b, -1)  # (B, K): the step's designs
+        per = k // designs[0].shape[1]  # rows of each design
         played = np.flatnonzero(valid)
         self.computed = False
+        cost = np.zeros(b)
         if played.size:
-            noise_rows = self.used * k + np.arange(k)
-            new = instances.rows(played, np.broadcast_to(noise_rows, (played.size, k)), targets[played],
-                                 values[played])
+            row_targets = np.repeat(designs[0][played], per, axis=1)  # (m, k): each row's target
+            new = np.concatenate([
+                instances.rows(played, np.broadcast_to(self.used * k + i * per + np.arange(per), (played.size, per)),
+                               designs[0][played, i], designs[1][played, i])
+                for i in range(designs[0].shape[1])], axis=1)
             slots = self.rows[played, None] + np.arange(k)
             self.data[played[:, None], slots] = new
             self.filled[played[:, None], slots] = 1
-            hit = targets[played] >= 0
-            self.mask[played[hit, None], slots[hit], targets[played][hit, None]] = 1
+            hit = row_targets >= 0
+            self.mask[np.broadcast_to(played[:, None], hit.shape)[hit], slots[hit], row_targets[hit]] = 1
             self.rows[played] += k
+            if self.node_costs is not None:
+                chosen = designs[0][played]
+                cost[played] = np.where(chosen >= 0, self.node_costs[np.maximum(chosen, 0)], 0.0).sum(axis=1)
+                self.spent += cost
             if self.stats is not None:
-                self._update(played, new, targets[played])
+                self._update(played, new, row_targets)
         self.used += 1
         rewards = np.zeros(b)
         if self.stats is not None:
@@ -460,17 +520,17 @@ class DesignBatch:
                 value = self._value()
                 rewards = value - (self.start_value if self.sparse else self.value)
                 self.value = value
-        return rewards, {"target": targets, "value": values, "valid": valid}
+        if self.reward != "none":
+            rewards -= self.spent if self.sparse and self.done else (0.0 if self.sparse else cost)
+        return rewards, {"target": targets, "value": values, "valid": valid, "cost": cost}
 
     def _update(self, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
-        """Add the new rows to the statistics of the episodes that played (the others keep theirs)."""
+        """Add the new rows ``(m, k, d)`` with their targets ``(m, k)`` to the statistics of the episodes that played."""
         stats = self.stats
         count, mean, scatter = stats.count.copy(), stats.mean.copy(), stats.scatter.copy()
         part = BGeStats(count[played], mean[played], scatter[played])
-        intervened = np.zeros((played.size, self.setting.d), dtype=bool)
-        hit = targets >= 0
-        intervened[np.flatnonzero(hit), targets[hit]] = True
         for r in range(new.shape[1]):
+            intervened = targets[:, r, None] == np.arange(self.setting.d)  # -1 (observe) matches no node
             part = part.add_row(new[:, r], intervened)
         count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
         self.stats = BGeStats(count, mean, scatter)
@@ -523,7 +583,8 @@ class DesignBatch:
         """Every episode's scores against its hidden graph, ``(B,)`` each (only after the last step).
 
         The final values and gains over the observational batch of the three rewards' quantities:
-        ``expected_correct`` and ``gain`` (``"confidence"``), ``truth`` and ``truth_gain``,
+        ``expected_correct`` and ``gain`` (``"confidence"``; ``cost``, the interventions' costs, and
+        ``net_gain = gain - cost``, its return with node costs), ``truth`` and ``truth_gain``,
         ``entropy`` and ``information_gain``; ``expected_shd``, ``auprc`` of the edge posterior;
         ``correct``, ``shd`` and ``f1`` of the Bayes-optimal adjacency (``P(i -> j) > 1/2``);
         ``map_f1`` and ``map_shd`` of the highest-scoring DAG
@@ -541,6 +602,8 @@ class DesignBatch:
         return {
             "expected_correct": path["confidence"][:, -1],
             "gain": path["confidence"][:, -1] - path["confidence"][:, 0],
+            "cost": self.spent.copy(),
+            "net_gain": path["confidence"][:, -1] - path["confidence"][:, 0] - self.spent,
             "truth": path["truth"][:, -1],
             "truth_gain": path["truth"][:, -1] - path["truth"][:, 0],
             "entropy": path["entropy"][:, -1],
@@ -555,10 +618,14 @@ class DesignBatch:
         }
 
     def design(self, b: int, step: dict[str, np.ndarray]) -> dict[str, Any]:
-        """Episode ``b``'s design of the last step, as its info reports it."""
-        target = int(step["target"][b])
-        info: dict[str, Any] = {"target": None if target < 0 else target, "value": float(step["value"][b]),
+        """Episode ``b``'s design of the last step, as its info reports it (lists for batch designs)."""
+        targets, values = np.atleast_1d(step["target"][b]), np.atleast_1d(step["value"][b])
+        chosen = [None if t < 0 else int(t) for t in targets]
+        info: dict[str, Any] = {"target": chosen[0] if len(chosen) == 1 else chosen,
+                                "value": float(values[0]) if len(values) == 1 else [float(v) for v in values],
                                 "budget_left": self.setting.budget - self.used}
+        if self.node_costs is not None:
+            info["cost"] = float(step["cost"][b])
         if not step["valid"][b]:
             info["error"] = self.interface.invalid_text()
             info["target"], info["value"] = None, None

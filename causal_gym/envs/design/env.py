@@ -14,7 +14,7 @@ from causal_gym._validation import (
     check_real,
     check_reset_options,
 )
-from causal_gym.envs.design.batch import DesignBatch, DesignInterface, check_reward
+from causal_gym.envs.design.batch import DesignBatch, DesignInterface, check_node_costs, check_reward
 from causal_gym.envs.design.world import (
     SPLITS,
     SUITE_SIZE,
@@ -58,16 +58,26 @@ _PAYS = {
 }
 
 
-def task_text(setting: DesignSetting, value_bound: float, reward: str = "confidence", sparse: bool = False) -> str:
-    """The task statement (it names the setting's prior and the reward, never an instance)."""
+def task_text(setting: DesignSetting, value_bound: float, reward: str = "confidence", sparse: bool = False,
+              targets_per_step: int = 1, node_costs: np.ndarray | None = None) -> str:
+    """The task statement (it names the setting's prior, the design space and the reward, never an instance)."""
     graph = {"er": "Erdős–Rényi", "sf": "scale-free (Barabási–Albert)"}[setting.graph]
+    if targets_per_step == 1:
+        step = (f"each a hard intervention do(x_target = value) with |value| <= {value_bound:g} (or one more "
+                f"observational row) yielding {setting.rows_per_step} row(s)")
+    else:
+        step = (f"each a batch of {targets_per_step} designs (a hard intervention do(x_target = value) with "
+                f"|value| <= {value_bound:g}, or an observational row) sharing its {setting.rows_per_step} rows evenly")
+    costs = ("" if node_costs is None else
+             " Intervening on node i costs " + ", ".join(f"x{i}: {c:g}" for i, c in enumerate(node_costs))
+             + " (observing is free), taken from the reward.")
+    cap = "" if setting.max_parents is None else f" No node has more than {setting.max_parents} parents."
     return (
         f"A hidden linear SCM on {setting.d} variables ({graph} DAG, expected degree {setting.expected_degree:g}, "
-        f"{setting.noise} noise). You see {setting.n_observational} observational rows; then you have "
-        f"{setting.budget} experiments, each a hard intervention do(x_target = value) with |value| <= {value_bound:g} "
-        f"(or one more observational row) yielding {setting.rows_per_step} row(s). Choose them so that the exact "
-        f"BGe posterior over DAGs learns the graph: {'the last step' if sparse else 'each step'} pays {_PAYS[reward]}"
-        f"{' over the whole episode' if sparse else ''}."
+        f"{setting.noise} noise).{cap} You see {setting.n_observational} observational rows; then you have "
+        f"{setting.budget} experiments, {step}. Choose them so that the exact BGe posterior over DAGs learns the "
+        f"graph: {'the last step' if sparse else 'each step'} pays {_PAYS[reward]}"
+        f"{' over the whole episode' if sparse else ''}.{costs}"
     )
 
 
@@ -150,7 +160,9 @@ class InterventionDesignEnv(gym.Env):
     "gumbel" | "laplace" | "uniform" | "mixed": a family per instance), ``n_observational`` (50),
     ``budget`` (10), ``rows_per_step`` (1), ``max_parents`` (None: no cap; required above d = 16, at
     most 4: the instances' parents and the posterior's are capped alike), ``value_bound`` (5.0), ``reward`` ("confidence"), ``sparse`` (False), ``observe_posterior`` (False), ``action`` ("box" |
-    "discrete" | "multidiscrete"), ``value_grid`` ((-1.0, 1.0): the discrete actions' values),
+    "discrete" | "multidiscrete"), ``value_grid`` ((-1.0, 1.0): the discrete actions' values), ``targets_per_step`` (1: ``k`` designs
+    per step share its rows, :class:`~causal_gym.envs.design.batch.DesignInterface`), ``node_costs`` (None:
+    ``d`` costs, each paid from the reward of a step that intervenes on its node),
     ``observation`` ("rows" | "summary"), ``seal`` (None: open splits unless ``CAUSAL_GYM_SEAL`` is
     set), ``render_mode`` (None | "ansi").
 
@@ -181,6 +193,8 @@ class InterventionDesignEnv(gym.Env):
         observe_posterior: bool = False,
         action: str = "box",
         value_grid: Sequence[float] = (-1.0, 1.0),
+        targets_per_step: int = 1,
+        node_costs: Sequence[float] | None = None,
         observation: str = "rows",
         seal: Seal | str | None = None,
         render_mode: str | None = None,
@@ -195,10 +209,12 @@ class InterventionDesignEnv(gym.Env):
         if render_mode is not None:
             check_choice(render_mode, self.metadata["render_modes"], "render_mode")
         self.render_mode = render_mode
-        self.interface = DesignInterface(action, value_grid, observation, observe_posterior)
+        self.interface = DesignInterface(action, value_grid, observation, observe_posterior, targets_per_step)
+        self.node_costs = check_node_costs(node_costs, self.setting.d)
         self.observation_space = self.interface.observation_space(self.setting)
         self.action_space = self.interface.action_space(self.setting.d)
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface, self.sparse)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface, self.sparse,
+                                  self.node_costs)
         self._where: dict[str, Any] = {}
         self._last: dict[str, Any] = {}
 
@@ -265,21 +281,23 @@ class InterventionDesignEnv(gym.Env):
             text = f"{self.setting.n_observational} observational rows"
         elif last.get("error"):
             text = last["error"]
-        elif last["target"] is None:
-            text = "last: observe"
         else:
-            text = f"last: do(x{last['target']} = {last['value']:.3g})"
+            targets = last["target"] if isinstance(last["target"], list) else [last["target"]]
+            values = last["value"] if isinstance(last["value"], list) else [last["value"]]
+            text = "last: " + ", ".join("observe" if t is None else f"do(x{t} = {v:.3g})" for t, v in zip(targets, values))
         return f"{text}; {int(self._batch.rows[0])} rows; {left} experiment(s) left"
 
     # -- what an agent is told -----------------------------------------------------------------
 
     def task_description(self) -> str:
         """The task statement (no instance-specific content)."""
-        return task_text(self.setting, self.value_bound, self.reward_mode, self.sparse)
+        return task_text(self.setting, self.value_bound, self.reward_mode, self.sparse, self.interface.targets,
+                         self.node_costs)
 
     def budgets(self) -> dict[str, float]:
         return {"experiments": float(self.setting.budget)}
 
     def task_condition(self) -> dict[str, Any]:
         return {"benchmark": "design", **self.setting.to_dict(), "value_bound": self.value_bound,
-                "reward": self.reward_mode, "sparse": self.sparse}
+                "reward": self.reward_mode, "sparse": self.sparse, "targets_per_step": self.interface.targets,
+                "node_costs": None if self.node_costs is None else self.node_costs.tolist()}

@@ -25,7 +25,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from causal_gym._validation import check_count, check_real
-from causal_gym.envs.design.batch import DesignBatch, DesignInterface, check_reward
+from causal_gym.envs.design.batch import DesignBatch, DesignInterface, check_node_costs, check_reward
 from causal_gym.envs.design.env import VALUE_BOUND, resolve_split
 from causal_gym.envs.design.world import (
     FIELDS,
@@ -53,7 +53,7 @@ class InterventionDesignVectorEnv(VectorEnv):
     ----------
     num_envs : int
         Episodes per batch.
-    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, max_parents, value_bound, reward, sparse, observe_posterior, action, value_grid, observation, seal
+    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, max_parents, value_bound, reward, sparse, observe_posterior, action, value_grid, targets_per_step, node_costs, observation, seal
         As :class:`~causal_gym.envs.design.env.InterventionDesignEnv`.
     render_mode : None
         Batched rendering is not offered.
@@ -78,6 +78,8 @@ class InterventionDesignVectorEnv(VectorEnv):
         observe_posterior: bool = False,
         action: str = "box",
         value_grid: Sequence[float] = (-1.0, 1.0),
+        targets_per_step: int = 1,
+        node_costs: Sequence[float] | None = None,
         observation: str = "rows",
         seal: Seal | str | None = None,
         render_mode: str | None = None,
@@ -93,12 +95,14 @@ class InterventionDesignVectorEnv(VectorEnv):
             raise ValueError("the batched design env does not render; use InterventionDesignEnv for 'ansi'")
         self.render_mode = None
         self.seal = resolve_seal(seal)
-        self.interface = DesignInterface(action, value_grid, observation, observe_posterior)
+        self.interface = DesignInterface(action, value_grid, observation, observe_posterior, targets_per_step)
+        self.node_costs = check_node_costs(node_costs, self.setting.d)
         self.single_observation_space = self.interface.observation_space(self.setting)
         self.single_action_space = self.interface.action_space(self.setting.d)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface, self.sparse)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface, self.sparse,
+                                  self.node_costs)
         self._split: str = "train"
         self._next: int | None = None
         self._needs_reset = False
