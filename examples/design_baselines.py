@@ -29,13 +29,15 @@ at d = 10 (1, 2 and 8 samples of each node at ``+value_bound`` or "observe"; 8 s
 
 Each row holds the return of every reward mode (``gain``: ``"confidence"``; ``truth_gain``: CAASL's
 ``"truth"``; ``information_gain``), whatever the env's own reward: they are all in the final scores.
-``--first K`` plays instances ``K .. K + N - 1`` (default 0).
+``--first K`` plays instances ``K .. K + N - 1`` (default 0) of ``--split`` (``test``; ``dev`` to choose
+variants); ``--env-kwargs`` overrides the ids' keywords (a ``setting`` column names the result).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -81,17 +83,18 @@ def make_agent(name: str, greedy_samples: int, greedy_grid: tuple[float, ...]) -
     raise ValueError(f"unknown agent {name!r}")
 
 
-def play(job: tuple[str, str, list[int], int, tuple[float, ...], str]) -> list[dict[str, Any]]:
+def play(job: tuple[str, str, list[int], int, tuple[float, ...], str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Play ``agent`` on instances of ``env_id``; one row per episode."""
-    env_id, name, instances, greedy_samples, greedy_grid, split = job
-    env = gym.make(env_id, observe_posterior=True)
+    env_id, name, instances, greedy_samples, greedy_grid, split, env_kwargs = job
+    env = gym.make(env_id, observe_posterior=True, **env_kwargs)
+    setting = env.unwrapped.setting.name
     agent = make_agent(name, greedy_samples, greedy_grid)
     rows = []
     for k in instances:
         start = time.perf_counter()
         record = rollout(env, agent, options={"split": split, "instance": k})
         scores = record.final_info["scores"]
-        rows.append({"env_id": env_id, "agent": name, "instance": k, **{m: round(scores[m], 6) for m in METRICS},
+        rows.append({"env_id": env_id, "setting": setting, "agent": name, "instance": k, **{m: round(scores[m], 6) for m in METRICS},
                      "seconds": time.perf_counter() - start,
                      "evaluations": getattr(agent, "evaluations", 0)})
         if hasattr(agent, "evaluations"):
@@ -110,11 +113,14 @@ def main() -> None:
     parser.add_argument("--greedy-grid", type=float, nargs="+", default=[-1.0, 1.0],
                         help="the greedy designer's values, as fractions of value_bound")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--env-kwargs", type=json.loads, default={},
+                        help='JSON keywords for every id, e.g. \'{"d": 14, "expected_degree": 4}\' (rows name the setting)')
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     agents = list(args.agents)
     chunks = np.array_split(args.first + np.arange(args.instances), max(args.workers, 1) * 4)
-    jobs = [(env_id, name, [int(k) for k in chunk], args.greedy_samples, tuple(args.greedy_grid), args.split)
+    jobs = [(env_id, name, [int(k) for k in chunk], args.greedy_samples, tuple(args.greedy_grid), args.split,
+             args.env_kwargs)
             for env_id in args.ids for name in agents for chunk in chunks if chunk.size]
     start = time.perf_counter()
     rows: list[dict[str, Any]] = []
@@ -149,7 +155,7 @@ def main() -> None:
                 values = values[np.isfinite(values)]
                 mean, low, high = bootstrap_interval(values)
                 cells.append(f"{mean:8.3f} [{low:6.3f}, {high:6.3f}]")
-            budget = gym.spec(env_id).kwargs.get("budget", 10)
+            budget = args.env_kwargs.get("budget", gym.spec(env_id).kwargs.get("budget", 10))
             evals = np.mean([r["evaluations"] for r in mine]) / budget
             seconds = np.mean([r["seconds"] for r in mine])
             print(f"{name:<12}" + "".join(f"{c:>24}" for c in cells) + f"{evals:16.0f}{seconds:11.2f}")

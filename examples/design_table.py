@@ -1,6 +1,6 @@
 """The intervention-design results table from per-episode CSVs: means and paired differences with 95% intervals.
 
-Reads CSVs in the format of ``examples/design_baselines.py`` (``env_id``, ``agent``, ``instance``, the
+Reads CSVs (or ``.csv.gz``) in the format of ``examples/design_baselines.py`` (``env_id``, ``agent``, ``instance``, the
 scores, ``evaluations``; optionally ``setting``, which then names the setting instead of the id),
 as written by that script, ``examples/train_design_sb3.py --evaluate``, ``examples/train_design_mix.py
 --evaluate`` and ``examples/train_design_caasl.py --evaluate``. Agents named ``<name>-seed<k>`` are
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -36,7 +37,7 @@ def load(paths: list[str]) -> dict[str, dict[str, dict[int, dict[str, float]]]]:
     """``table[setting][agent][instance]`` -> the row's numbers."""
     table: dict[str, dict[str, dict[int, dict[str, float]]]] = defaultdict(lambda: defaultdict(dict))
     for path in paths:
-        with open(path) as handle:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as handle:
             for row in csv.DictReader(handle):
                 where = row.get("setting") or row["env_id"]
                 numbers = {k: float(v) for k, v in row.items() if k not in ("env_id", "setting", "agent", "instance")}

@@ -19,7 +19,9 @@ continuous actions. This module is that interface over the design env, for SB3:
   alternate, as in CAASL's and AVICI's encoders; a masked max over the rows gives one embedding per
   node; the actor maps each to its (score, value) mean, the critic pools the nodes. The Gaussian's
   two log standard deviations (scores, values) are shared by all nodes, so relabelling the nodes
-  relabels the action and leaves the value unchanged.
+  relabels the action and leaves the value unchanged. The value means start at ``value_init``
+  (default 0.5 of the bound), not 0: ``do(x = v)`` and ``do(x = -v)`` teach alike, so a mean of 0 is
+  a saddle of the Gaussian policy, and its deterministic action there would be ``do(x = 0)``.
 
 The reward is the env's (``reward=`` any mode, e.g. CAASL's ``"truth"``); the observation never
 holds the posterior or the truth.
@@ -166,10 +168,10 @@ class RowAttentionPolicy(ActorCriticPolicy):
     """
 
     def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, lr_schedule: Any,
-                 hidden: int = 32, heads: int = 4, blocks: int = 2, **kwargs: Any) -> None:
+                 hidden: int = 32, heads: int = 4, blocks: int = 2, value_init: float = 0.5, **kwargs: Any) -> None:
         if not (isinstance(action_space, spaces.Box) and action_space.shape[0] % 2 == 0):
             raise ValueError(f"RowAttentionPolicy plays RowsVecEnv's Box(-1, 1, (2 d,)); got {action_space}")
-        self.hidden, self.heads, self.blocks = hidden, heads, blocks
+        self.hidden, self.heads, self.blocks, self.value_init = hidden, heads, blocks, value_init
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
@@ -181,7 +183,8 @@ class RowAttentionPolicy(ActorCriticPolicy):
         self.log_std = nn.Parameter(torch.full((2,), float(self.log_std_init)))  # scores, values: shared by the nodes
         final = self.mlp_extractor.head[-1]
         nn.init.orthogonal_(final.weight, gain=0.01)
-        nn.init.zeros_(final.bias)
+        with torch.no_grad():
+            final.bias.copy_(torch.tensor([0.0, self.value_init]))  # scores level, values at value_init
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
     def _get_action_dist_from_latent(self, latent_pi: torch.Tensor) -> Any:
@@ -190,4 +193,4 @@ class RowAttentionPolicy(ActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), "hidden": self.hidden, "heads": self.heads,
-                "blocks": self.blocks}
+                "blocks": self.blocks, "value_init": self.value_init}
