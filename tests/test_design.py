@@ -599,11 +599,14 @@ def test_value_bounds_are_reported_apart_and_variants_share_the_reference_instan
     from causal_gym.eval.report import load_runs
     from causal_gym.eval.runner import RunConfig, run
 
-    for k, extra in enumerate(({}, {"value_bound": 2.0})):
+    variants = ({}, {"value_bound": 2.0}, {"node_costs": [1.0, 0.0, 0.0, 0.5]},
+                {"rows_per_step": 2, "targets_per_step": 2})
+    for k, extra in enumerate(variants):
         run(RunConfig(("InterventionDesign-lg10-v0",), "design-round-robin", instances=(0,),
                       env_kwargs={**SMALL, **extra}), tmp_path / f"run{k}", progress=False)
-    (table,) = report_tables(load_runs(tmp_path / "run0", tmp_path / "run1"), ReportOptions())
-    assert sorted(table.frame["setting"]) == ["er4-gaussian-deg2-n20-T5", "er4-gaussian-deg2-n20-T5-vb2"]
+    (table,) = report_tables(load_runs(*(tmp_path / f"run{k}" for k in range(len(variants)))), ReportOptions())
+    assert sorted(table.frame["setting"]) == ["er4-gaussian-deg2-n20-T5", "er4-gaussian-deg2-n20-T5-costs",
+                                              "er4-gaussian-deg2-n20-T5-k2-x2", "er4-gaussian-deg2-n20-T5-vb2"]
     for base, env_id in (("lg10", "lg10-T3"), ("lg10", "lg10-T5-bounded"), ("sf10", "sf10-T3"),
                          ("gumbel10", "gumbel10-T3")):
         reference = gym.make(f"InterventionDesign-{base}-v0").reset(options={"instance": 7})[0]

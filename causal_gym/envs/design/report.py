@@ -22,12 +22,20 @@ _METRICS = ("gain", "truth_gain", "information_gain", "expected_shd", "auprc", "
 
 
 def episode_columns(params: dict[str, Any], line: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
-    """The setting's name (with ``-vb<bound>`` when the value bound is not the default) and size, and the final scores."""
+    """The setting's name and size, and the final scores.
+
+    The name adds ``-vb<bound>`` for a value bound other than the default, ``-x<k>`` for batch designs
+    of ``k`` and ``-costs`` with node costs, so that variants sharing instances stay apart.
+    """
     setting = DesignSetting(**{key: params[key] for key in _SETTING_KEYS if key in params})
     name = setting.name
     bound = params.get("value_bound", VALUE_BOUND)
     if bound != VALUE_BOUND:
         name += f"-vb{bound:g}"
+    if params.get("targets_per_step", 1) != 1:
+        name += f"-x{params['targets_per_step']}"
+    if params.get("node_costs") is not None:
+        name += "-costs"
     return {"setting": name, "d": setting.d, "expected_degree": setting.expected_degree,
             "scores": line.get("scores") or {}}
 
