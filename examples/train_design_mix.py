@@ -52,6 +52,7 @@ from stable_baselines3 import PPO  # noqa: E402
 import causal_gym  # noqa: E402, F401  (registers the ids)
 from causal_gym.envs.design.policy import NodePairPolicy  # noqa: E402
 from causal_gym.envs.design.sb3 import DesignSB3VecEnv  # noqa: E402
+from causal_gym.envs.design.spec import SETTINGS_BY_ID  # noqa: E402
 from causal_gym.envs.design.world import DesignSetting  # noqa: E402
 
 BASE_ID = "InterventionDesign-lg10-T3-v0"
@@ -236,12 +237,15 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
         for name in args.eval:
             if (model_path.stem, name) in played:
                 continue
-            kwargs = SETTINGS[name]
-            count = args.test_d20 if kwargs["d"] > 16 else args.test
+            registered = name in SETTINGS_BY_ID  # an id: its own keywords over the base id's
+            kwargs = {"budget": 3, **SETTINGS_BY_ID[name]} if registered else SETTINGS[name]
+            count = args.test_d20 if kwargs.get("d", 10) > 16 else args.test
             start = time.perf_counter()
             scores, thinking = play(policy, kwargs, "test", args.first, count)
-            rows += [{"env_id": BASE_ID, "setting": name, "agent": model_path.stem, "instance": args.first + k,
-                      **{m: float(scores[m][k]) for m in METRICS}, "seconds": thinking / count, "evaluations": 0}
+            rows += [{"env_id": name if registered else BASE_ID, "setting": "" if registered else name,
+                      "agent": model_path.stem, "instance": args.first + k,
+                      **{m: round(float(scores[m][k]), 6) for m in METRICS}, "seconds": round(thinking / count, 6),
+                      "evaluations": 0}
                      for k in range(count)]
             write_csv(path, rows)
             print(f"{model_path.stem} {name}: return {np.mean(scores['gain']):.3f} "
@@ -264,7 +268,8 @@ def main() -> None:
     parser.add_argument("--evaluate", action="store_true")
     parser.add_argument("--models", default=None)
     parser.add_argument("--eval", nargs="+", default=[name_of(s) for s in EVAL_SETTINGS] + [name_of(setting(10))],
-                        choices=sorted(SETTINGS))
+                        choices=sorted(SETTINGS) + sorted(SETTINGS_BY_ID),
+                        help="setting names of the study, or registered design ids (played with budget 3 unless set)")
     parser.add_argument("--first", type=int, default=400)
     parser.add_argument("--test", type=int, default=200)
     parser.add_argument("--test-d20", type=int, default=50)
