@@ -375,3 +375,29 @@ def test_row_attention_policy_is_equivariant_in_the_nodes_and_invariant_in_the_r
     torch.testing.assert_close(shuffled_value, value, atol=1e-5, rtol=1e-5)
     assert model.policy.log_std.shape == (2,)
     assert not torch.allclose(means[:, :10], means[:, :1].expand(-1, 10))  # not trivially constant
+
+
+@pytest.mark.slow
+def test_the_caasl_and_mix_scripts_train_and_evaluate_as_plain_scripts(tmp_path):
+    """``examples/train_design_caasl.py`` and ``train_design_mix.py`` run as users run them, from another folder."""
+    examples = SHIPPED.parents[2]
+    caasl = [sys.executable, str(examples / "train_design_caasl.py"), "--out", str(tmp_path / "caasl"), "--seeds", "1"]
+    subprocess.run([*caasl, "--timesteps", "48", "--n-envs", "4", "--rollout-episodes", "2", "--batch-size", "8",
+                    "--eval-every", "24", "--dev", "4", "--device", "cpu"], check=True, capture_output=True,
+                   timeout=600, cwd=tmp_path)
+    subprocess.run([*caasl, "--evaluate", "--test", "4", "--eval-ids", "InterventionDesign-lg10-T3-v0"], check=True,
+                   capture_output=True, timeout=600, cwd=tmp_path)
+    with open(tmp_path / "caasl" / "eval-caasl.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(r["instance"]) for r in rows] == [400, 401, 402, 403] and rows[0]["agent"] == "caasl-rows-seed1"
+    mix = [sys.executable, str(examples / "train_design_mix.py"), "--out", str(tmp_path / "mix"), "--seeds", "2"]
+    subprocess.run([*mix, "--timesteps", "1", "--n-envs", "2", "--rollout-episodes", "1", "--batch-size", "6",
+                    "--dev", "2"], check=True, capture_output=True, timeout=600, cwd=tmp_path)
+    subprocess.run([*mix, "--evaluate", "--test", "3", "--eval", "er7-gaussian-deg3-T3", "InterventionDesign-sf10-T3-v0"],
+                   check=True, capture_output=True, timeout=600, cwd=tmp_path)
+    with open(tmp_path / "mix" / "eval-mix.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(r["env_id"], r["setting"]) for r in rows} == {("InterventionDesign-lg10-T3-v0", "er7-gaussian-deg3-T3"),
+                                                          ("InterventionDesign-sf10-T3-v0", "")}
+    with open(tmp_path / "mix" / "curve-mix.csv") as handle:
+        assert [r["final"] for r in csv.DictReader(handle)][-1] == "1"
