@@ -87,7 +87,8 @@ def play(job: tuple[str, str, list[int], int, tuple[float, ...], str, dict[str, 
     """Play ``agent`` on instances of ``env_id``; one row per episode."""
     env_id, name, instances, greedy_samples, greedy_grid, split, env_kwargs = job
     env = gym.make(env_id, observe_posterior=True, **env_kwargs)
-    setting = env.unwrapped.setting.name
+    setting = env.unwrapped.setting.name if env_kwargs else ""  # the id names a registered setting
+    decisions = env.unwrapped.setting.budget
     agent = make_agent(name, greedy_samples, greedy_grid)
     rows = []
     for k in instances:
@@ -95,7 +96,7 @@ def play(job: tuple[str, str, list[int], int, tuple[float, ...], str, dict[str, 
         record = rollout(env, agent, options={"split": split, "instance": k})
         scores = record.final_info["scores"]
         rows.append({"env_id": env_id, "setting": setting, "agent": name, "instance": k, **{m: round(scores[m], 6) for m in METRICS},
-                     "seconds": time.perf_counter() - start,
+                     "seconds": time.perf_counter() - start, "decisions": decisions,
                      "evaluations": getattr(agent, "evaluations", 0)})
         if hasattr(agent, "evaluations"):
             agent.evaluations = 0

@@ -45,9 +45,12 @@ def load(paths: list[str]) -> dict[str, dict[str, dict[int, dict[str, float]]]]:
     return table
 
 
-def grouped(agents: dict[str, dict[int, dict[str, float]]], metric: str
+def grouped(agents: dict[str, dict[int, dict[str, float]]], metric: str, budget: int
             ) -> dict[str, tuple[dict[int, float], float, list[float]]]:
-    """Per agent (learned seeds merged): per-instance metric, evaluations per decision and the seeds' means."""
+    """Per agent (learned seeds merged): per-instance metric, evaluations per decision and the seeds' means.
+
+    Decisions per episode: a row's ``decisions`` column, else ``budget``.
+    """
     groups: dict[str, list[str]] = defaultdict(list)
     for agent in agents:
         match = SEED.match(agent)
@@ -56,7 +59,8 @@ def grouped(agents: dict[str, dict[int, dict[str, float]]], metric: str
     for group, members in groups.items():
         common = set.intersection(*(set(agents[a]) for a in members))
         values = {k: float(np.mean([agents[a][k][metric] for a in members])) for k in common}
-        evaluations = float(np.mean([agents[a][k].get("evaluations", 0.0) for a in members for k in common]))
+        evaluations = float(np.mean([agents[a][k].get("evaluations", 0.0) / agents[a][k].get("decisions", budget)
+                                     for a in members for k in common]))
         seed_means = [float(np.mean([agents[a][k][metric] for k in common])) for a in members] if len(members) > 1 else []
         out[group] = (values, evaluations, seed_means)
     return out
@@ -72,13 +76,14 @@ def main() -> None:
     parser.add_argument("csv", nargs="+")
     parser.add_argument("--metric", default="gain")
     parser.add_argument("--versus", nargs="+", default=["round-robin", "uncertainty", "greedy-168"])
-    parser.add_argument("--budget", type=int, default=3, help="decisions per episode (evaluations are per episode)")
+    parser.add_argument("--budget", type=int, default=3,
+                        help="decisions per episode where a CSV has no decisions column (evaluations are per episode)")
     parser.add_argument("--agents", nargs="+", default=None, help="rows in this order (default: all)")
     parser.add_argument("--out", default=None, help="also write the markdown here")
     args = parser.parse_args()
     lines = []
     for setting, agents in sorted(load(args.csv).items()):
-        groups = grouped(agents, args.metric)
+        groups = grouped(agents, args.metric, args.budget)
         order = [a for a in (args.agents or sorted(groups)) if a in groups]
         versus = [v for v in args.versus if v in groups]
         common = sorted(set.intersection(*(set(groups[a][0]) for a in order)))
@@ -100,7 +105,7 @@ def main() -> None:
                     continue
                 y = np.array([groups[other][0][k] for k in common])
                 diffs.append(cell(*paired_bootstrap(x, y), sign=True))
-            lines.append(f"| {name} | {evaluations / args.budget:.0f} | {cell(*bootstrap_interval(x))} | "
+            lines.append(f"| {name} | {evaluations:.0f} | {cell(*bootstrap_interval(x))} | "
                          + " | ".join(diffs) + " |")
     text = "\n".join(lines)
     print(text)
