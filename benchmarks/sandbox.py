@@ -5,18 +5,23 @@ so load on the machine affects all of them alike; the figure is the median wall 
 (interpreter start, numpy/scipy import, the program, teardown) and its ratio to ``"process"``.
 Goal: a namespace backend costs at most 1.5 x the process backend.
 
+A root caller whose interpreter lies in a home uid 65534 cannot traverse (pyenv's under a 0700
+``/root``) also enters a private mount view (set up once per process) at each call; the first line
+says whether this run does.
+
 Usage: python benchmarks/sandbox.py [--rounds 15]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
 import numpy as np
 
-from causal_gym.harness import SandboxUnavailable, resolve_sandbox, run_code
+from causal_gym.harness import SandboxUnavailable, namespaces, resolve_sandbox, run_code
 
 PROGRAMS = {
     "print": "print(n, d)",
@@ -30,6 +35,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     data = np.random.default_rng(0).normal(size=(600, 10))
+    plan = namespaces.root_plan()
+    view = os.geteuid() == 0 and bool(namespaces.reachable_view([*plan.binds, *plan.packages]))
+    print(f"caller uid {os.geteuid()}; each namespace call enters a private mount view: {'yes' if view else 'no'}")
     backends = ["process"]
     for backend in ("bwrap", "unshare"):
         try:

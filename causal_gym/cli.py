@@ -1,18 +1,22 @@
 """The ``causal-gym`` command: list the environments, run an agent on them, report runs, reproduce the papers' tables.
 
+Usage::
+
     causal-gym list
     causal-gym run --env ID[,ID...] --agent NAME --episodes N --out DIR [--split test] [--repeats R]
                    [--backend local|ray] [--workers W] [--model M --base-url URL] [--agent-kwargs JSON]
                    [--seal-file F | --open]
     causal-gym report DIR [DIR...] [--out OUTDIR] [--dev N] [--full-menu] [--workers W] [--seal-file F]
     causal-gym seal new FILE | causal-gym seal fingerprint FILE
-    causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
-    causal-gym reproduce causalab [--quick] [--settings 4node,...] [--instances N] [--out DIR]
-    causal-gym reproduce arena [--quick] [--json FILE]
-    causal-gym serve --env ID [--env-kwargs JSON] [--host H] [--port P] [--max-sessions N] [--tool-timeout S]
+    causal-gym reproduce BENCHMARK [--quick | --full] [--instances N] [--workers W] [--quiet] [--out DIR]
+                                   [--json FILE] [options of the benchmark]
+    causal-gym serve --env ID [--env-kwargs JSON] [--host H] [--port P] [--max-sessions N] [--session-timeout S]
+                     [--env-threads N] [--tool-timeout S] [--seal-file F --out DIR --episodes N | --open]
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a handler that
-runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly.
+runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly. Every
+level answers ``--help`` (exit status 0) in plain text; the ``reproduce`` subcommands share one
+grammar (:mod:`causal_gym.envs.reproduce_args`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from causal_gym._docstrings import plain_text
 
 __all__ = ["main"]
 
@@ -142,33 +148,39 @@ def _run(args: argparse.Namespace, rest: Sequence[str]) -> int:
 def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from pathlib import Path
 
+    from causal_gym._files import OutputFolder
     from causal_gym.eval.report import load_runs, report_tables, write_tables
+    from causal_gym.seal import resolve_seal
     from causal_gym.tables import format_table
 
-    from causal_gym.seal import resolve_seal
-
     frame = load_runs(*args.dirs)
-    tables = report_tables(frame, dev=args.dev, full_menu=args.full_menu, workers=args.workers,
-                           progress=not args.quiet, seal=resolve_seal(_seal(args)))
-    if not tables:
-        print("no played episodes in " + ", ".join(args.dirs))
-    for table in tables:
-        print(f"\n{table.title}\n{format_table(table.frame)}")
-        print("".join(f"  {line}\n" for line in table.legend_lines()), end="")
-    out = Path(args.out) if args.out is not None else Path(args.dirs[0]) / "report"
-    written = write_tables(tables, out, frame)
-    print(f"\nwrote {len(written)} files to {out} (report.md, CSV tables, PNG figures)")
+    # opened before the tables are built, so a refused folder costs no work; never through a link in a run directory
+    with OutputFolder(Path(args.out) if args.out is not None else Path(args.dirs[0]) / "report",
+                      within=args.dirs) as out:
+        tables = report_tables(frame, dev=args.dev, full_menu=args.full_menu, workers=args.workers,
+                               progress=not args.quiet, seal=resolve_seal(_seal(args)))
+        if not tables:
+            print("no played episodes in " + ", ".join(args.dirs))
+        for table in tables:
+            print(f"\n{table.title}\n{format_table(table.frame)}")
+            print("".join(f"  {line}\n" for line in table.legend_lines()), end="")
+        written = write_tables(tables, out, frame)
+    print(f"\nwrote {len(written)} files to {out.path} (report.md, CSV tables, PNG figures)")
     return 0
 
 
 def _add_list(commands: argparse._SubParsersAction) -> None:
-    commands.add_parser("list", help="registered environment ids with one-line descriptions").set_defaults(handler=_list)
+    commands.add_parser(
+        "list", help="registered environment ids with one-line descriptions",
+        description="Print every registered environment id (one per line, benchmark by benchmark) with a one-line "
+        "description. gym.make(ID) builds any of them once causal_gym is imported.",
+    ).set_defaults(handler=_list)
 
 
 class _RunHelp(argparse.HelpFormatter):
     """Lists the registered agents under ``--agent``, importing the registry only when help is shown."""
 
-    def _get_help_string(self, action: argparse.Action) -> str:
+    def _get_help_string(self, action: argparse.Action) -> str | None:
         if "--agent" not in action.option_strings:
             return super()._get_help_string(action)
         from causal_gym.agents.registry import agents
@@ -255,13 +267,25 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    import contextlib
+
     import uvicorn
 
+    from causal_gym.eval.store import RunStore
     from causal_gym.integrations.openenv import make_app
 
-    app = make_app(args.env, _json_object(args.env_kwargs, "--env-kwargs"), prompt_level=args.prompt_level,
-                   max_sessions=args.max_sessions, tool_timeout=args.tool_timeout)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    store = None if args.out is None else RunStore(args.out)
+    with contextlib.nullcontext() if store is None else store.lock():
+        app = make_app(args.env, _json_object(args.env_kwargs, "--env-kwargs"), prompt_level=args.prompt_level,
+                       max_sessions=args.max_sessions, tool_timeout=args.tool_timeout,
+                       session_timeout=args.session_timeout, env_threads=args.env_threads, seal=_seal(args),
+                       store=store, episodes=args.episodes, repeats=args.repeats, split=args.split, seed=args.seed)
+        sealed = f"; a sealed evaluation of {args.episodes} x {args.repeats} episodes into {args.out}" if store else ""
+        print(f"causal-gym serve: {args.env} on ws://{args.host}:{args.port}/ws, up to {args.max_sessions} "
+              f"sessions{sealed}", file=sys.stderr, flush=True)
+        # the keepalive drops a client that stops answering pings within session_timeout (module docstring)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                    ws_ping_interval=args.session_timeout / 2, ws_ping_timeout=args.session_timeout / 2)
     return 0
 
 
@@ -269,16 +293,34 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "serve", help="serve a tool env over OpenEnv's HTTP/WebSocket protocol (needs the openenv extra)",
         description="One episode per WebSocket session (reset with the episode row: seed, instance, split, "
-        "repeat), one tool call per step as OpenEnv's CallToolAction; see causal_gym.integrations.openenv.",
+        "repeat; under a seal the server chooses), one tool call per step as OpenEnv's CallToolAction; see "
+        "causal_gym.integrations.openenv.",
     )
     parser.add_argument("--env", required=True, help="a registered tool env id")
     parser.add_argument("--env-kwargs", default="{}", help="JSON object of gym.make arguments")
     parser.add_argument("--prompt-level", type=int, default=0, help="as for the LLM agent (default 0)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("--max-sessions", type=int, default=256, help="concurrent sessions (default 256)")
+    parser.add_argument("--max-sessions", type=int, default=256,
+                        help="concurrent WebSocket sessions; a client past them is refused with OpenEnv's "
+                        "CAPACITY_REACHED (default 256)")
+    parser.add_argument("--session-timeout", type=float, default=60.0,
+                        help="seconds after which a session whose client has gone is closed: a WebSocket that stops "
+                        "answering pings, an HTTP-made session without requests (default 60)")
+    parser.add_argument("--env-threads", type=int,
+                        help="env resets and steps run at once, the others wait their turn, so the server keeps "
+                        "answering new clients under load (default: the CPU count, at most 4)")
     parser.add_argument("--tool-timeout", type=float,
                         help="seconds one step may take; past it the episode ends unscored (default: no budget)")
+    _add_seal_options(parser)
+    sealed = parser.add_argument_group(
+        "sealed evaluation (under a seal the server chooses each episode, plays it once, records its scores in "
+        "--out and returns none to the client)")
+    sealed.add_argument("--out", help="run store directory of the sealed evaluation (causal-gym report reads it)")
+    sealed.add_argument("--episodes", type=int, help="instances 0 .. N-1 of --split")
+    sealed.add_argument("--repeats", type=int, default=1, help="episodes per instance (default 1)")
+    sealed.add_argument("--split", default="test", help="split of the instances (default test)")
+    sealed.add_argument("--seed", type=int, default=0, help="base seed, as causal-gym run --seed (default 0)")
     parser.set_defaults(handler=_serve)
 
 
@@ -310,13 +352,20 @@ def _add_seal(commands: argparse._SubParsersAction) -> None:
 
 
 def _add_reproduce(commands: argparse._SubParsersAction) -> None:
+    from causal_gym.envs.benchmark import benchmarks
+
     parser = commands.add_parser(
-        "reproduce",
-        help="rebuild a paper's tables next to its numbers (options after the benchmark name; --help there)",
-        add_help=False,
+        "reproduce", help="rebuild a paper's tables next to its numbers",
+        description="Rebuild a benchmark's published tables and print ours next to the paper's. Every benchmark "
+        "takes --quick (the default: minutes) or --full (the paper's grid), --instances N, --workers W, --quiet, "
+        "--out DIR and --json FILE; `causal-gym reproduce BENCHMARK --help` lists its own options.",
     )
-    parser.add_argument("benchmark", choices=sorted(_reproducible()))
-    parser.set_defaults(handler=_reproduce, passes_rest=True)
+    names = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    for spec in benchmarks():
+        if spec.reproduce:
+            # The benchmark's own parser reads the rest (its --help included), so this level adds no help.
+            names.add_parser(spec.name, help=f"the {spec.title} tables (options: causal-gym reproduce {spec.name} --help)",
+                             add_help=False).set_defaults(handler=_reproduce, passes_rest=True)
 
 
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
@@ -327,7 +376,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``causal-gym`` argument parser with every subcommand (parsing runs nothing)."""
-    parser = argparse.ArgumentParser(prog="causal-gym", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="causal-gym", description=plain_text((__doc__ or "").split("\n\n")[0]))
     commands = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(commands)
@@ -353,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConnectionError as exc:  # e.g. a Ray cluster that cannot be reached: the message says what to do
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
     except (ValueError, ModuleNotFoundError) as exc:
-        if args.command not in ("run", "report", "seal"):
+        if args.command not in ("run", "report", "reproduce", "seal", "serve"):
             raise
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
 

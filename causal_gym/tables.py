@@ -26,12 +26,10 @@ import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from causal_gym._files import write_atomic
 from causal_gym.metrics import bootstrap_interval, paired_bootstrap
 
 if TYPE_CHECKING:
@@ -40,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ReportTable",
     "require",
-    "save_figure",
+    "figure_png",
     "build_table",
     "played",
     "score_columns",
@@ -418,11 +416,11 @@ def new_figure(width: float, height: float, panels: int, columns: int) -> tuple[
     return figure, axes[:panels]
 
 
-def save_figure(figure: Any, path: str | Path) -> None:
-    """Save ``figure`` as a PNG at 120 dpi, written atomically (a link at ``path`` is replaced, not followed)."""
+def figure_png(figure: Any) -> bytes:
+    """``figure`` as PNG bytes at 120 dpi (a report module's ``write_figures`` writes them into its folder)."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=120)
-    write_atomic(path, buffer.getvalue())
+    return buffer.getvalue()
 
 
 def error_bars(table: pd.DataFrame, name: str) -> np.ndarray:

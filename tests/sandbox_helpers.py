@@ -20,7 +20,7 @@ import pytest
 
 import causal_gym
 from causal_gym.harness import SandboxLimits, SandboxUnavailable, resolve_sandbox
-from causal_gym.harness.namespaces import root_plan
+from causal_gym.harness.namespaces import reachable_view, root_plan
 
 BACKENDS = ("bwrap", "unshare", "process")
 NAMESPACE_BACKENDS = ("bwrap", "unshare")
@@ -65,14 +65,19 @@ def run_as_nobody(script: str, args: list[str], home: Path) -> Any:
     """Run ``script`` (``python -c``) as the unprivileged user "nobody"; its last output line, parsed as JSON.
 
     Skips unless the tests run as root (needed to switch users); in CI, fails when "nobody" cannot
-    reach the interpreter or the project.
+    reach the interpreter or the project. An interpreter in a home "nobody" cannot traverse (pyenv's
+    under a 0700 ``/root``) is shown to it, at its own path, in a private mount namespace
+    (:func:`~causal_gym.harness.namespaces.reachable_view`), as an unprivileged evaluator would
+    install it where it can run it; the host's modes stay as they are.
     """
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root to switch to an unprivileged user")
-    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
     project = os.path.dirname(os.path.dirname(causal_gym.__file__))
+    view = reachable_view([sys.executable, sys.prefix, sys.base_prefix, project, str(home)])
+    as_nobody = [*view, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
     plan = root_plan()
-    check = f"import os, causal_gym; [os.stat(p) for p in {[plan.interpreter, *plan.binds, *plan.packages]!r}]"
+    check = (f"import os, causal_gym; [os.stat(p) for p in {[plan.interpreter, *plan.binds, *plan.packages]!r}]; "
+             f"assert causal_gym.__file__ == {causal_gym.__file__!r}, causal_gym.__file__")  # the code under test
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", os.defpath), "TMPDIR": str(home)}
     reachable = subprocess.run([*as_nobody, sys.executable, "-c", check], cwd=project, capture_output=True, env=env)
     if reachable.returncode != 0:

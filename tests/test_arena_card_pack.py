@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import copy
 import json
+import random
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import causal_gym
-from causal_gym.envs.arena.card_pack import load_card_pack
+from causal_gym.envs.arena.card_copies import copied_public_card, public_shapes
+from causal_gym.envs.arena.card_pack import load_card_pack, public_cards
 from causal_gym.envs.arena.env import CausalArenaEnv
 from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
 from causal_gym.envs.arena.tool_env import CausalArenaToolEnv
@@ -139,6 +142,7 @@ def test_bad_packs_are_refused_with_a_clear_error(tmp_path: Path) -> None:
 
     public = copy.deepcopy(next(iter(FORMULA_SCENARIOS.values())))
     renamed = dict(copy.deepcopy(public), name="my_own_cylinder")  # same variables: still the public card
+    disguised = _disguised(public, "attacker", random.Random(0))
     broken = dict(copy.deepcopy(CIRCUIT), edges=CIRCUIT["edges"][1:])  # V no longer a parent of I
     cases = [
         (tmp_path / "missing.json", "cannot read the card pack"),
@@ -147,6 +151,7 @@ def test_bad_packs_are_refused_with_a_clear_error(tmp_path: Path) -> None:
         (write({"cards": [CIRCUIT, CIRCUIT]}), "two cards named 'private_circuit'"),
         (write([public]), "is a public card of causal_gym"),
         (write([renamed]), "is a public card of causal_gym"),
+        (write([CIRCUIT, disguised]), r"card 1 \('mine'\) .* is a public card of causal_gym: .* 'gas_cylinder'"),
         (write([broken]), "private_circuit"),
         (Path(causal_gym.__file__), "inside the causal_gym package"),
     ]
@@ -159,3 +164,118 @@ def test_bad_packs_are_refused_with_a_clear_error(tmp_path: Path) -> None:
             CausalArenaEnv(source=source, cards=good)
     with pytest.raises(ValueError, match="path of a JSON card pack"):
         CausalArenaEnv(source="formula", cards=3)  # type: ignore[arg-type]
+
+
+# -- public cards in disguise (issue 44, item 1) ----------------------------------------------------------------------
+
+PUBLIC = [(source, name) for source in ("formula", "semantic") for name in public_cards(source)]
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _renamed(card: dict, rng: random.Random) -> dict:
+    """Every variable and constant renamed (names that say nothing), and the card too."""
+    card = copy.deepcopy(card)
+    old = [v["name"] for v in card["variables"]] + list(card.get("constants", {}))
+    new = dict(zip(old, (f"q{rng.randrange(10 ** 6)}_{i}" for i in range(len(old)))))
+    swap = lambda text: re.sub(r"[A-Za-z_]\w*", lambda m: new.get(m.group(), m.group()), text)  # noqa: E731
+    for variable in card["variables"]:
+        variable["name"] = new[variable["name"]]
+        if "equation" in variable:
+            variable["equation"] = swap(variable["equation"])
+    card["edges"] = [{**edge, "source": new[edge["source"]], "target": new[edge["target"]]} for edge in card["edges"]]
+    card["constants"] = {new[k]: v for k, v in card.get("constants", {}).items()}
+    card["name"] = "mine"
+    return card
+
+
+def _one_coefficient(card: dict, rng: random.Random) -> dict:
+    """One number changed by 10%: in an equation when there is one, else a named constant."""
+    card = copy.deepcopy(card)
+    with_numbers = [v for v in card["variables"] if "equation" in v and NUMBER.search(v["equation"])]
+    if with_numbers:
+        variable = rng.choice(with_numbers)
+        variable["equation"] = NUMBER.sub(lambda m: repr(1.1 * float(m.group())), variable["equation"], count=1)
+    else:
+        constant = rng.choice(sorted(card["constants"]))
+        card["constants"][constant] = {**card["constants"][constant], "value": 1.1 * card["constants"][constant]["value"]}
+    return card
+
+
+def _root(name: str) -> dict:
+    return {"name": name, "unit": "1", "definition": "a quantity of my own", "range": [0, 1], "role": "input",
+            "intervention": f"set {name}", "distribution": {"family": "uniform", "low": 0.2, "high": 0.8}}
+
+
+def _disguised(card: dict, how: str, rng: random.Random) -> dict:
+    """``card`` as someone passing it off as their own would write it."""
+    card = _renamed(card, rng)
+    if how != "renamed":
+        rng.shuffle(card["variables"])
+        rng.shuffle(card["edges"])
+    if how in ("one coefficient", "attacker"):
+        card = _one_coefficient(card, rng)
+    if how == "attacker":  # ... and a variable that nothing uses
+        card["variables"].insert(rng.randrange(len(card["variables"])), _root("unused"))
+    if how == "algebra":  # a / b as a * b ** -1, a - b as a + -1 * b
+        for variable in card["variables"]:
+            if "equation" in variable:
+                variable["equation"] = variable["equation"].replace(" / ", " * 1 / ").replace(" - ", " + -1 * ")
+    children = {edge["source"] for edge in card["edges"]}
+    readouts = [v["name"] for v in card["variables"] if "equation" in v and v["name"] not in children]
+    if how == "fewer readouts":
+        gone = set(rng.sample(readouts, len(readouts) * 2 // 5))
+        card["variables"] = [v for v in card["variables"] if v["name"] not in gone]
+        card["edges"] = [edge for edge in card["edges"] if edge["target"] not in gone]
+        used = {name for v in card["variables"] if "equation" in v for name in re.findall(r"\w+", v["equation"])}
+        card["constants"] = {k: v for k, v in card["constants"].items() if k in used}
+    if how == "more readouts":
+        for k, source in enumerate(rng.sample([v["name"] for v in card["variables"] if v["role"] != "readout"], 5)):
+            card["variables"].append({"name": f"extra_{k}", "unit": "1", "definition": "another gauge",
+                                      "range": [-1e12, 1e12], "role": "readout", "intervention": None,
+                                      "equation": f"2 * {source}", "noise": {"family": "gaussian", "scale": 0.1}})
+            card["edges"].append({"source": source, "target": f"extra_{k}", "rationale": "it reads it"})
+    if how == "negligible inputs":  # every equation reads a new root, to no effect, so each looks new
+        card["variables"].append(_root("dummy"))
+        for variable in card["variables"]:
+            if "equation" in variable:
+                variable["equation"] = f"({variable['equation']}) + 1e-9 * dummy"
+                card["edges"].append({"source": "dummy", "target": variable["name"], "rationale": "none to speak of"})
+    return card
+
+
+DISGUISES = ["renamed", "reordered", "one coefficient", "attacker", "algebra", "fewer readouts", "more readouts",
+             "negligible inputs"]
+
+
+@pytest.mark.parametrize("how", DISGUISES)
+def test_every_public_card_is_refused_in_disguise(tmp_path: Path, how: str) -> None:
+    """Each public card of both libraries, disguised, is refused when its pack is loaded, naming the card (a
+    malformed disguise would be refused too, but not naming it)."""
+    rng = random.Random(44)
+    for source, name in PUBLIC:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"cards": [CIRCUIT, _disguised(public_cards(source)[name], how, rng)]}))
+        with pytest.raises(ValueError, match=rf"card 1 \('mine'\).* is a public card of causal_gym: .*the public "
+                                             rf"{source} card {name!r}"):
+            load_card_pack(path)
+
+
+def test_distinct_cards_are_not_taken_for_copies() -> None:
+    """No public card is a copy of another (each is compared with the library without itself), and neither are
+    the cards written above: the test does not refuse what is merely of the same kind."""
+    library = public_shapes()
+    for source, name in PUBLIC:
+        others = [(s, shape) for s, shape in library if shape.name != name]
+        assert copied_public_card(public_cards(source)[name], others) is None, name
+        assert copied_public_card(public_cards(source)[name]) is not None, name  # but itself is found
+    for card in (CIRCUIT, TANK):
+        assert copied_public_card(card) is None
+
+
+@pytest.mark.parametrize("env_class", [CausalArenaEnv, CausalArenaToolEnv])
+def test_a_disguised_public_card_is_refused_before_anything_is_played_under_a_seal(tmp_path: Path, env_class) -> None:
+    card = _disguised(FORMULA_SCENARIOS["heater_circuit"], "attacker", random.Random(1))
+    path = tmp_path / "private.json"
+    path.write_text(json.dumps([card, TANK]))
+    with pytest.raises(ValueError, match="public formula card 'heater_circuit'"):
+        env_class(source="formula", cards=path, seal=SECRET)

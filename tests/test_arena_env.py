@@ -17,7 +17,6 @@ from scipy import stats
 
 from causal_gym.discovery import run
 from causal_gym.envs.arena import reproduce
-from causal_gym.eval.runner import run_plan
 from causal_gym.envs.arena import source as source_module
 from causal_gym.envs.arena.audits import audit_graph
 from causal_gym.envs.arena.catalogue import REAL_NETWORKS, SOURCES, ArenaTask, audit_split, instance_list, load_task
@@ -27,13 +26,14 @@ from causal_gym.envs.arena.protocol import ArenaDataset
 from causal_gym.envs.arena.spec import SOURCES as ARENA_SOURCES
 from causal_gym.envs.arena.tool_env import CausalArenaToolEnv
 from causal_gym.envs.registration import env_descriptions, register_envs
+from causal_gym.eval.runner import run_plan
 
 ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
 from causal_gym.envs.arena.scenarios.semantic import SEMANTIC_SCENARIOS
-from causal_gym.harness import data_tools as heuresis_tools
 from causal_gym.graphs import meek
 from causal_gym.harness import ToolError
+from causal_gym.harness import data_tools as heuresis_tools
 from causal_gym.metrics import directed_edge_scores, shd
 from causal_gym.stats import CITester
 
@@ -740,7 +740,7 @@ def test_the_paper_tables_printed_beside_ours_are_the_papers_cells(number, table
 def test_the_sample_size_suite_plays_each_n_as_its_own_protocol(tmp_path, capsys):
     from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 
-    argv = ["--full", "--sample-sizes", "60,120", "--families", "chain", "--per-block", "1", "--dims", "10",
+    argv = ["--full", "--sample-sizes", "60,120", "--families", "chain", "--instances", "1", "--dims", "10",
             "--methods", "pc,random_regress", "--replicates", "1", "--quiet", "--out", str(tmp_path / "stores")]
     output = reproduce.main(argv, prog="causal-gym reproduce arena", runner=run_plan)
     rows = output["rows"]

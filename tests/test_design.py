@@ -7,7 +7,6 @@ checked against a recomputation from the observation alone.
 
 from __future__ import annotations
 
-
 import gymnasium as gym
 import numpy as np
 import pytest

@@ -36,7 +36,7 @@ def code_of(parents, j):
     return sum(1 << (i if i < j else i - 1) for i in parents)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def enumerate_dags(d):
     """Every DAG on d nodes, its parent-set codes and its number of linear extensions.
 

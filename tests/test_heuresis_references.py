@@ -4,6 +4,10 @@ the router's branch choice, BCA selection, and cache hit/miss/corruption/relocat
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import warnings
 from itertools import combinations
 
 import numpy as np
@@ -67,6 +71,122 @@ def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
 def test_cache_rejects_non_mapping_results():
     with pytest.raises(ValueError, match="mapping"):
         _cache.cached({"k": 2}, lambda: [1, 2])
+
+
+# -- entries and directories another user can write are not trusted (issue 44, item 5) -------------------------------
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="planting an entry owned by another user needs root")
+TRUE, PLANTED = {"pc_kci_f1": 0.857}, {"pc_kci_f1": 0.0}
+
+
+def _plant(path, how: str) -> None:
+    """Replace the entry at ``path`` by one holding PLANTED under the same key, as another user could."""
+    key = json.loads(path.read_text())["key"]
+    path.unlink()
+    forged = json.dumps({"key": key, "payload": PLANTED})
+    if how == "a link":
+        elsewhere = path.parent.parent / "forged.json"
+        elsewhere.write_text(forged)
+        path.symlink_to(elsewhere)
+        return
+    path.write_text(forged)
+    if how == "owned by nobody":
+        os.chown(path, 65534, 65534)
+    else:
+        path.chmod(0o666 if how == "world-writable" else 0o664)
+
+
+@needs_root
+@pytest.mark.parametrize("how", ["world-writable", "group-writable", "owned by nobody", "a link"])
+def test_an_entry_another_user_could_write_is_recomputed_and_replaced(tmp_path, how):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return TRUE
+
+    key = {"kind": "planted", "how": how, "version": "v1"}
+    assert _cache.cached(key, compute) == TRUE and _cache.is_cached(key)
+    (path,) = (tmp_path / "cache").iterdir()
+    _plant(path, how)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert not _cache.is_cached(key)
+        assert _cache.cached(key, compute) == TRUE and len(calls) == 2
+    warned = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    if how == "a link":  # not followed: a miss like any other
+        assert warned == []
+    else:  # once per path and process, naming it
+        assert len(warned) == 1 and f"does not trust {path}: " in warned[0], warned
+    status = path.lstat()  # replaced by a trusted entry of this user, which hits again
+    assert not path.is_symlink() and status.st_uid == os.geteuid() and status.st_mode & 0o022 == 0
+    assert _cache.cached(key, compute) == TRUE and len(calls) == 2
+    if how == "a link":
+        assert json.loads((tmp_path / "forged.json").read_text())["payload"] == PLANTED  # not written through
+
+
+@needs_root
+@pytest.mark.parametrize("how", ["world-writable", "owned by nobody"])
+def test_a_directory_another_user_could_write_is_neither_read_nor_written(tmp_path, how):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return TRUE
+
+    key = {"kind": "planted-directory", "how": how, "version": "v1"}
+    _cache.cached(key, compute)
+    cache = tmp_path / "cache"
+    (path,) = cache.iterdir()
+    path.write_text(json.dumps({"key": json.loads(path.read_text())["key"], "payload": PLANTED}))
+    if how == "owned by nobody":
+        os.chown(cache, 65534, 65534)
+    else:
+        cache.chmod(0o777)
+    with pytest.warns(RuntimeWarning, match=rf"does not trust {cache}:"):
+        assert _cache.cached(key, compute) == TRUE
+    assert _cache.cached({**key, "version": "v2"}, compute) == TRUE and len(calls) == 3
+    assert sorted(cache.iterdir()) == [path]  # nothing stored where it would not be read back
+    os.chown(cache, 0, 0)
+    cache.chmod(0o700)
+    assert _cache.cached(key, compute) == PLANTED  # the same entry, in a directory of this user's: trusted again
+
+
+@needs_root
+@pytest.mark.parametrize("how", ["owned by nobody", "world-writable", "world-writable directory"])
+def test_a_planted_reference_does_not_reach_the_next_process(tmp_path, how):
+    """The issue's attack end to end: PC-KCI's reference in one process, an entry planted by another user, the
+    F1 the next process scores with (a plain script run from outside the repository)."""
+    script = (
+        "from causal_gym.envs.heuresis.instances import make_instance\n"
+        "from causal_gym.envs.heuresis.references import pc_kci_reference, score_graph\n"
+        "instance = make_instance('lg', 'dev', 0, d=5, n=200)\n"
+        "print(score_graph(instance.hidden.dag, pc_kci_reference(instance).graph)['f1'])\n"
+    )
+    cache = tmp_path / "cache"
+    environment = {**os.environ, _cache.CACHE_ENV: str(cache)}
+
+    def score() -> tuple[float, str]:
+        done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment, capture_output=True,
+                              text=True, timeout=300, check=True)
+        return float(done.stdout.split()[-1]), done.stderr
+
+    truth, warned = score()
+    assert truth > 0.0 and "does not trust" not in warned
+    (path,) = cache.iterdir()
+    entry = json.loads(path.read_text())
+    assert '"label":"pc_kci"' in entry["key"]
+    entry["payload"]["graph"] = np.zeros_like(entry["payload"]["graph"]).tolist()  # scores 0.0
+    path.write_text(json.dumps(entry))
+    if how == "owned by nobody":
+        os.chown(path, 65534, 65534)
+    else:
+        (path if how == "world-writable" else cache).chmod(0o666 if how == "world-writable" else 0o777)
+    again, warned = score()
+    assert again == truth and "does not trust" in warned and str(path if how != "world-writable directory" else cache) in warned
+    if how != "world-writable directory":  # replaced by the next process's own entry, which then hits
+        replaced = path.stat().st_ino
+        assert score() == (truth, "") and path.stat().st_ino == replaced
 
 
 # ---------------------------------------------------------------------------------------------

@@ -214,7 +214,7 @@ def test_gc_finds_nothing_of_the_parent(data: np.ndarray) -> None:
     assert _PARENT_STATE["sentinel"].startswith(prefix)
     code = (
         "import gc\n"
-        "own = {'mine': 'cg-sentinel-child'}\n"
+        "own = ['cg-sentinel-' + 'child']  # a list: gc always tracks it (a constant's tuple may be untracked)\n"
         "found = set()\n"
         "for obj in gc.get_objects():\n"
         "    items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()\n"

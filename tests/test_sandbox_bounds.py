@@ -12,7 +12,11 @@ caller ("nobody" via setpriv), and judged from the host:
   tmpfs) stays within the cap plus the scratch size, measured as the host's ``Shmem`` growth plus the
   sandbox processes' anonymous memory;
 - ``io_uring`` and the other resource-creating syscalls get ``EPERM``;
-- a program that forges the status report still comes back blocked.
+- a program that forges the status report still comes back blocked, and so does one that subverts
+  the audit hook and meets the kernel's refusal (caught, then forged over, the report pipe closed,
+  or a syscall filter of its own with a listener attempted);
+- ``prlimit64`` on another process of the sandbox (the supervisor, init, its own pid) is refused,
+  read from the host's ``/proc/<pid>/limits``, while the program's own limits (pid 0) still change.
 """
 
 from __future__ import annotations
@@ -62,6 +66,11 @@ print(json.dumps(outcomes))
 """
 
 
+# The knobs fail in the file system (read-only, absent); io_uring_setup is the first call the
+# syscall filter refuses, which the supervisor reports although the hook is subverted.
+_FIRST_REFUSAL = "blocked: system call refused (io_uring_setup)"
+
+
 def _sysctls() -> dict[str, str]:
     return {name: Path("/proc/sys", name).read_text() for name in SYSCTLS}
 
@@ -106,7 +115,7 @@ def test_host_settings_stay_unwritable_for_the_caller_as_is(backend: str, data: 
                 if Path("/proc/sys", name).read_text() != value:
                     Path("/proc/sys", name).write_text(value)
     assert after == before
-    assert result.error is None, result
+    assert result.error == _FIRST_REFUSAL, result
     _check_knob_outcomes(json.loads(result.output.strip().splitlines()[-1]))
 
 
@@ -127,7 +136,7 @@ def test_host_settings_stay_unwritable_for_an_unprivileged_caller(tmp_path: Path
     results = run_as_nobody(_NOBODY_KNOBS, [_knobs_program()], tmp_path)
     assert _sysctls() == before
     for backend in NAMESPACE_BACKENDS:
-        assert results[backend]["sandbox"] == backend and results[backend]["error"] is None, results[backend]
+        assert results[backend]["sandbox"] == backend and results[backend]["error"] == _FIRST_REFUSAL, results[backend]
         _check_knob_outcomes(json.loads(results[backend]["out"].strip().splitlines()[-1]))
 
 
@@ -150,21 +159,28 @@ release.set()
 """
 
 
+_SETUP = {os.path.realpath(shutil.which(tool) or tool) for tool in ("setpriv", "nsenter", "unshare", "sh", "mount", "mkdir",
+                                                                    "touch")}
+_HOST_USERNS = os.readlink("/proc/self/ns/user")
+
+
 def _tasks(pids: list[int]) -> tuple[int, set[int]]:
     """Threads of ``pids`` and the real uids they run as, from the host's /proc.
 
-    A ``setpriv`` that has not yet dropped root and exec'd the sandbox is left out of the uids.
+    The set-up that runs as root before it drops privileges -- ``setpriv`` and, when the
+    interpreter is in a home "nobody" cannot traverse, ``nsenter`` into the private view (and the
+    view's one-off ``unshare``, ``sh``, ``mount``, ``mkdir`` and ``touch``) -- is left out of the
+    uids while still in the host's user namespace; every process in the sandbox's namespaces counts.
     """
-    setpriv = os.path.realpath(shutil.which("setpriv") or "setpriv")
     count, uids = 0, set()
     for pid in pids:
         try:
             count += len(os.listdir(f"/proc/{pid}/task"))
             status = Path(f"/proc/{pid}/status").read_text()
-            exe = os.path.realpath(f"/proc/{pid}/exe")
+            setup = os.path.realpath(f"/proc/{pid}/exe") in _SETUP and os.readlink(f"/proc/{pid}/ns/user") == _HOST_USERNS
         except OSError:
             continue
-        if exe != setpriv:
+        if not setup:
             uids.add(int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1]))
     return count, uids
 
@@ -360,7 +376,152 @@ os.write(status, b'{"error": null}')
         if name.startswith(("proc_", "mem_")):
             assert outcome.startswith(("PermissionError", "FileNotFoundError", "OSError: [Errno 30]")), (name, outcome)
     assert outcomes["pidfd_getfd"] == "ok: (-1, 1)"
-    assert result.error == "OSError: [Errno 9] Bad file descriptor", result
+    assert result.output.rstrip().endswith("OSError: [Errno 9] Bad file descriptor"), result  # the last forgery
+    assert result.error == "blocked: system call refused (pidfd_getfd)", result
+
+
+# The hook subverted, then a call the kernel refuses, then whatever could hide it: the supervisor's
+# record of the refusal (from the filter's listener, which the program never holds) decides.
+KERNEL_REFUSALS = {
+    "caught": DISABLE_HOOK["closure"] + """
+import socket
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+except PermissionError as exc:
+    print("caught", exc)
+""",
+    "forged": DISABLE_HOOK["closure"] + """
+import os
+try:
+    os.fork()
+except PermissionError as exc:
+    print("caught", exc, flush=True)
+for fd in range(3, 64):
+    try:
+        os.write(fd, b'{"error": null}\\n')
+    except OSError:
+        pass
+os._exit(0)
+""",
+    # close every pipe but stdout (the report pipe too), then get refused: the supervisor keeps
+    # answering the filter's hand-overs until the worker has exited
+    "closed_channel": DISABLE_HOOK["closure"] + """
+import os, stat, time
+for fd in range(3, 64):
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            os.close(fd)
+    except OSError:
+        pass
+time.sleep(0.2)
+try:
+    os.memfd_create("held")
+except PermissionError as exc:
+    print("caught", exc, flush=True)
+""",
+    # a filter of its own with a listener would let the program answer its refusals "continue"
+    "own_listener": DISABLE_HOOK["closure"] + """
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+allow_all = ctypes.create_string_buffer(struct.pack("<HBBI", 0x06, 0, 0, 0x7FFF0000), 8)
+prog = Prog(1, ctypes.cast(allow_all, ctypes.c_void_p))
+number = 317 if __import__("platform").machine() == "x86_64" else 277
+found = libc.syscall(ctypes.c_long(number), ctypes.c_long(1), ctypes.c_long(8), ctypes.byref(prog))
+print("caught", found, ctypes.get_errno())
+""",
+    # or one that answers the program's socket calls itself, out of the supervisor's sight
+    "own_filter": DISABLE_HOOK["closure"] + """
+import ctypes, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+number = 41 if __import__("platform").machine() == "x86_64" else 198
+code = b"".join(struct.pack("<HBBI", *op) for op in [(0x20, 0, 0, 0), (0x15, 0, 1, number), (0x06, 0, 0, 0x00050001),
+                                                     (0x06, 0, 0, 0x7FFF0000)])
+buffer = ctypes.create_string_buffer(code, len(code))
+prog = Prog(4, ctypes.cast(buffer, ctypes.c_void_p))
+found = libc.prctl(22, 2, ctypes.byref(prog), 0, 0)
+print("caught", found, ctypes.get_errno())
+try:
+    socket.socket(socket.AF_INET)  # with the filter above in place, refused without the supervisor knowing
+except OSError:
+    pass
+""",
+}
+_REFUSED = {"caught": "socket", "forged": "clone", "closed_channel": "memfd_create", "own_listener": "seccomp",
+            "own_filter": "prctl"}
+_CAUGHT = {"own_listener": "caught -1 1\n", "own_filter": "caught -1 1\n"}
+
+
+@pytest.mark.parametrize("attack", list(KERNEL_REFUSALS))
+def test_a_call_the_kernel_refused_is_reported_blocked_with_the_hook_subverted(
+    backend: str, attack: str, data: np.ndarray
+) -> None:
+    limits, marker = unique_limits()
+    result = run_code(KERNEL_REFUSALS[attack], data, limits, sandbox=backend)
+    assert result.error == f"blocked: system call refused ({_REFUSED[attack]})", result
+    assert result.output == _CAUGHT.get(attack, "caught [Errno 1] Operation not permitted\n"), result
+    assert sandbox_processes(marker) == []
+    assert run_code("print(n)", data, sandbox=backend).output == f"{data.shape[0]}\n"
+
+
+# prlimit64 on another process of the sandbox (its supervisor, its init, itself by pid): RLIMIT_NOFILE
+# (7 on every Linux machine) to 17, a value no process has; its own by pid 0 (what the C library
+# does) to 13, which the host must see, so that a missing 17 means something.
+PRLIMIT = DISABLE_HOOK["closure"] + RUNNER + """
+import ctypes, resource, time
+libc = ctypes.CDLL(None, use_errno=True)
+def prlimit(pid, value):
+    limits = (ctypes.c_ulong * 2)(value, value)
+    return (libc.prlimit64(pid, 7, ctypes.byref(limits), None), ctypes.get_errno())
+attempt("own", lambda: prlimit(0, 13)[0])
+attempt("supervisor", lambda: prlimit(os.getppid(), 17))
+attempt("init", lambda: prlimit(1, 17))
+attempt("own_pid", lambda: prlimit(os.getpid(), 17))
+attempt("python", lambda: resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (17, 17)))
+print(json.dumps(outcomes), flush=True)
+time.sleep(HOLD)
+"""
+
+
+def _check_prlimit(error: str | None, output: str) -> None:
+    assert error == "blocked: system call refused (prlimit64)", (error, output)
+    outcomes = json.loads(output.strip().splitlines()[-1])
+    assert outcomes["own"] == "ok: 0", outcomes
+    for name in ("supervisor", "init", "own_pid"):
+        assert outcomes[name] == "ok: (-1, 1)", (name, outcomes)
+    assert outcomes["python"] == "PermissionError: [Errno 1] Operation not permitted", outcomes
+
+
+def _open_files_limits(pids: list[int]) -> set[int]:
+    found = set()
+    for pid in pids:
+        try:
+            line = next(line for line in Path(f"/proc/{pid}/limits").read_text().splitlines()
+                        if line.startswith("Max open files"))
+        except (OSError, StopIteration):
+            continue
+        found.add(int(line.split()[3]))
+    return found
+
+
+def test_no_program_sets_the_limits_of_another_process(backend: str, data: np.ndarray) -> None:
+    """Judged from the host's /proc: the program's own limit changes, no other process's does."""
+    limits, marker = unique_limits()
+    outcome: dict[str, object] = {}
+    call = threading.Thread(target=lambda: outcome.update(
+        result=run_code(PRLIMIT.replace("HOLD", "2"), data, limits, sandbox=backend)))
+    call.start()
+    seen: set[int] = set()
+    while call.is_alive():
+        seen |= _open_files_limits(sandbox_processes(marker))
+        time.sleep(0.02)
+    call.join()
+    result = outcome["result"]
+    _check_prlimit(result.error, result.output)
+    assert 13 in seen and 17 not in seen, seen
 
 
 _NOBODY_PROGRAMS = """
@@ -378,8 +539,9 @@ print(json.dumps(results))
 
 
 def test_task_bound_and_report_hold_for_an_unprivileged_caller(tmp_path: Path) -> None:
-    """The thread bomb and both forgeries, started by "nobody" (the host counts are above)."""
-    programs = {"bomb": BOMB, **FORGERIES}
+    """The thread bomb, both forgeries, the kernel's refusals and prlimit, started by "nobody" (the
+    host counts are above)."""
+    programs = {"bomb": BOMB, **FORGERIES, **KERNEL_REFUSALS, "prlimit": PRLIMIT.replace("HOLD", "0")}
     results = run_as_nobody(_NOBODY_PROGRAMS, [json.dumps(programs)], tmp_path)
     for backend in NAMESPACE_BACKENDS:
         bomb = results[backend + " bomb"]
@@ -389,6 +551,9 @@ def test_task_bound_and_report_hold_for_an_unprivileged_caller(tmp_path: Path) -
             "blocked: file access outside the sandbox (/etc/hostname)")
         assert results[backend + " replaced_descriptor"]["error"] == (
             "blocked: tampering with the sandbox's report channel")
+        for attack, refused in _REFUSED.items():
+            assert results[backend + " " + attack]["error"] == f"blocked: system call refused ({refused})", attack
+        _check_prlimit(results[backend + " prlimit"]["error"], results[backend + " prlimit"]["out"])
 
 
 def test_the_bounds_are_named_for_each_backend(backend: str) -> None:

@@ -12,9 +12,9 @@ import struct
 
 import pytest
 
-from causal_gym.harness.seccomp import SUPPORTED_MACHINES, process_filter
+from causal_gym.harness.seccomp import SUPPORTED_MACHINES, process_filter, seccomp_syscall, syscall_names
 
-ALLOW, KILL = 0x7FFF0000, 0x80000000
+ALLOW, KILL, USER_NOTIF = 0x7FFF0000, 0x80000000, 0x7FC00000
 
 
 def _eperm(value: int = errno.EPERM) -> int:
@@ -58,14 +58,16 @@ def x86() -> bytes:
      ("semget", 64), ("mq_open", 240), ("pidfd_open", 434), ("pidfd_getfd", 438), ("pidfd_send_signal", 424),
      ("process_madvise", 440), ("kcmp", 312), ("fanotify_init", 300), ("open_by_handle_at", 304),
      ("fsopen", 430), ("open_tree", 428), ("move_mount", 429), ("perf_event_open", 298), ("userfaultfd", 323),
-     ("add_key", 248), ("kexec_load", 246), ("init_module", 175), ("mknodat", 259), ("swapon", 167)],
+     ("add_key", 248), ("kexec_load", 246), ("init_module", 175), ("mknodat", 259), ("swapon", 167),
+     ("seccomp", 317)],
 )
 def test_process_creation_and_sandbox_changes_get_eperm(x86: bytes, name: str, nr: int) -> None:
     assert run_filter(x86, nr, X86_64) == _eperm(), name
 
 
 @pytest.mark.parametrize(("name", "nr"), [("read", 0), ("write", 1), ("openat", 257), ("mmap", 9), ("getpid", 39),
-                                          ("exit_group", 231), ("kill", 62), ("futex", 202), ("socketpair", 53)])
+                                          ("exit_group", 231), ("kill", 62), ("futex", 202), ("socketpair", 53),
+                                          ("setrlimit", 160), ("getrlimit", 97), ("prctl", 157)])
 def test_ordinary_calls_are_allowed(x86: bytes, name: str, nr: int) -> None:
     assert run_filter(x86, nr, X86_64) == ALLOW, name
 
@@ -84,6 +86,48 @@ def test_sockets_only_unix(x86: bytes) -> None:
     assert run_filter(x86, 41, X86_64, (1,)) == ALLOW  # AF_UNIX
     for family in (2, 10, 16, 17):  # AF_INET, AF_INET6, AF_NETLINK, AF_PACKET
         assert run_filter(x86, 41, X86_64, (family,)) == _eperm()
+
+
+def test_prlimit64_only_on_the_callers_own_limits(x86: bytes) -> None:
+    """pid 0 (what the C library passes for its own limits) passes; any pid is refused, its own too."""
+    assert run_filter(x86, 302, X86_64, (0, 7, 0x1000, 0)) == ALLOW
+    for pid in (1, 2, 12345, 0xFFFFFFFF):
+        assert run_filter(x86, 302, X86_64, (pid, 7, 0x1000, 0)) == _eperm(), pid
+    # pid is a pid_t: the kernel reads the low 32 bits, so high bits over 0 still name the caller
+    assert run_filter(x86, 302, X86_64, (1 << 32, 7, 0x1000, 0)) == ALLOW
+    assert run_filter(process_filter("aarch64"), 261, AARCH64, (0,)) == ALLOW
+    assert run_filter(process_filter("aarch64"), 261, AARCH64, (1,)) == _eperm()
+
+
+def test_no_filter_of_the_programs_own(x86: bytes) -> None:
+    """prctl(PR_SET_SECCOMP) is refused (seccomp(2) is in the list); other prctl options pass."""
+    assert run_filter(x86, 157, X86_64, (22, 2, 0x1000)) == _eperm()
+    for option in (38, 4, 15, 16, 23):  # NO_NEW_PRIVS, SET_DUMPABLE, SET_NAME, GET_NAME, CAPBSET_READ
+        assert run_filter(x86, 157, X86_64, (option,)) == ALLOW, option
+    assert run_filter(process_filter("aarch64"), 167, AARCH64, (22,)) == _eperm()
+    assert run_filter(process_filter("aarch64"), 167, AARCH64, (38,)) == ALLOW
+
+
+def test_the_notifying_filter_hands_over_exactly_the_refusals() -> None:
+    """notify=True: every EPERM answer becomes a hand-over to the listener; nothing else changes."""
+    for machine, arch, numbers in (("x86_64", X86_64, range(0, 520)), ("aarch64", AARCH64, range(0, 520))):
+        answering, notifying = process_filter(machine), process_filter(machine, notify=True)
+        for nr in numbers:
+            for args in ((0,), (1,), (17,), (22,), (0x00010000,), (0x00010000 | 0x40000000,), (2,)):
+                plain = run_filter(answering, nr, arch, args)
+                expected = USER_NOTIF if plain == _eperm() else plain
+                assert run_filter(notifying, nr, arch, args) == expected, (machine, nr, args)
+        assert run_filter(notifying, 2, I386) == KILL
+
+
+def test_names_of_the_refused_calls() -> None:
+    names = syscall_names("x86_64")
+    assert {57: "fork", 56: "clone", 41: "socket", 302: "prlimit64", 317: "seccomp", 157: "prctl",
+            425: "io_uring_setup"}.items() <= names.items()
+    assert 435 not in names  # clone3 answers ENOSYS: the C library's fallback, not a refusal
+    assert 0 not in names and 62 not in names  # read, kill: allowed
+    assert syscall_names("aarch64")[261] == "prlimit64" and syscall_names("aarch64")[220] == "clone"
+    assert (seccomp_syscall("x86_64"), seccomp_syscall("aarch64")) == (317, 277)
 
 
 def test_syscalls_newer_than_the_table_are_refused(x86: bytes) -> None:

@@ -27,8 +27,8 @@ Conversation protocol
   turn, as any other invalid action), so a model that only talks cannot stall an episode.
 - JSON mode (``tool_mode="json"``), for servers without tool calling: the system prompt lists the
   tools as compact signatures (:func:`~causal_gym.agents.signatures.describe_tools`) and asks for one object ``{"tool": ..., "arguments": {...}}`` per reply; it is found
-  tolerantly (:func:`parse_json_tool_call`: code fences, prose before or after) and results come
-  back as user messages.
+  tolerantly (:func:`~causal_gym.agents.reply_parser.parse_json_tool_call`: code fences, prose
+  before or after, in time linear in the reply) and results come back as user messages.
 - Last turn: when the observation's phase says only ``submit`` is accepted (a budget ran out, or
   an edge list was rejected and one retry is left), the agent asks for the final edge list and
   offers only the ``submit`` tool. A plain-text reply is submitted as the edge list; the env
@@ -99,7 +99,6 @@ import importlib
 import json
 import logging
 import os
-import re
 import threading
 import time
 import traceback
@@ -113,6 +112,7 @@ import numpy as np
 from causal_gym._turns import waiting
 from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.agents.context import ContextOverflow, ContextWindow, is_overflow
+from causal_gym.agents.reply_parser import parse_json_tool_call
 from causal_gym.agents.retry import RetryPolicy
 from causal_gym.agents.signatures import describe_tools
 from causal_gym.harness.agent import TaskSpec
@@ -192,56 +192,6 @@ class LLMRequestError(RuntimeError):
         super().__init__(message)
         self.status_code = status_code
         self.attempts = attempts
-
-
-_OBJECT_START = re.compile(r'\{\s*["}]')
-_MAX_OBJECT_STARTS = 1000
-
-
-def parse_json_tool_call(text: str) -> tuple[str, Any] | None:
-    """Find a tool call written as JSON in a model's reply, tolerantly.
-
-    The first JSON object in ``text`` (code fences and prose around it are ignored) that names a
-    tool under ``"tool"`` or ``"name"`` wins; its arguments are read from ``"arguments"`` (or
-    ``"parameters"``), as an object or as a JSON string, and default to none. An object nesting
-    the call, such as ``{"function": {"name": ..., "arguments": ...}}``, is found through its
-    inner object.
-
-    JSON nested deeper than the interpreter can decode ends the search: the reply holds no call
-    (trying again from every ``{`` inside such nesting would take time quadratic in its depth).
-    Only a ``{`` followed by ``"`` or ``}`` can open an object, and only the first
-    :data:`_MAX_OBJECT_STARTS` of those are tried: each failed attempt costs time linear in the
-    reply (the decoder's error locates itself), so a reply of a million braces would otherwise
-    take minutes.
-
-    Returns
-    -------
-    (name, arguments) or None
-        None when no such object is in the text. The arguments are not validated here: the env's
-        converter does that and reports what is wrong.
-
-    Examples
-    --------
-    >>> parse_json_tool_call('Next:\\n```json\\n{"tool": "ci_test", "arguments": {"x": "X0"}}\\n``` done')
-    ('ci_test', {'x': 'X0'})
-    >>> parse_json_tool_call("I submit now.") is None
-    True
-    """
-    decoder = json.JSONDecoder()
-    for tried, start in enumerate(match.start() for match in _OBJECT_START.finditer(text)):
-        if tried == _MAX_OBJECT_STARTS:
-            return None
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except RecursionError:
-            return None
-        except ValueError:  # not JSON here, or an integer past int()'s digit limit
-            continue
-        if isinstance(value, dict):
-            name = value.get("tool", value.get("name"))
-            if isinstance(name, str):
-                return name, value.get("arguments", value.get("parameters", {}))
-    return None
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from causal_gym._files import write_atomic
+from causal_gym._files import OutputFolder
 from causal_gym.envs.benchmark import (
     BenchmarkSpec,
     ReportModule,
@@ -194,7 +194,7 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
         "benchmark": benchmark,
         "setting": columns.pop("setting", None),
         "condition": columns.pop("condition", None),
-        "split": line.get("split"),
+        "split": columns.pop("split", line.get("split")),  # a benchmark may know the split a run left to the env
         "instance": line.get("instance"),
         "repeat": line.get("repeat"),
         "agent": agent_label(line.get("agent", "?"), line.get("agent_kwargs") or {}),
@@ -404,11 +404,21 @@ def report_tables(
     return [table for table in tables if not table.frame.empty]
 
 
-def write_tables(tables: Sequence[ReportTable], out_dir: str | Path, episodes: pd.DataFrame | None = None) -> list[Path]:
+def write_tables(
+    tables: Sequence[ReportTable],
+    out_dir: str | Path | OutputFolder,
+    episodes: pd.DataFrame | None = None,
+    *,
+    within: Sequence[str | Path] = (),
+) -> list[Path]:
     """Write each table as ``<name>.csv``, all of them in ``report.md``, and the figures as PNG.
 
-    Every file is written atomically (:func:`causal_gym._files.write_atomic`): a link planted under
-    one of these names in a shared folder is replaced, never written through.
+    ``out_dir`` is opened once (a :class:`causal_gym._files.OutputFolder`, or one given) and every
+    file is written by name inside it, atomically: a link planted under one of these names is
+    replaced, never written through, and nothing is written outside the folder. ``within`` names
+    the directories someone else controls, the run stores read (a received run directory): a
+    component of ``out_dir`` below one of them is never followed through a link (the default
+    ``DIR/report`` of ``causal-gym report DIR``), and a link there is refused.
 
     Figures come from each benchmark's ``write_figures`` (e.g. ``heuresis_residual_gain.png``,
     ``causalab_trajectories_<setting>.png``). ``episodes``, when given, is written as
@@ -418,24 +428,25 @@ def write_tables(tables: Sequence[ReportTable], out_dir: str | Path, episodes: p
     -------
     list of Path
         Every file written, in order.
+
+    Raises
+    ------
+    ValueError
+        A component of ``out_dir`` below a ``within`` directory is a link or not a directory.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if not isinstance(out_dir, OutputFolder):
+        with OutputFolder(out_dir, within=within) as folder:
+            return write_tables(tables, folder, episodes)
+    out = out_dir
     written: list[Path] = []
     sections = []
     for table in tables:
-        path = out / f"{table.name}.csv"
-        write_atomic(path, table.frame.to_csv(index=False))
-        written.append(path)
+        written.append(out.write(f"{table.name}.csv", table.frame.to_csv(index=False)))
         legend = "".join(f"- {line}\n" for line in table.legend_lines())
         sections.append(f"## {table.title}\n\n{markdown_table(table.frame)}\n" + (f"\n{legend}" if legend else ""))
     if episodes is not None:
-        path = out / "episodes.csv"
-        write_atomic(path, episodes.drop(columns=_object_columns(episodes)).to_csv(index=False))
-        written.append(path)
-    report = out / "report.md"
-    write_atomic(report, "# causal_gym report\n\n" + "\n".join(sections))
-    written.append(report)
+        written.append(out.write("episodes.csv", episodes.drop(columns=_object_columns(episodes)).to_csv(index=False)))
+    written.append(out.write("report.md", "# causal_gym report\n\n" + "\n".join(sections)))
     for _, module in _reports():
         write_figures = figure_writer(module)
         if write_figures is not None:
@@ -453,7 +464,8 @@ def write_report(
     progress: bool = False,
     seal: Seal | None = None,
 ) -> list[Path]:
-    """Load ``run_dirs``, build every table (:func:`report_tables`) and write them (:func:`write_tables`).
+    """Load ``run_dirs``, build every table (:func:`report_tables`) and write them (:func:`write_tables`, with
+    the run directories as ``within``: no link below one of them is followed to ``out_dir``).
 
     Returns
     -------
@@ -464,4 +476,4 @@ def write_report(
         run_dirs = [run_dirs]
     frame = load_runs(*run_dirs)
     tables = report_tables(frame, dev=dev, labels=labels, workers=workers, progress=progress, seal=seal)
-    return write_tables(tables, out_dir, frame)
+    return write_tables(tables, out_dir, frame, within=run_dirs)

@@ -18,7 +18,13 @@ cgroup namespaces, inside a root file system that holds only what a numpy/scipy 
 
 Everything is read-only but ``/scratch``. When the caller is root, ``setpriv`` first drops to
 :data:`HOST_UID`, so the namespace's users map to an unprivileged host user and no agent code runs
-as host uid 0. The data and the program reach the interpreter as inherited
+as host uid 0. That user may be unable to reach the interpreter: pyenv and most containers keep it
+under ``/root`` (mode 0700), which uid 65534 cannot traverse. Then the caller, still root, sets up
+once per process a private mount namespace (:func:`reachable_view`) in which each directory that
+user cannot traverse is covered by an empty tmpfs holding, at their own paths, bind mounts of only
+the planned files and directories below it, keeps a descriptor of it, and starts each call in it
+(``nsenter``); the host's mounts and modes are untouched, the sandbox's root is then built exactly
+as for a reachable interpreter, and the bootstrap closes the descriptor before any agent code runs. The data and the program reach the interpreter as inherited
 file descriptors, so neither is written to the host's disk, and nothing remains when the caller
 is killed: bwrap's ``--die-with-parent`` and, for unshare, ``setpriv --pdeathsig KILL`` with
 ``unshare --kill-child`` take the whole namespace down with the caller, and killing the outermost
@@ -41,13 +47,15 @@ import importlib.util
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["NAMESPACE_BACKENDS", "SCRATCH", "SCRATCH_FILES", "OLD_ROOT", "HOST_UID", "RootPlan", "root_plan",
-           "command", "host_uid", "missing_tools", "scratch_options"]
+           "command", "host_uid", "missing_tools", "reachable_view", "scratch_options"]
 
 NAMESPACE_BACKENDS = ("bwrap", "unshare")
 """The namespace backends, in the order ``sandbox="auto"`` tries them."""
@@ -350,8 +358,9 @@ def missing_tools(backend: str) -> list[str]:
     return [tool for tool in needed if shutil.which(tool) is None and shutil.which(tool, path=_SYSTEM_PATH) is None]
 
 
-def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> list[str]:
-    """The argument vector that runs ``interpreter_args`` (after the interpreter) in the sandbox.
+def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> tuple[list[str], tuple[int, ...]]:
+    """The argument vector that runs ``interpreter_args`` (after the interpreter) in the sandbox,
+    and the descriptors it names, which the caller must pass on (a root caller's held view).
 
     Parameters
     ----------
@@ -362,11 +371,121 @@ def command(backend: str, interpreter_args: list[str], scratch_bytes: int) -> li
         Size of the ``/work`` tmpfs.
     """
     plan = root_plan()
+    view, descriptors = _held_view() if _unprivileged() else ((), ())
     if backend == "bwrap":
         drop = [_tool_path("setpriv"), *_unprivileged(), "--"] if _unprivileged() else []
-        return [*drop, _tool_path("bwrap"), *_bwrap_arguments(plan, scratch_bytes), plan.interpreter, *interpreter_args]
-    if backend == "unshare":
+        argv = [*view, *drop, _tool_path("bwrap"), *_bwrap_arguments(plan, scratch_bytes), plan.interpreter,
+                *interpreter_args]
+    elif backend == "unshare":
         script = _unshare_script(plan, scratch_bytes)
-        return [_tool_path("setpriv"), *_unprivileged(), "--pdeathsig", "KILL", "--", _tool_path("unshare"),
+        argv = [*view, _tool_path("setpriv"), *_unprivileged(), "--pdeathsig", "KILL", "--", _tool_path("unshare"),
                 *_UNSHARE[1:], "--", _tool_path("sh"), "-c", script, "sh", plan.interpreter, *interpreter_args]
-    raise ValueError(f"unknown namespace backend {backend!r}; expected one of {NAMESPACE_BACKENDS}")
+    else:
+        raise ValueError(f"unknown namespace backend {backend!r}; expected one of {NAMESPACE_BACKENDS}")
+    return argv, descriptors
+
+
+def _searchable(directory: str) -> bool:
+    """Whether :data:`HOST_UID` (group :data:`HOST_UID`, no other groups) may traverse ``directory``.
+
+    Read from the permission bits; an ACL that says otherwise makes the sandbox fail safely
+    ("sandbox unavailable"), never see more.
+    """
+    info = os.stat(directory)
+    if info.st_uid == HOST_UID:
+        return bool(info.st_mode & stat.S_IXUSR)
+    if info.st_gid == HOST_UID:
+        return bool(info.st_mode & stat.S_IXGRP)
+    return bool(info.st_mode & stat.S_IXOTH)
+
+
+def _locked_homes(paths: Sequence[str]) -> dict[str, list[str]]:
+    """For each directory :data:`HOST_UID` cannot traverse on the way to some of ``paths`` (the highest
+    one on each way), the outermost of those paths (real paths) below it."""
+    homes: dict[str, list[str]] = {}
+    for path in map(os.path.realpath, paths):
+        parts = [part for part in path.split(os.sep) if part]
+        for depth in range(len(parts)):
+            ancestor = os.sep + os.path.join(*parts[:depth]) if depth else os.sep
+            if not _searchable(ancestor):
+                homes.setdefault(ancestor, []).append(path)
+                break
+    return {
+        home: sorted({p for p in below if not any(p != other and _within(p, other) for other in below)})
+        for home, below in homes.items()
+    }
+
+
+def reachable_view(paths: Sequence[str]) -> list[str]:
+    """The argument-vector prefix that runs a command of root's where :data:`HOST_UID` reaches ``paths``.
+
+    Empty when that user can already traverse to each of them. Otherwise ``unshare --mount`` (a
+    private mount namespace, so the host sees nothing) runs a short script: for each highest
+    directory the user cannot traverse (``/root``), it enters that directory, covers it with an
+    empty tmpfs (mode 0755) and bind-mounts, from underneath through the working directory, just
+    ``paths`` at their own paths; everything else in it stays hidden. The script then returns to
+    the caller's working directory (``/`` if the view hides it) and ``exec`` s the command (which
+    drops privileges itself), in the same process, so the command's pid, parent and process group
+    are those of the prefix's first program.
+
+    Parameters
+    ----------
+    paths : sequence of str
+        Files and directories the unprivileged user must reach; they must exist.
+    """
+    homes = _locked_homes(paths)
+    if not homes:
+        return []
+    q = shlex.quote
+    mount = q(_tool_path("mount"))
+    lines = ["set -eu", "umask 022", 'W="$PWD"']
+    for home, below in homes.items():
+        files = [p for p in below if not os.path.isdir(p)]
+        directories = [p for p in below if os.path.isdir(p)] + [os.path.dirname(p) for p in files]
+        lines += [
+            f"cd {q(home)}",
+            f"{mount} -t tmpfs -o mode=0755,nosuid,nodev,size=1m,nr_inodes=4096 causal-gym-view {q(home)}",
+            "mkdir -p " + " ".join(q(d) for d in dict.fromkeys(directories)),
+        ]
+        if files:
+            lines.append("touch " + " ".join(q(f) for f in files))
+        # "./relative": resolved from the working directory, the covered one; --no-canonicalize keeps
+        # mount(8) from resolving it through the new tmpfs.
+        lines += [f"{mount} --no-canonicalize --rbind {q('./' + os.path.relpath(p, home))} {q(p)}" for p in below]
+    lines += ['cd -- "$W" 2>/dev/null || cd /', 'exec "$@"']
+    return [_tool_path("unshare"), "--mount", "--propagation", "private", "--", _tool_path("sh"), "-c",
+            "\n".join(lines), "sh"]
+
+
+@functools.lru_cache(maxsize=1)
+def _held_view() -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The ``nsenter`` prefix that starts a command in the view of the sandbox's planned paths, and
+    the descriptor of that view's mount namespace; both empty when uid 65534 reaches them already.
+
+    The view is set up once per process (its ``mount`` and ``mkdir`` processes would otherwise cost
+    each call tens of milliseconds on a loaded machine): a short-lived holder runs in it until this
+    process has opened the namespace, which then lives as long as the descriptor (this process's
+    lifetime). A process forked from this one inherits the descriptor and the cached prefix.
+
+    Raises
+    ------
+    RuntimeError
+        When the view cannot be set up (the message says why).
+    """
+    plan = root_plan()
+    prefix = reachable_view([*plan.binds, *plan.packages])
+    if not prefix:
+        return (), ()
+    holder = subprocess.Popen([*prefix, _tool_path("sh"), "-c", "echo ready; read -r _"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        ready = holder.stdout.readline() if holder.stdout else b""
+        if ready == b"ready\n":
+            # The holder is this process's unreaped child: its pid cannot have been reused.
+            namespace = os.open(f"/proc/{holder.pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        _, errors = holder.communicate(input=b"\n", timeout=30)
+    if ready != b"ready\n":
+        raise RuntimeError("the private mount view for uid 65534 could not be set up: "
+                           + errors.decode(errors="replace").strip()[-300:])
+    return (_tool_path("nsenter"), f"--mount=/proc/self/fd/{namespace}", "--"), (namespace,)

@@ -2,7 +2,8 @@
 
 The full runner (many episodes, resumable run stores, Ray; :mod:`causal_gym.eval.runner`) builds
 on :func:`rollout`, and so do the benchmarks' reproduce scripts: :func:`episode_seeds` gives both
-the same seeds for the same episode, so they play it identically.
+the same seeds for the same episode, so they play it identically, and :func:`episode_key` names it
+in a run store (the runner's and ``causal-gym serve``'s).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from causal_gym._jsonable import to_jsonable
 from causal_gym.harness.agent import Agent, task_spec
 from causal_gym.harness.contracts import BindsEnv, Records
 
-__all__ = ["EpisodeRecord", "RolloutInterrupted", "episode_seeds", "rollout"]
+__all__ = ["EpisodeRecord", "RolloutInterrupted", "episode_key", "episode_seeds", "rollout"]
 
 
 class RolloutInterrupted(BaseException):
@@ -99,9 +100,22 @@ def episode_seeds(seed: int, env_id: str, instance: int, repeat: int) -> tuple[i
     return int(words[0]), int(words[1])
 
 
+def episode_key(env_id: str, split: str | None, instance: int, repeat: int, variant: str | None = None) -> str:
+    """The identity of an episode in a run: ``"env_id|split|instance|repeat"`` (split ``-`` when None),
+    followed by ``"|variant"`` for an episode of a run with variants.
+
+    Examples
+    --------
+    >>> episode_key("CausalArena-synthetic-v0", "test", 3, 0, "d10/obs/r0/pc")
+    'CausalArena-synthetic-v0|test|3|0|d10/obs/r0/pc'
+    """
+    key = f"{env_id}|{'-' if split is None else split}|{instance}|{repeat}"
+    return key if variant is None else f"{key}|{variant}"
+
+
 def rollout(
     env: gym.Env,
-    agent: Agent,
+    agent: Agent | Callable[[], Agent],
     seed: int | None = None,
     options: Mapping[str, Any] | None = None,
     max_steps: int = 100_000,
@@ -109,12 +123,17 @@ def rollout(
 ) -> EpisodeRecord:
     """Play one episode of ``agent`` on ``env`` and return its record.
 
+    Each ``agent.act`` is marked as an ``"agent"`` call and each ``env.step`` as a ``"tool"`` call
+    (:func:`causal_gym._deadlines.call_budget`): under the runner's per-call budgets a call past its
+    budget raises :class:`~causal_gym._deadlines.BudgetExpired`; otherwise the marks do nothing.
+
     Parameters
     ----------
     env:
         Any Gymnasium env; causal_gym envs add tool schemas, budgets and a call record.
     agent:
-        Implements :class:`causal_gym.agents.Agent`.
+        Implements :class:`causal_gym.agents.Agent`; or a factory (a class, a function) called with no
+        arguments to build one for this episode.
     seed, options:
         Passed to ``env.reset`` (e.g. ``options={"split": "test", "instance": 3}``).
     max_steps:
@@ -122,10 +141,6 @@ def rollout(
     should_stop:
         Checked before every step; when it returns True the episode stops with
         :class:`RolloutInterrupted` (how the runner stops episodes playing in threads).
-
-    Each ``agent.act`` is marked as an ``"agent"`` call and each ``env.step`` as a ``"tool"`` call
-    (:func:`causal_gym._deadlines.call_budget`): under the runner's per-call budgets a call past its
-    budget raises :class:`~causal_gym._deadlines.BudgetExpired`; otherwise the marks do nothing.
 
     Examples
     --------
@@ -137,6 +152,11 @@ def rollout(
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+    if isinstance(agent, type) or not isinstance(agent, Agent) and callable(agent):
+        agent = agent()
+    if not isinstance(agent, Agent):
+        raise TypeError(f"agent must have reset(task) and act(observation, info) (or be a factory of one), got "
+                        f"{type(agent).__name__}")
     opts = dict(options or {})
     start = time.perf_counter()
     observation, info = env.reset(seed=seed, options=opts or None)

@@ -15,7 +15,7 @@ Backends (``sandbox=``)
 ``"auto"`` (default)
     ``"bwrap"`` when it is on ``PATH`` and works, else ``"unshare"`` when it works. When neither
     works the call returns an error result (``"sandbox unavailable: ..."``) -- never a silently
-    weaker sandbox.
+    weaker sandbox. Both need Linux 5.3 or later (seccomp's user notification, pidfd).
 ``"process"``
     A fresh interpreter with a cleaned environment, resource limits and an audit hook, in the
     caller's namespaces. Isolation for honest agents only, **not a security boundary** (audit hooks
@@ -28,7 +28,9 @@ tmpfs (``file_mb``, at most 4096 files) as the only writable place, no capabilit
 filter that refuses process creation, sockets, io_uring, memfds, shared memory and namespace
 changes (:mod:`causal_gym.harness.seccomp`). Agent code never runs as host root: a root caller
 drops to ``nobody`` (:data:`~causal_gym.harness.namespaces.HOST_UID`) before the namespaces are
-created; an unprivileged caller runs the sandbox as itself. Per call, the program's tasks are
+created (an interpreter in a home ``nobody`` cannot traverse, such as pyenv's under a 0700
+``/root``, is shown to it in a private mount namespace first:
+:func:`~causal_gym.harness.namespaces.reachable_view`); an unprivileged caller runs the sandbox as itself. Per call, the program's tasks are
 bounded by ``RLIMIT_NPROC`` (``max_tasks``; the kernel counts it per user namespace, and it binds
 because the host user is not root) and its memory by ``RLIMIT_AS`` plus the scratch size (nothing
 else can hold memory outside the address space). :attr:`CodeResult.bounds` and
@@ -45,12 +47,13 @@ Each call
    OpenMP thread counts of 1);
 3. the bootstrap (:mod:`causal_gym.harness.sandbox_bootstrap`) loads the data, drops capabilities
    and forks: a *supervisor*, not dumpable, keeps the descriptor on which the call's outcome is
-   reported; the *worker*, which never holds that descriptor, installs the syscall filter
-   (namespace backends), sets resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
+   reported, and answers the calls the worker's syscall filter refuses; the *worker*, which never
+   holds that descriptor, installs the syscall filter (namespace backends) and hands its listener
+   to the supervisor, sets resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
    ``RLIMIT_NOFILE``, ``RLIMIT_NPROC``, no core files) and an audit hook, then runs the program
    with ``X`` (the ``n x d`` float64 array), ``n``, ``d``, ``np`` and ``scipy``. Whatever the
-   program prints is the tool's output; the supervisor reports from the worker's messages and its
-   exit;
+   program prints is the tool's output; the supervisor reports from the worker's messages, the
+   filter's refusals and the worker's exit;
 4. the parent reads the output incrementally (keeping at most ``max_output_chars``), enforces the
    wall-clock limit and finally kills the sandbox: its process group and, for a namespace, its
    init, waiting until the kernel has reaped every process of the namespace.
@@ -64,12 +67,15 @@ program sees the exception, and the program can add messages to that pipe but no
 (closing or replacing it ends the call as ``"blocked: tampering with the sandbox's report
 channel"``). Under the namespace backends the hook only
 makes refusals legible; a program that subverts it meets the kernel's refusals instead
-(``PermissionError: [Errno 1] Operation not permitted``, ``FileNotFoundError``, ...). Under
+(``PermissionError: [Errno 1] Operation not permitted``, ``FileNotFoundError``, ...), and each
+call the syscall filter refuses is handed to the supervisor, which answers ``EPERM`` and reports
+the call as ``"blocked: system call refused (<name>)"`` whatever the program does next. Under
 ``"process"`` the hook also denies the causal_gym package and the on-disk cache.
 
 Output: stdout and stderr are merged into one stream, in the order written; an uncaught exception's
 traceback (without the sandbox's own frames) is part of it. ``error`` is a short reason:
-``"timeout"``, ``"cpu time limit"``, ``"memory limit"``, ``"blocked: network access"``, the last
+``"timeout"``, ``"cpu time limit"``, ``"memory limit"``, ``"blocked: network access"``,
+``"blocked: system call refused (socket)"``, the last
 line of the traceback (``"ZeroDivisionError: division by zero"``), ``"sandbox unavailable: ..."``.
 :attr:`CodeResult.sandbox` names the backend that ran the call.
 
@@ -251,8 +257,9 @@ def resolve_sandbox(sandbox: str = "auto") -> str:
     raise SandboxUnavailable(
         "no namespace sandbox works on this machine (" + "; ".join(reasons) + "). Install bubblewrap "
         "(apt-get install bubblewrap) or allow unprivileged user namespaces"
-        + (f"; as root the sandbox runs as uid {namespaces.HOST_UID}, which must be able to reach the interpreter "
-           "and numpy/scipy (for instance chmod o+x /root)" if namespaces.host_uid() != os.getuid() else "")
+        + (f"; as root the sandbox runs as uid {namespaces.HOST_UID}, which must be able to read the interpreter "
+           "and numpy/scipy (directories it cannot traverse, such as a 0700 /root, are shown to it in a private "
+           "mount namespace, set up with unshare, mount and nsenter from util-linux)" if namespaces.host_uid() != os.getuid() else "")
         + "; sandbox='process' runs agent code without OS isolation (not a security boundary)."
     )
 
@@ -318,7 +325,7 @@ def sandbox_in_use(sandbox: str) -> str:
         return "unavailable"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _backend_problem(backend: str) -> str | None:
     """None when ``backend`` runs a trivial program correctly here, else the reason it does not."""
     missing = namespaces.missing_tools(backend)
@@ -409,12 +416,14 @@ def _anonymous_file(content: bytes | np.ndarray) -> IO[bytes]:
 def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLimits) -> CodeResult:
     """Run the program under ``backend``, collect its output and status, and kill what is left."""
     interpreter_args = ["-I", "-B", "-X", "utf8", "-c", _bootstrap_source()]
+    passed: tuple[int, ...]
     if backend == "process":
         workdir = os.path.realpath(tempfile.mkdtemp(prefix="causal_gym_sandbox_"))
-        argv, scratch = [sys.executable, *interpreter_args], workdir
+        argv, scratch, passed = [sys.executable, *interpreter_args], workdir, ()
     else:
         workdir = None
-        argv, scratch = namespaces.command(backend, interpreter_args, limits.file_mb * 2**20), namespaces.SCRATCH
+        argv, passed = namespaces.command(backend, interpreter_args, limits.file_mb * 2**20)
+        scratch = namespaces.SCRATCH
     status_read, status_write = os.pipe()
     write_open = True
     try:
@@ -432,7 +441,7 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
                 "old_root": namespaces.OLD_ROOT if backend == "unshare" else None,
                 "scratch_mount": namespaces.scratch_options(limits.file_mb * 2**20) if backend == "bwrap" else None,
                 "drop_capabilities": not workdir,
-                "seccomp": None if workdir else seccomp.process_filter().hex(),
+                "seccomp": None if workdir else _filters(),
             }
             start = time.monotonic()
             deadline = start + limits.wall_seconds
@@ -444,7 +453,7 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
                 cwd=workdir,
                 env=_child_environment(scratch),
                 start_new_session=True,
-                pass_fds=(status_write, data_file.fileno(), code_file.fileno()),
+                pass_fds=(status_write, data_file.fileno(), code_file.fileno(), *passed),
             )
         os.close(status_write)
         write_open = False
@@ -601,6 +610,17 @@ def _outcome(status: bytes, returncode: int, timed_out: bool) -> tuple[bool, str
         except ValueError:
             return False, f"crashed (signal {signum})"
     return False, f"exited early with code {returncode}"
+
+
+@functools.lru_cache(maxsize=1)
+def _filters() -> dict[str, Any]:
+    """The bootstrap's syscall filters: the worker's (refusals to the supervisor) and the supervisor's."""
+    return {
+        "worker": seccomp.process_filter(notify=True).hex(),
+        "supervisor": seccomp.process_filter().hex(),
+        "syscall": seccomp.seccomp_syscall(),
+        "names": {str(number): name for number, name in seccomp.syscall_names().items()},
+    }
 
 
 def _child_environment(workdir: str) -> dict[str, str]:

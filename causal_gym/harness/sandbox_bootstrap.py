@@ -10,29 +10,37 @@ child never imports causal_gym (in the namespace backends it cannot even see it)
 2. namespace backends: drop every capability (``capset`` to zero, empty bounding and ambient sets);
 3. fork. The parent is the *supervisor*: it makes itself not dumpable (so the worker, the same
    user without capabilities, cannot open its memory or descriptors through /proc, ptrace or
-   pidfd_getfd), installs the syscall filter, reads the worker's messages until the worker exits,
-   and writes the verdict on the status descriptor. The child is the *worker*: it closes the
-   status descriptor, then
-4. installs the syscall filter of :mod:`causal_gym.harness.seccomp` (namespace backends), sets the
-   resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
+   pidfd_getfd), receives the listener of the worker's syscall filter, installs its own filter,
+   reads the worker's messages and answers each call the worker's filter refuses (``EPERM``,
+   recorded) until the worker exits, and writes the verdict on the status descriptor. The child is
+   the *worker*: it closes the status descriptor, then
+4. installs the syscall filter of :mod:`causal_gym.harness.seccomp` (namespace backends) with a
+   listener, hands the listener to the supervisor and closes it (the program never holds it), sets
+   the resource limits (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
    ``RLIMIT_NPROC`` = ``max_tasks``, no core files) and an audit hook (:func:`sys.addaudithook`)
    that refuses, with a readable ``PermissionError("blocked: ...")``, network access, process
    creation, signals, ctypes, files outside the scratch directory and tampering, and sends each
    refusal to the supervisor before raising. The hook makes refusals legible to honest agents; in
    the namespace backends the boundary is the kernel (steps 1-4), so code that subverts the hook
-   (which Python cannot prevent) gains nothing; in the ``"process"`` backend the hook is all there
+   (which Python cannot prevent) gains nothing and still comes back blocked: the kernel's
+   refusals are reported by the supervisor; in the ``"process"`` backend the hook is all there
    is;
 5. runs the program with ``X``, ``n``, ``d``, ``np`` and ``scipy`` and sends ``{"error": ...}``.
 """
 
 import builtins
 import ctypes
+import errno
+import fcntl
 import json
 import math
 import os
 import resource
+import select
 import signal
 import site
+import socket
+import struct
 import sys
 import traceback
 
@@ -50,12 +58,15 @@ METADATA = ("os.chdir", "os.chmod", "os.chown", "os.chflags", "os.link", "os.sym
 WRITE_PATH_ARGS = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1),
                    "os.truncate": (0,), "os.utime": (0,), "shutil.rmtree": (0,)}
 
-PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+PR_SET_NO_NEW_PRIVS = 38
 PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MNT_DETACH = 2
 MS_NOSUID, MS_NODEV = 2, 4
 PR_SET_DUMPABLE = 4
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER = 1, 8
+# linux/seccomp.h: _IOWR('!', 0, struct seccomp_notif) (80 bytes), _IOWR('!', 1, struct seccomp_notif_resp) (24)
+NOTIF_RECV, NOTIF_SEND, NOTIF_SIZE = 0xC0502100, 0xC0182101, 80
 TAMPERED = 86  # the worker's exit code when its report pipe was closed or replaced
 MAX_MESSAGES = 65536
 
@@ -171,8 +182,10 @@ def drop_capabilities(libc):
     libc_call(libc, "capset", header, sets)
 
 
-def install_filter(libc, program):
-    """Load the seccomp-BPF ``program`` (packed sock_filter array); it can never be removed."""
+def install_filter(libc, program, number, listener):
+    """Load the seccomp-BPF ``program`` (packed sock_filter array) with ``seccomp(2)`` (syscall
+    ``number``); it can never be removed. With ``listener``, return the descriptor on which the
+    calls it hands over arrive (``SECCOMP_FILTER_FLAG_NEW_LISTENER``)."""
 
     class Prog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
@@ -180,30 +193,43 @@ def install_filter(libc, program):
     buffer = ctypes.create_string_buffer(program, len(program))
     prog = Prog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     libc_call(libc, "prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    libc_call(libc, "prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)
+    flags = SECCOMP_FILTER_FLAG_NEW_LISTENER if listener else 0
+    found = libc.syscall(ctypes.c_long(number), ctypes.c_long(SECCOMP_SET_MODE_FILTER), ctypes.c_long(flags),
+                         ctypes.byref(prog))
+    if found < 0:
+        raise SetupError("seccomp failed: " + os.strerror(ctypes.get_errno()))
+    return found if listener else None
 
 
-def harden(config, install_seccomp):
-    """Namespace backends: no capabilities (before the fork), the syscall filter (after it)."""
+def harden(config, role=None):
+    """Namespace backends: no capabilities (before the fork, ``role`` None), then the syscall filter
+    of ``role``: ``"worker"`` (refusals handed to a listener, whose descriptor is returned) or
+    ``"supervisor"`` (refusals answered ``EPERM`` by the kernel)."""
     if not (config["drop_capabilities"] or config["seccomp"]):
-        return
+        return None
     if not sys.platform.startswith("linux"):
         raise SetupError("capabilities and seccomp need Linux")
     libc = ctypes.CDLL(None, use_errno=True)
-    if config["drop_capabilities"] and not install_seccomp:
-        drop_capabilities(libc)
-    if config["seccomp"] and install_seccomp:
-        install_filter(libc, bytes.fromhex(config["seccomp"]))
+    if role is None:
+        if config["drop_capabilities"]:
+            drop_capabilities(libc)
+        return None
+    filters = config["seccomp"]
+    if not filters:
+        return None
+    return install_filter(libc, bytes.fromhex(filters[role]), filters["syscall"], listener=role == "worker")
 
 
-def set_limits(config):
+def set_limits(config, which=None):
+    """The worker's resource limits, or only those named in ``which`` (the supervisor's CPU time,
+    which answering a flood of refused calls would otherwise spend beyond the call's budget)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu = math.ceil(usage.ru_utime + usage.ru_stime + config["cpu_seconds"])
     wanted = [("RLIMIT_CPU", cpu, cpu + 1), ("RLIMIT_AS", config["memory_bytes"], None),
               ("RLIMIT_FSIZE", config["file_bytes"], None), ("RLIMIT_NOFILE", 64, None),
               ("RLIMIT_NPROC", config["max_tasks"], None), ("RLIMIT_CORE", 0, None)]
     for name, soft, hard in wanted:
-        if not hasattr(resource, name):
+        if (which is not None and name not in which) or not hasattr(resource, name):
             continue
         limit = getattr(resource, name)
         current = resource.getrlimit(limit)[1]
@@ -280,9 +306,20 @@ def read_inputs(config):
     return X, source
 
 
-def run_program(config, code, X, np, scipy, send):
-    """The worker: no capabilities, the syscall filter, limits and the hook, then the agent's program."""
-    harden(config, install_seccomp=True)
+def run_program(config, code, X, np, scipy, send, handoff):
+    """The worker: the syscall filter (its listener handed to the supervisor over ``handoff``),
+    limits and the hook, then the agent's program."""
+    listener = harden(config, "worker")
+    if handoff is not None:
+        try:
+            if listener is not None:
+                socket.send_fds(handoff, [b"L"], [listener])
+        except OSError as exc:
+            raise SetupError("handing the filter's listener to the supervisor failed: " + str(exc)) from None
+        finally:
+            if listener is not None:
+                os.close(listener)
+            handoff.close()
     workdir = os.path.realpath(os.getcwd())
     read_roots = readable_dirs(np, scipy)
     sys.path[:] = [p for p in sys.path if within(os.path.realpath(p), read_roots)]
@@ -306,11 +343,12 @@ def run_program(config, code, X, np, scipy, send):
     os._exit(0)
 
 
-def verdict(lines, overflow, wait_status):
-    """The call's error (None when it succeeded) from the worker's messages and its exit.
+def verdict(lines, overflow, wait_status, refused=None):
+    """The call's error (None when it succeeded) from the worker's messages, its exit and ``refused``,
+    the first syscall the worker's filter refused (the supervisor's own record).
 
-    A refusal reported by the hook fails the call whatever else the program wrote; a message that
-    is not one the bootstrap sends means the program wrote to the pipe itself.
+    A refusal reported by the hook or the kernel fails the call whatever else the program wrote; a
+    message that is not one the bootstrap sends means the program wrote to the pipe itself.
     """
     final, blocked = None, None
     for line in lines:
@@ -328,10 +366,14 @@ def verdict(lines, overflow, wait_status):
         return "blocked: writing to the sandbox's report channel"
     if blocked:
         return "blocked: " + blocked[:400]
+    if refused:
+        return "blocked: system call refused (" + refused + ")"
     if os.WIFSIGNALED(wait_status):
         signum = os.WTERMSIG(wait_status)
         if signum == signal.SIGXCPU:
             return "cpu time limit"
+        if signum == signal.SIGSYS:
+            return "blocked: system call of another architecture (the filter kills it)"
         try:
             return "crashed (" + signal.Signals(signum).name + ")"
         except ValueError:
@@ -344,33 +386,100 @@ def verdict(lines, overflow, wait_status):
     return final["error"]
 
 
-def supervise(config, worker, messages):
-    """The supervisor: collect the worker's messages and exit, then report on the host's channel.
+def receive_listener(handoff):
+    """The worker's filter listener, or None when the worker ended before handing it over."""
+    try:
+        _, descriptors, _, _ = socket.recv_fds(handoff, 1, 1)
+    finally:
+        handoff.close()
+    return descriptors[0] if descriptors else None
+
+
+def refuse_call(listener, names):
+    """Answer one call the worker's filter handed over with ``EPERM``; return its name (None if gone)."""
+    request = bytearray(NOTIF_SIZE)  # the kernel wants it zeroed
+    try:
+        fcntl.ioctl(listener, NOTIF_RECV, request, True)
+    except OSError:  # the caller was killed or interrupted before the call was read; it did not run
+        return None
+    ident, number = struct.unpack_from("=Q", request)[0], struct.unpack_from("=i", request, 16)[0]
+    try:
+        fcntl.ioctl(listener, NOTIF_SEND, bytearray(struct.pack("=QqiI", ident, 0, -errno.EPERM, 0)), True)
+    except OSError:  # interrupted meanwhile: the kernel restarts it, and it comes back here
+        pass
+    return names.get(str(number), "syscall " + str(number))
+
+
+def supervise(config, worker, messages, handoff):
+    """The supervisor: collect the worker's messages, answer its refused calls, wait for its exit,
+    then report on the host's channel.
 
     It is not dumpable, so the worker (same user, no capabilities) can neither read nor write its
     memory or descriptors through /proc, ptrace or pidfd_getfd; it can only kill it, which the
-    host reports as a crash.
+    host reports as a crash (and without the listener the kernel answers every refused call
+    ``ENOSYS``: it still does not run).
     """
     libc_call(ctypes.CDLL(None, use_errno=True), "prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)
-    harden(config, install_seccomp=True)
-    received, overflow = bytearray(), False
-    while True:
-        chunk = os.read(messages, 65536)
-        if not chunk:
-            break
-        if len(received) + len(chunk) > MAX_MESSAGES:
-            overflow = True
-        else:
-            received += chunk
-    os.close(messages)
+    listener = receive_listener(handoff) if handoff is not None else None
+    # Readable when the worker has exited; opened before this process's filter refuses pidfd_open.
+    exit_watch = os.pidfd_open(worker) if listener is not None else None
+    harden(config, "supervisor")
+    set_limits(config, which=("RLIMIT_CPU",))
+    names = config["seccomp"]["names"] if config["seccomp"] else {}
+    received, overflow, refused = bytearray(), False, None
+    poller = select.poll()
+    for fd in (messages, listener, exit_watch):
+        if fd is not None:
+            poller.register(fd, select.POLLIN)
+    reading, running = True, exit_watch is not None
+    # After the worker's messages end (its exit, or a program that closed its end of the pipe), a
+    # refused call of a worker still running must still be answered.
+    while reading or running:
+        for fd, events in poller.poll():
+            if fd == messages:
+                chunk = os.read(messages, 65536)
+                if not chunk:
+                    poller.unregister(fd)
+                    reading = False
+                elif len(received) + len(chunk) > MAX_MESSAGES:
+                    overflow = True
+                else:
+                    received += chunk
+            elif fd == exit_watch:
+                poller.unregister(fd)
+                running = False
+            elif events & select.POLLIN:
+                name = refuse_call(listener, names)
+                refused = refused or name
+            else:  # POLLHUP: no task uses the filter any more
+                poller.unregister(fd)
+    for fd in (messages, listener, exit_watch):
+        if fd is not None:
+            os.close(fd)
     _, wait_status = os.waitpid(worker, 0)
     lines = bytes(received).decode("utf-8", errors="replace").splitlines()
-    report(config["status_fd"], verdict(lines, overflow, wait_status))
+    report(config["status_fd"], verdict(lines, overflow, wait_status, refused))
+
+
+def close_inherited(keep):
+    """Close every descriptor above 2 but ``keep``: what the set-up before this interpreter held
+    open (a root caller's mount-namespace view, for one) never reaches the program."""
+    try:
+        found = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc (the "process" backend off Linux): nothing but the passed descriptors
+        return
+    for fd in found:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:  # the listing's own descriptor, already closed
+                pass
 
 
 def main():
     config = json.loads(sys.argv[1])
     status_fd = config["status_fd"]
+    close_inherited({status_fd, config["data_fd"], config["code_fd"]})
     sys.dont_write_bytecode = True
     sys.stderr = sys.stdout
     sys.path[:0] = config["site_dirs"]
@@ -381,11 +490,12 @@ def main():
             mount_scratch(config["scratch_mount"])
     except SetupError as exc:
         report(status_fd, "sandbox setup failed: " + str(exc))
-    import numpy as np
-    import scipy
     # numpy.f2py (reached by lazy scipy imports) imports subprocess, whose Popen is audited; its
     # private fork_exec is not, so a fresh import of _posixsubprocess must go through the hook.
     import subprocess  # noqa: F401
+
+    import numpy as np
+    import scipy
     sys.modules.pop("_posixsubprocess", None)
     X, source = read_inputs(config)
     try:
@@ -393,23 +503,28 @@ def main():
     except (SyntaxError, ValueError) as exc:
         report(status_fd, show(exc, skip_frames=1))
     try:
-        harden(config, install_seccomp=False)
+        harden(config)
     except SetupError as exc:
         report(status_fd, "sandbox setup failed: " + str(exc))
     messages, worker_end = os.pipe()
+    supervisor_side, worker_side = socket.socketpair() if config["seccomp"] else (None, None)
     worker = os.fork()
     if worker == 0:
         os.close(status_fd)
         os.close(messages)
+        if supervisor_side is not None:
+            supervisor_side.close()
         send = make_sender(worker_end)
         try:
-            run_program(config, code, X, np, scipy, send)
+            run_program(config, code, X, np, scipy, send, worker_side)
         except SetupError as exc:
             send({"error": "sandbox setup failed: " + str(exc)})
         os._exit(0)
     os.close(worker_end)
+    if worker_side is not None:
+        worker_side.close()
     try:
-        supervise(config, worker, messages)
+        supervise(config, worker, messages, supervisor_side)
     except BaseException as exc:
         report(status_fd, "sandbox setup failed: " + type(exc).__name__ + ": " + str(exc))
 

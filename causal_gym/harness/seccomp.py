@@ -17,9 +17,14 @@ Refused with ``EPERM`` (the program sees ``PermissionError: [Errno 1] Operation 
 - memory outside the address space: ``memfd_create``, ``memfd_secret``, System V shared memory,
   message queues and semaphores (``shmget``, ``msgget``, ``semget``), POSIX message queues;
 - changing the sandbox: ``mount`` and the new mount API, ``umount2``, ``pivot_root``, ``chroot``,
-  ``unshare``, ``setns``;
+  ``unshare``, ``setns``, and filters of the program's own: ``seccomp`` and
+  ``prctl(PR_SET_SECCOMP)`` (one with a listener could answer the refusals "continue", one that
+  answers an error itself would keep them from the supervisor's report);
 - reaching other processes: ``ptrace``, ``process_vm_readv/writev``, ``process_madvise``,
-  ``kcmp`` and the ``pidfd_*`` calls (``pidfd_getfd`` copies another process's descriptors);
+  ``kcmp``, the ``pidfd_*`` calls (``pidfd_getfd`` copies another process's descriptors) and
+  ``prlimit64`` with any pid but 0 (another process's limits, the supervisor's included; the C
+  library reaches the caller's own limits with pid 0, and the filter, fixed before any pid is
+  known, refuses a program's own pid too -- ``setrlimit`` acts only on the caller and stays);
 - the kernel and the machine: ``bpf``, ``perf_event_open``, ``userfaultfd``, ``fanotify_init``,
   ``open_by_handle_at``, the key-ring calls, module and ``kexec`` loading, ``acct``, swap,
   ``reboot``, host and clock settings, ``syslog``, quotas, ``mknod``.
@@ -28,8 +33,16 @@ Syscall numbers above those the tables were written against answer ``ENOSYS``: a
 kernel adds is refused until someone reviews it. Any other architecture than the one the filter
 was built for (on x86-64: the i386 ``int 0x80`` and x32 entry points) kills the process.
 
-The filter is written by hand: a deny-list of whole syscalls plus two argument checks (``clone``'s
-flags, ``socket``'s family) is a few dozen BPF instructions that tests/test_seccomp.py executes
+Who answers the refusals: the program's filter (``notify=True``) hands each of them to the
+sandbox's supervisor (``SECCOMP_RET_USER_NOTIF``), which answers ``EPERM`` and records the call, so
+a refused call is reported as blocked even when the program has subverted its audit hook. The
+supervisor holds the only listener; without it (the supervisor killed) the kernel answers
+``ENOSYS``: a refused call never runs. The supervisor's own filter (``notify=False``) answers
+``EPERM`` itself. The ``ENOSYS`` answers above (``clone3``'s fallback, numbers past the table) are
+not refusals of something the program asked for and are not reported.
+
+The filter is written by hand: a deny-list of whole syscalls plus four argument checks (``clone``'s
+flags, ``socket``'s family, ``prlimit64``'s pid, ``prctl``'s option) is a few dozen BPF instructions that tests/test_seccomp.py executes
 instruction by instruction. libseccomp would build the same program, but its Python binding
 (``pyseccomp`` on PyPI) is a ctypes wrapper that needs the system's ``libseccomp.so.2`` at run time,
 one more prerequisite of every machine that runs agents, for no rule this filter cannot express.
@@ -41,7 +54,7 @@ import errno
 import platform
 import struct
 
-__all__ = ["SUPPORTED_MACHINES", "process_filter"]
+__all__ = ["SUPPORTED_MACHINES", "process_filter", "seccomp_syscall", "syscall_names"]
 
 # struct sock_filter opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h).
 _LD_W_ABS = 0x20
@@ -52,10 +65,12 @@ _RET_K = 0x06
 _RET_KILL_PROCESS = 0x80000000
 _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
+_RET_USER_NOTIF = 0x7FC00000
 _OFFSET_NR, _OFFSET_ARCH, _OFFSET_ARG0 = 0, 4, 16  # struct seccomp_data, little-endian
 _CLONE_THREAD = 0x00010000
 _CLONE_NAMESPACES = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 _AF_UNIX = 1
+_PR_SET_SECCOMP = 22
 _X32_SYSCALL_BIT = 0x40000000
 
 # Syscall numbers per machine (asm/unistd_64.h; asm-generic/unistd.h for aarch64, which has no
@@ -72,9 +87,9 @@ _NUMBERS = {
         # the sandbox itself: mounts, namespaces, root
         "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "mount_setattr": 442, "open_tree_attr": 467,
+        "mount_setattr": 442, "open_tree_attr": 467, "seccomp": 317, "prctl": 157,
         # other processes
-        "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "process_madvise": 440,
+        "ptrace": 101, "prlimit64": 302, "process_vm_readv": 310, "process_vm_writev": 311, "process_madvise": 440,
         "process_mrelease": 448, "kcmp": 312, "pidfd_open": 434, "pidfd_getfd": 438, "pidfd_send_signal": 424,
         # the kernel and the machine
         "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "fanotify_init": 300, "open_by_handle_at": 304,
@@ -90,8 +105,8 @@ _NUMBERS = {
         "memfd_create": 279, "memfd_secret": 447, "shmget": 194, "msgget": 186, "semget": 190, "mq_open": 180,
         "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "mount_setattr": 442, "open_tree_attr": 467,
-        "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "process_madvise": 440,
+        "mount_setattr": 442, "open_tree_attr": 467, "seccomp": 277, "prctl": 167,
+        "ptrace": 117, "prlimit64": 261, "process_vm_readv": 270, "process_vm_writev": 271, "process_madvise": 440,
         "process_mrelease": 448, "kcmp": 272, "pidfd_open": 434, "pidfd_getfd": 438, "pidfd_send_signal": 424,
         "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "fanotify_init": 262, "open_by_handle_at": 265,
         "add_key": 217, "request_key": 218, "keyctl": 219, "init_module": 105, "finit_module": 273,
@@ -107,20 +122,40 @@ number above it answers ``ENOSYS``, so a syscall added by a later kernel is refu
 SUPPORTED_MACHINES = tuple(_ARCH)
 """``platform.machine()`` values the filter can be built for."""
 
-_SPECIAL = ("clone", "clone3", "socket")
+_SPECIAL = ("clone", "clone3", "socket", "prlimit64", "prctl")
 
 
 def _instruction(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("<HBBI", code, jt, jf, k)
 
 
-def process_filter(machine: str | None = None) -> bytes:
+def _machine(machine: str | None) -> str:
+    machine = platform.machine() if machine is None else machine
+    if machine not in _ARCH:
+        raise ValueError(f"no syscall filter for machine {machine!r} (supported: {', '.join(SUPPORTED_MACHINES)})")
+    return machine
+
+
+def seccomp_syscall(machine: str | None = None) -> int:
+    """The number of ``seccomp(2)`` on ``machine`` (the bootstrap installs the filter with it)."""
+    return _NUMBERS[_machine(machine)]["seccomp"]
+
+
+def syscall_names(machine: str | None = None) -> dict[int, str]:
+    """Number to name of every syscall the filter refuses on ``machine`` (for the supervisor's report)."""
+    return {number: name for name, number in _NUMBERS[_machine(machine)].items() if name != "clone3"}
+
+
+def process_filter(machine: str | None = None, *, notify: bool = False) -> bytes:
     """The filter program (packed ``struct sock_filter`` array) for ``machine``.
 
     Parameters
     ----------
     machine : str, optional
         ``platform.machine()`` of the target; the current machine when None.
+    notify : bool
+        Hand refusals to the listener (``SECCOMP_RET_USER_NOTIF``; the program's filter, whose
+        listener the supervisor holds) instead of answering ``EPERM`` (the supervisor's own filter).
 
     Returns
     -------
@@ -133,11 +168,9 @@ def process_filter(machine: str | None = None) -> bytes:
         On a machine outside :data:`SUPPORTED_MACHINES` (the sandbox then refuses to run rather
         than run without the filter).
     """
-    machine = platform.machine() if machine is None else machine
-    if machine not in _ARCH:
-        raise ValueError(f"no syscall filter for machine {machine!r} (supported: {', '.join(SUPPORTED_MACHINES)})")
+    machine = _machine(machine)
     numbers = _NUMBERS[machine]
-    eperm = _RET_ERRNO | errno.EPERM
+    deny = _RET_USER_NOTIF if notify else _RET_ERRNO | errno.EPERM
     program = [
         _instruction(_LD_W_ABS, _OFFSET_ARCH),
         _instruction(_JEQ_K, _ARCH[machine], jt=1),
@@ -149,7 +182,7 @@ def process_filter(machine: str | None = None) -> bytes:
     program += [_instruction(_JGE_K, _LAST_KNOWN + 1, jf=1), _instruction(_RET_K, _RET_ERRNO | errno.ENOSYS)]
     for name, number in numbers.items():
         if name not in _SPECIAL:
-            program += [_instruction(_JEQ_K, number, jf=1), _instruction(_RET_K, eperm)]
+            program += [_instruction(_JEQ_K, number, jf=1), _instruction(_RET_K, deny)]
     program += [
         # clone: allowed only for a thread in the same namespaces (the flags are the first argument
         # on both machines).
@@ -158,7 +191,7 @@ def process_filter(machine: str | None = None) -> bytes:
         _instruction(_JSET_K, _CLONE_THREAD, jf=2),
         _instruction(_JSET_K, _CLONE_NAMESPACES, jt=1),
         _instruction(_RET_K, _RET_ALLOW),
-        _instruction(_RET_K, eperm),
+        _instruction(_RET_K, deny),
         # clone3's flags sit behind a pointer a filter cannot follow: ENOSYS makes glibc use clone.
         _instruction(_JEQ_K, numbers["clone3"], jf=1),
         _instruction(_RET_K, _RET_ERRNO | errno.ENOSYS),
@@ -167,7 +200,18 @@ def process_filter(machine: str | None = None) -> bytes:
         _instruction(_LD_W_ABS, _OFFSET_ARG0),
         _instruction(_JEQ_K, _AF_UNIX, jf=1),
         _instruction(_RET_K, _RET_ALLOW),
-        _instruction(_RET_K, eperm),
+        _instruction(_RET_K, deny),
+        # prlimit64: only the caller's own limits, named by pid 0 (a pid_t: the low 32 bits).
+        _instruction(_JEQ_K, numbers["prlimit64"], jf=4),
+        _instruction(_LD_W_ABS, _OFFSET_ARG0),
+        _instruction(_JEQ_K, 0, jf=1),
+        _instruction(_RET_K, _RET_ALLOW),
+        _instruction(_RET_K, deny),
+        # prctl: everything but PR_SET_SECCOMP (the option is the first argument).
+        _instruction(_JEQ_K, numbers["prctl"], jf=3),
+        _instruction(_LD_W_ABS, _OFFSET_ARG0),
+        _instruction(_JEQ_K, _PR_SET_SECCOMP, jf=1),
+        _instruction(_RET_K, deny),
         _instruction(_RET_K, _RET_ALLOW),
     ]
     return b"".join(program)

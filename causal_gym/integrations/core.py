@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,10 +44,11 @@ from causal_gym.agents.llm import (
     system_prompt,
 )
 from causal_gym.harness.agent import task_spec
-from causal_gym.harness.contracts import ChecksResetOptions, ParsesToolCalls
-from causal_gym.harness.rollout import episode_seeds
+from causal_gym.harness.contracts import ChecksResetOptions, ParsesToolCalls, Records
+from causal_gym.harness.rollout import EpisodeRecord, episode_seeds
 from causal_gym.harness.tool_env import LAST_TURN
 from causal_gym.harness.toolbox import ToolError
+from causal_gym.seal import Seal
 
 __all__ = ["EpisodeRef", "Reply", "ToolSession", "check_rows", "episode_refs", "numeric_scores"]
 
@@ -251,6 +253,9 @@ class ToolSession:
     prompt_level, stated_target :
         As for :class:`~causal_gym.agents.llm.LLMAgent` (level >= 1 also follows each result
         with the budgets left).
+    seal : Seal or str, optional
+        Passed to ``gym.make`` as ``seal=`` when given (a :class:`~causal_gym.seal.Seal`, or
+        :data:`~causal_gym.seal.OPEN`); None passes none, so the env reads ``CAUSAL_GYM_SEAL``.
 
     Raises
     ------
@@ -268,10 +273,13 @@ class ToolSession:
     (True, ['adjacency_f1', 'adjacency_precision'])
     """
 
-    def __init__(self, ref: EpisodeRef, *, prompt_level: int = 0, stated_target: str = "none") -> None:
+    def __init__(self, ref: EpisodeRef, *, prompt_level: int = 0, stated_target: str = "none",
+                 seal: Seal | str | None = None) -> None:
         self.ref = ref
         self.prompt_level = check_count(prompt_level, "prompt_level", 0)
-        self.env = gym.make(ref.env_id, **ref.env_kwargs)
+        self._started = time.perf_counter()
+        kwargs: dict[str, Any] = dict(ref.env_kwargs) if seal is None else {**ref.env_kwargs, "seal": seal}
+        self.env = gym.make(ref.env_id, **kwargs)
         base = self.env.unwrapped
         if not isinstance(base, ParsesToolCalls):
             self.env.close()
@@ -288,6 +296,7 @@ class ToolSession:
         self._observation = observation
         self.done = False
         self.total_reward = self.last_reward = 0.0
+        self.rewards: list[float] = []
         self.steps = 0
         self.final_info: dict[str, Any] = {}
         self.terminated = self.truncated = False
@@ -367,6 +376,17 @@ class ToolSession:
         """The final numeric scores (the run store's ``scores``); empty while the episode runs."""
         return numeric_scores(self.final_info.get("scores", {})) if self.done else {}
 
+    def record(self) -> EpisodeRecord:
+        """The episode as :func:`~causal_gym.harness.rollout.rollout` records it (its ``status`` is the
+        run store's), for a server that keeps its own run store; the wall time counts from the reset."""
+        base = self.env.unwrapped
+        return EpisodeRecord(
+            env_id=self.ref.env_id, seed=self.ref.env_seed, options=self.ref.options, steps=self.steps,
+            total_reward=self.total_reward, terminated=self.terminated, truncated=self.truncated,
+            wall_time=time.perf_counter() - self._started, rewards=list(self.rewards), final_info=dict(self.final_info),
+            env_record=base.record() if isinstance(base, Records) else None,
+        )
+
     def close(self) -> None:
         """Close the env."""
         self.env.close()
@@ -378,6 +398,7 @@ class ToolSession:
         observation, reward, terminated, truncated, info = self.env.step(action)
         self.steps += 1
         self.last_reward = float(reward)
+        self.rewards.append(self.last_reward)
         self.total_reward += self.last_reward
         self._observation = observation
         if terminated or truncated:

@@ -179,7 +179,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -321,7 +321,7 @@ class BGeStats:
         scatter = np.swapaxes(centred * w[..., None], -1, -2) @ centred
         # the nodes that see every row get one shared copy, equal bit for bit (a matrix product may
         # round its rows differently), so the local scores compute their table once (_distinct_nodes)
-        every = kept.all(axis=-2)[..., None]  # (..., d, 1)
+        every = np.all(kept, axis=-2)[..., None]  # (..., d, 1)
         if x.shape[-2] and every.any():
             shared_mean = x.mean(axis=-2)
             shared_centred = x - shared_mean[..., None, :]
@@ -368,7 +368,7 @@ class BGeStats:
 # ---------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(d: int) -> dict[str, np.ndarray]:
     """Index tables shared by the local scores and the DP (never written to)."""
     q = d - 1
@@ -381,7 +381,7 @@ def _tables(d: int) -> dict[str, np.ndarray]:
     return {"expand": expand, "bits": bits, "size": size, "parent_of": _tables_parent_of(d)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _levels(d: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Index tables of the log-space sums over orders (:func:`_sums_over_orders`), built on first use.
 
@@ -422,7 +422,7 @@ def parent_set_masks(d: int) -> np.ndarray:
            [0, 1, 2, 3]])
     """
     _check_d(check_count(d, "d"), "the graph")
-    return _tables(d)["expand"].copy()  # type: ignore[union-attr]
+    return _tables(d)["expand"].copy()
 
 
 def _principal_logdets(r: np.ndarray) -> np.ndarray:
@@ -459,6 +459,11 @@ def bge_local_scores(
 ) -> np.ndarray:
     """BGe local scores ``(..., d, 2^(d-1))`` from sufficient statistics (layout: module docstring).
 
+    Without a cap all ``2^d`` principal log-determinants of each ``R_j`` come from the
+    principal-minor recursion (module docstring). With one, only the sets of at most
+    ``max_parents`` parents are scored, each from the Cholesky factors of its own small
+    sub-matrices (``d C(d - 1, <= K)`` sets: 23,200 at d = 20, K = 3); the others are ``-inf``.
+
     Parameters
     ----------
     stats : BGeStats
@@ -472,11 +477,6 @@ def bge_local_scores(
         Wishart degrees of freedom, ``> d - 1``.
     t : float, default alpha_mu (alpha_w - d - 1) / (alpha_mu + 1)
         Wishart parameter ``T = t I``.
-
-    Without a cap all ``2^d`` principal log-determinants of each ``R_j`` come from the
-    principal-minor recursion (module docstring). With one, only the sets of at most
-    ``max_parents`` parents are scored, each from the Cholesky factors of its own small
-    sub-matrices (``d C(d - 1, <= K)`` sets: 23,200 at d = 20, K = 3); the others are ``-inf``.
     """
     from scipy.special import gammaln
 
@@ -514,7 +514,7 @@ def bge_local_scores(
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _capped_sets(d: int, cap: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
     """The parent sets of at most ``cap`` members: codes (sorted by size), sizes, and members by size.
 
@@ -548,7 +548,8 @@ def _capped_logdets(r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np
     d = r.shape[-1]
     codes, sizes, members = _capped_sets(d, cap)
     nodes = np.arange(d)
-    parents, families = [], []
+    parents: list[np.ndarray] = []
+    families: list[np.ndarray] = []
     for size, sets in enumerate(members):
         family = np.concatenate([sets, np.broadcast_to(nodes[:, None, None], (*sets.shape[:2], 1))], axis=2)
         for chosen, out in ((sets, parents), (family, families)):
@@ -615,13 +616,13 @@ def log_parent_prior(d: int, kind: str = "size") -> np.ndarray:
     return _log_parent_prior(d, kind).copy()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _log_parent_prior(d: int, kind: str) -> np.ndarray:
     size = _tables(d)["size"]
     if kind == "uniform":
-        return np.zeros((d, size.size))  # type: ignore[union-attr]
+        return np.zeros((d, size.size))
     log_binom = np.array([math.lgamma(d) - math.lgamma(k + 1) - math.lgamma(d - k) for k in range(d)])
-    return np.broadcast_to(-log_binom[size], (d, size.size)).copy()  # type: ignore[union-attr,index]
+    return np.broadcast_to(-log_binom[size], (d, size.size)).copy()
 
 
 _BAND = 1300.0
@@ -649,7 +650,7 @@ def _zeta(x: np.ndarray, q: int, upward: bool) -> np.ndarray:
     depth = top - x
     span = depth.max() if np.isfinite(x).all() else depth[np.isfinite(depth)].max()
     bands = int(span // _BAND) + 1
-    out = None
+    out: np.ndarray | None = None
     for k in range(bands):
         shift = top - (k + 0.5) * _BAND
         if bands == 1:
@@ -659,6 +660,7 @@ def _zeta(x: np.ndarray, q: int, upward: bool) -> np.ndarray:
         with np.errstate(divide="ignore"):
             band = np.log(_linear_zeta(np.exp(exponent), q, upward)) + shift
         out = band if out is None else np.logaddexp(out, band)
+    assert out is not None  # there is at least one band
     return out
 
 
@@ -742,11 +744,12 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
     if q:
         marginal = parent_set @ tables["bits"]  # (m, d, q): P(parent_of[j, b] -> j)
         parent_of = tables["parent_of"]
-        child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)  # type: ignore[union-attr]
+        child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)
         edges[:, parent_of, child] = marginal
     if excluded is None:
         excluded = np.isneginf(s).reshape(m, d, 1 << q)
     cap = _size_cap(excluded, d) if excluded.any() else d - 1
+    log_prior_z: float | np.ndarray
     if cap is not None:  # no set excluded, or exactly those above a size cap: the prior's mass is cached
         log_prior_z = _log_prior_normaliser(d, parent_prior, cap)
     else:
@@ -833,7 +836,7 @@ def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     forward, backward = _sums_over_orders(alpha, d)
     expand = _tables(d)["expand"]
     log_z = forward[:, -1]
-    below = forward[:, expand] + backward[:, expand | (1 << np.arange(d))[:, None]]  # type: ignore[operator]
+    below = forward[:, expand] + backward[:, expand | (1 << np.arange(d))[:, None]]
     gamma = _zeta(below, q, upward=True)
     return np.exp(beta + gamma - log_z[:, None, None]), log_z
 
@@ -861,7 +864,7 @@ def _size_cap(excluded: np.ndarray, d: int) -> int | None:
     return cap if np.array_equal(excluded, np.broadcast_to(size > cap, excluded.shape)) else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _log_prior_normaliser(d: int, parent_prior: str, cap: int) -> float:
     """``log sum_{order, G} prod_j rho_j(pa(j))`` over DAGs of at most ``cap`` parents per node: the prior's total mass."""
     prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))[None]
@@ -1028,10 +1031,10 @@ def sample_dags(scores: np.ndarray, size: int, *, rng: object, parent_prior: str
         before[draws, last] = rest[draws, last]
         remaining = rest[draws, last]
     expand = _tables(d)["expand"]  # (d, 2^q) d-bit masks
-    allowed = (expand[None] & ~before[:, :, None]) == 0  # type: ignore[index]
+    allowed = (expand[None] & ~before[:, :, None]) == 0
     logits = np.where(allowed, beta[None], -np.inf)
     choice = np.argmax(logits + gen.gumbel(size=logits.shape), axis=2)  # (size, d)
-    return _adjacency_of(expand[nodes, choice])  # type: ignore[index]
+    return _adjacency_of(expand[nodes, choice])
 
 
 def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
@@ -1157,6 +1160,9 @@ def sample_predictive(
 ) -> np.ndarray:
     """One predictive row per DAG and candidate design: ``(K, C, d)``.
 
+    Nodes are drawn in a topological order of each DAG from their conditional t predictives
+    given the parents' drawn (or set) values.
+
     Parameters
     ----------
     stats : BGeStats
@@ -1170,9 +1176,6 @@ def sample_predictive(
     rng : int, SeedSequence or Generator
         Draws are made node by node, each node's ``C`` draws at once, so candidates share
         nothing but may be compared draw by draw.
-
-    Nodes are drawn in a topological order of each DAG from their conditional t predictives
-    given the parents' drawn (or set) values.
     """
     pred = _Predictive.of(stats, alpha_mu, alpha_w, t)
     d = stats.d

@@ -43,8 +43,8 @@ from causal_gym.discovery.amortized import avici_checkpoint
 from causal_gym.discovery.amortized.avici_checkpoint import AVICIMethod
 from causal_gym.discovery.amortized.avici_checkpoint import ready as avici_ready
 from causal_gym.discovery.amortized.cdfm_checkpoint import CDFMMethod, fingerprint, require
-from causal_gym.discovery.amortized.digest import files_digest
 from causal_gym.discovery.amortized.cdfm_checkpoint import ready as cdfm_ready
+from causal_gym.discovery.amortized.digest import files_digest
 from causal_gym.discovery.amortized.result import AmortizedResult
 from causal_gym.discovery.result import MethodOutput
 
@@ -170,7 +170,7 @@ def _as_output(name: str, path: str | None, digest: str | None, data: np.ndarray
     misses = _loaded.cache_info().misses
     method = _loaded(name, path, digest, tuple(sorted(options.items())))
     loaded_now = _loaded.cache_info().misses > misses
-    result = method.run(data, *args)  # type: ignore[call-arg]
+    result = method.run(data, *args)
     extras = {k: result.extras[k] for k in keep}
     return MethodOutput(graph=result.graph, extras={
         "probabilities": result.probabilities, "threshold": result.threshold, **extras,

@@ -4,7 +4,8 @@ Reads bottom-up: :mod:`.graph_families`, :mod:`.families` (mechanism, root and n
 registered into :mod:`causal_gym.scm`), :mod:`.synthetic` (factor configs -> ``ArenaSCM``),
 :mod:`.audits`, :mod:`.pool` (the 1,000-configuration pool); :mod:`.expressions`,
 :mod:`.grounded` and :mod:`.scenarios` (formula-grounded and semantic cards), :mod:`.card_pack`
-(private cards read from a file, the only grounded instances a seal can hide); :mod:`.real`
+(private cards read from a file, the only grounded instances a seal can hide) and
+:mod:`.card_copies` (how a pack card is told from a public one by content); :mod:`.real`
 (Sachs and Bayesian-network structures read from pip wheels); :mod:`.protocol` (splits and
 suites), :mod:`.scoring` and :mod:`.analysis`; then the environments: :mod:`.catalogue` (the
 instances of each source and how one is loaded), :mod:`.source` (what an env shows of a task and

@@ -12,9 +12,12 @@ their protocol seeds and column orders like every other stream.
 
 Pack file: a JSON list of cards, or ``{"cards": [...]}``. Every card must compile
 (:func:`~.grounded.compile_scenario`), names must be distinct, and no card may be a public one
-(same name, or the same variable names in the same order as a card of either library), since a
-copied public card would be as identifiable as the original. The file must lie outside the
-installed ``causal_gym`` package (where anyone with the package could read it).
+of either library, whatever it is called: a card that computes what a public card computes, up
+to names, the order of variables and constants, or has its graph, is refused, naming the public
+card (:mod:`.card_copies` says how cards are compared), since a copied public card would be as
+identifiable as the original. The check runs when the pack is loaded, before anything is played.
+The file must lie outside the installed ``causal_gym`` package (where anyone with the package
+could read it).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from causal_gym.envs.arena.card_copies import copied_public_card
 from causal_gym.envs.arena.grounded import CompiledScenario, ScenarioSpec, compile_scenario
 
 __all__ = ["CardPack", "load_card_pack", "public_cards", "check_sealable"]
@@ -91,11 +95,6 @@ class CardPack:
         return self._compiled[name]
 
 
-def _fingerprints(source: str) -> tuple[set[str], set[tuple[str, ...]]]:
-    cards = public_cards(source).values()
-    return {card["name"] for card in cards}, {tuple(v["name"] for v in card["variables"]) for card in cards}
-
-
 def load_card_pack(path: str | os.PathLike[str]) -> CardPack:
     """Read, check and compile the pack at ``path`` (format in the module docstring).
 
@@ -122,11 +121,6 @@ def load_card_pack(path: str | os.PathLike[str]) -> CardPack:
     cards = content.get("cards") if isinstance(content, dict) else content
     if not isinstance(cards, list) or not cards:
         raise ValueError(f"the card pack {str(path)!r} must hold a non-empty list of cards (or {{\"cards\": [...]}})")
-    names, orders = set(), set()
-    for source in ("formula", "semantic"):
-        public_names, public_orders = _fingerprints(source)
-        names |= public_names
-        orders |= public_orders
     compiled: dict[str, CompiledScenario] = {}
     by_name: dict[str, ScenarioSpec] = {}
     for i, card in enumerate(cards):
@@ -134,8 +128,9 @@ def load_card_pack(path: str | os.PathLike[str]) -> CardPack:
         name = scenario.metadata["name"]
         if name in by_name:
             raise ValueError(f"the card pack {str(path)!r} has two cards named {name!r}")
-        if name in names or scenario.names in orders:
-            raise ValueError(f"card {i} ({name!r}) of the pack {str(path)!r} is a public card of causal_gym; a "
-                             "seal cannot hide it, so a private pack holds only cards of its own")
+        copied = copied_public_card(card)
+        if copied is not None:
+            raise ValueError(f"card {i} ({name!r}) of the pack {str(path)!r} is a public card of causal_gym: {copied}; "
+                             "a seal cannot hide it, so a private pack holds only cards of its own")
         compiled[name], by_name[name] = scenario, card
     return CardPack(str(path), hashlib.sha256(raw).hexdigest()[:16], by_name, compiled)

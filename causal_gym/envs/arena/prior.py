@@ -43,7 +43,8 @@ class Prior:
         keys = {f.name for f in fields(cls)}
         if not isinstance(data, Mapping) or set(data) != keys:
             raise ValueError(f"a prior needs exactly the keys {sorted(keys)}, got {sorted(data) if isinstance(data, Mapping) else data!r}")
-        prior = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        prior = cls(**values)
         for axis, vocabulary in EXPOSURE_AXES.items():
             if axis != "root":
                 unknown = set(getattr(prior, _FIELD_OF[axis])) - set(vocabulary)

@@ -17,19 +17,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from causal_gym.envs.benchmark import ReportOptions
+from causal_gym._files import OutputFolder
 from causal_gym.envs.arena.spec import SPEC
+from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.tables import (
     ReportTable,
     build_table,
     check_finite,
     column,
     error_bars,
+    figure_png,
     interval,
     interval_cells,
     mean,
     new_figure,
-    save_figure,
     per_unit,
     played,
 )
@@ -125,8 +126,9 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
     ]
 
 
-def plot_f1_by_d(agents: pd.DataFrame, path: str | Path) -> Path:
-    """Directed F1 (95% interval) against d, a line per agent, a panel per split of the synthetic source."""
+def plot_f1_by_d(agents: pd.DataFrame) -> Any:
+    """Directed F1 (95% interval) against d, a line per agent, a panel per split of the synthetic source
+    (a matplotlib Figure)."""
     rows = agents[(agents["source"] == "synthetic") & agents["d"].notna()]
     if rows.empty:
         raise ValueError("plot_f1_by_d needs synthetic rows with a d (arena_agent_table)")
@@ -142,14 +144,12 @@ def plot_f1_by_d(agents: pd.DataFrame, path: str | Path) -> Path:
         axis.set_title(f"synthetic, {split}")
         axis.set_ylim(0.0, 1.0)
     axes[0].legend(fontsize=7, loc="best")
-    path = Path(path)
-    save_figure(figure, path)
-    return path
+    return figure
 
 
-def write_figures(tables: Sequence[ReportTable], out_dir: str | Path) -> list[Path]:
+def write_figures(tables: Sequence[ReportTable], out: OutputFolder) -> list[Path]:
     """``arena_f1_by_d.png`` when the scores table has synthetic rows with a d."""
     agents = next((table.frame for table in tables if table.name == "arena_agents"), None)
     if agents is None or agents.empty or not ((agents["source"] == "synthetic") & agents["d"].notna()).any():
         return []
-    return [plot_f1_by_d(agents, Path(out_dir) / "arena_f1_by_d.png")]
+    return [out.write("arena_f1_by_d.png", figure_png(plot_f1_by_d(agents)))]

@@ -20,10 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from causal_gym._files import OutputFolder, name_part
 from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.causalab.spec import SPEC
-from causal_gym.tables import (ReportTable, build_table, check_fields, check_finite, column, in_order, interval,
-                               interval_cells, mean, new_figure, played, save_figure)
+from causal_gym.tables import (
+    ReportTable,
+    build_table,
+    check_fields,
+    check_finite,
+    column,
+    figure_png,
+    in_order,
+    interval,
+    interval_cells,
+    mean,
+    new_figure,
+    played,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -208,8 +221,8 @@ def causalab_trajectories(frame: pd.DataFrame) -> pd.DataFrame:
     return build_table(rows)
 
 
-def plot_trajectories(curves: pd.DataFrame, path: str | Path, setting: str) -> Path:
-    """Mean recovery metrics of the hypothesis in force after each step, one line per agent."""
+def plot_trajectories(curves: pd.DataFrame, setting: str) -> Any:
+    """Mean recovery metrics of the hypothesis in force after each step, one line per agent (a matplotlib Figure)."""
     rows = curves[curves["setting"] == setting]
     if rows.empty:
         raise ValueError(f"no trajectory rows for setting {setting!r}")
@@ -223,9 +236,7 @@ def plot_trajectories(curves: pd.DataFrame, path: str | Path, setting: str) -> P
         axis.set_ylim(-0.02, 1.02)
     axes[0].legend(fontsize=7)
     figure.suptitle(f"CausaLab {setting}")
-    path = Path(path)
-    save_figure(figure, path)
-    return path
+    return figure
 
 
 def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTable]:
@@ -240,10 +251,13 @@ def report_tables(frame: pd.DataFrame, options: ReportOptions) -> list[ReportTab
     ]
 
 
-def write_figures(tables: Sequence[ReportTable], out_dir: str | Path) -> list[Path]:
-    """``causalab_trajectories_<setting>.png`` for every setting of the trajectories table in ``tables``."""
+def write_figures(tables: Sequence[ReportTable], out: OutputFolder) -> list[Path]:
+    """``causalab_trajectories_<setting>.png`` for every setting of the trajectories table in ``tables``.
+
+    The setting comes from the run store, which may be someone else's: it enters the file name only
+    through :func:`causal_gym._files.name_part` (no separator, no leading dot)."""
     curves = next((table.frame for table in tables if table.name == "causalab_trajectories"), None)
     if curves is None:
         return []
-    return [plot_trajectories(curves, Path(out_dir) / f"causalab_trajectories_{setting}.png", setting)
+    return [out.write(f"causalab_trajectories_{name_part(setting)}.png", figure_png(plot_trajectories(curves, setting)))
             for setting in curves["setting"].unique()]

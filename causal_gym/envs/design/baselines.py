@@ -40,10 +40,10 @@ from causal_gym.envs.design.batch import encode_action
 from causal_gym.harness.agent import TaskSpec
 from causal_gym.stats.graph_posterior import (
     BGeStats,
+    GraphPosterior,
     bge_local_scores,
     edge_posterior,
     expected_correct_entries,
-    GraphPosterior,
     sample_dags,
     sample_predictive,
 )
@@ -161,7 +161,7 @@ class UncertaintyDesigner(_Designer):
         error = np.minimum(p, 1.0 - p)
         np.fill_diagonal(error, 0.0)
         uncertainty = error.sum(axis=0) + error.sum(axis=1)
-        targeted = np.asarray(observation["intervention_mask"]).any(axis=0)
+        targeted = np.asarray(np.asarray(observation["intervention_mask"]).any(axis=0))
         if targeted.all():
             targeted[:] = False
         ranked = np.lexsort((np.arange(self.d), -uncertainty, targeted))  # untargeted first, then most uncertain

@@ -196,7 +196,7 @@ class DesignInterface:
     """
 
     action: str = "box"
-    value_grid: tuple[float, ...] = (-1.0, 1.0)
+    value_grid: Sequence[float] = (-1.0, 1.0)  # kept as a tuple
     observation: str = "rows"
     observe_posterior: bool = False
     targets: int = 1
@@ -292,7 +292,8 @@ class DesignInterface:
             single = DesignInterface(self.action, self.value_grid, self.observation, self.observe_posterior)
             targets, values, valid = single.decode(a.reshape(-1, 2), d, value_bound)
             b = a.shape[0]
-            return targets.reshape(b, self.targets), values.reshape(b, self.targets), valid.reshape(b, -1).all(axis=1)
+            return (targets.reshape(b, self.targets), values.reshape(b, self.targets),
+                    np.asarray(valid.reshape(b, -1).all(axis=1)))
         if self.action == "box":
             return decode_actions(actions, d, value_bound)
         a = np.asarray(actions)
@@ -462,10 +463,24 @@ class DesignBatch:
     def _value(self) -> np.ndarray:
         """The quantity whose change the reward pays, per episode ``(B,)``."""
         if self.reward == "confidence":
-            return np.asarray(expected_correct_entries(self.edge_probs)).reshape(-1)
+            return np.asarray(expected_correct_entries(self.posterior)).reshape(-1)
         if self.reward == "truth":
-            return truth_agreement(self.edge_probs, self.instances.adjacency)
+            return truth_agreement(self.posterior, self.started.adjacency)
         return -self.entropy
+
+    @property
+    def started(self) -> Instances:
+        """The instances of the episodes in play (RuntimeError before :meth:`start`)."""
+        if self.instances is None:
+            raise RuntimeError("call reset() first")
+        return self.instances
+
+    @property
+    def posterior(self) -> np.ndarray:
+        """The current edge posterior (RuntimeError with ``reward="none"``, which computes none)."""
+        if self.edge_probs is None:
+            raise RuntimeError("reward='none' computes no posterior")
+        return self.edge_probs
 
     def play(self, actions: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """One experiment per episode; returns the rewards ``(B,)`` and the step's design per episode.
@@ -508,7 +523,7 @@ class DesignBatch:
                 cost[played] = np.where(chosen >= 0, self.node_costs[np.maximum(chosen, 0)], 0.0).sum(axis=1)
                 self.spent += cost
             if self.stats is not None:
-                self._update(played, new, row_targets)
+                self._update(self.stats, played, new, row_targets)
         self.used += 1
         rewards = np.zeros(b)
         if self.stats is not None:
@@ -524,9 +539,8 @@ class DesignBatch:
             rewards -= self.spent if self.sparse and self.done else (0.0 if self.sparse else cost)
         return rewards, {"target": targets, "value": values, "valid": valid, "cost": cost}
 
-    def _update(self, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
-        """Add the new rows ``(m, k, d)`` with their targets ``(m, k)`` to the statistics of the episodes that played."""
-        stats = self.stats
+    def _update(self, stats: BGeStats, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
+        """Add the new rows ``(m, k, d)`` with their targets ``(m, k)`` to ``stats``, of the episodes that played."""
         count, mean, scatter = stats.count.copy(), stats.mean.copy(), stats.scatter.copy()
         part = BGeStats(count[played], mean[played], scatter[played])
         for r in range(new.shape[1]):
@@ -535,31 +549,32 @@ class DesignBatch:
         count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
         self.stats = BGeStats(count, mean, scatter)
         if self._per_step:
-            probs, entropy, best = self.edge_probs.copy(), self.entropy.copy(), self.best.copy()
+            probs, entropy, best = self.posterior.copy(), self.entropy.copy(), self.best.copy()
             probs[played], entropy[played], best[played] = _posterior(part, self.setting.max_parents)
             self.edge_probs, self.entropy, self.best = probs, entropy, best
 
-    def observation(self, b: int | None = None) -> dict[str, np.ndarray]:
-        """The observation of episode ``b``, or of all (leading axis ``B``) when None."""
+    def observation(self, b: int | None = None) -> np.ndarray | dict[str, np.ndarray]:
+        """The observation of episode ``b``, or of all (leading axis ``B``) when None: the summary
+        vector or the dict of rows, as the interface says."""
         s = self.setting
-        left = np.full((len(self.instances), 1), s.budget - self.used, dtype=np.float32)
+        left = np.full((len(self.started), 1), s.budget - self.used, dtype=np.float32)
         if self.interface.observation == "summary":
             off = ~np.eye(s.d, dtype=bool)
             share = self.mask[:, s.n_observational:].sum(axis=1) / (s.budget * s.rows_per_step)
-            probs = np.clip(self.edge_probs[:, off], 0.0, 1.0)
+            probs = np.clip(self.posterior[:, off], 0.0, 1.0)
             vector = np.concatenate([probs, share, left / s.budget], axis=1).astype(np.float32)
             return vector if b is None else vector[b]
-        obs = {"data": self.data.astype(np.float32), "intervention_mask": self.mask.copy(),
+        obs: dict[str, np.ndarray] = {"data": self.data.astype(np.float32), "intervention_mask": self.mask.copy(),
                "filled": self.filled.copy(), "budget_left": left}
         if self.interface.observe_posterior:
-            obs["edge_probs"] = self.edge_probs.astype(np.float32)
+            obs["edge_probs"] = self.posterior.astype(np.float32)
         return obs if b is None else {key: value[b] for key, value in obs.items()}
 
     def metrics(self) -> dict[str, np.ndarray]:
         """:data:`POSTERIOR_METRICS` of every episode's current posterior, ``(B,)`` each (none of the truth)."""
-        return {"confidence": np.asarray(expected_correct_entries(self.edge_probs)).reshape(-1),
+        return {"confidence": np.asarray(expected_correct_entries(self.posterior)).reshape(-1),
                 "entropy": self.entropy.copy(),
-                "expected_shd": np.asarray(expected_shd(self.edge_probs)).reshape(-1)}
+                "expected_shd": np.asarray(expected_shd(self.posterior)).reshape(-1)}
 
     def trajectory(self) -> dict[str, np.ndarray]:
         """Every metric after 0, 1, ..., ``budget`` experiments, ``(B, budget + 1)`` each (only after the last step).
@@ -569,7 +584,7 @@ class DesignBatch:
         """
         if self.stats is None:
             return {}
-        probs, truth = self._probs_seen, self.instances.adjacency[:, None]
+        probs, truth = self._probs_seen, self.started.adjacency[:, None]
         seen = ~np.isnan(self._entropy_seen)
         f1, distance = graph_scores(truth, self._best_seen)
         nan = np.where(seen, 0.0, np.nan)
@@ -593,8 +608,8 @@ class DesignBatch:
         if self.stats is None:
             return {}
         path = self.trajectory()
-        truth, probs = self.instances.adjacency, self.edge_probs
-        guess = (probs > 0.5).astype(np.int8)
+        truth, probs = self.started.adjacency, self.posterior
+        guess = np.asarray(probs > 0.5).astype(np.int8)
         off = ~np.eye(self.setting.d, dtype=bool)
         f1, distance = graph_scores(truth, guess)
         auprc = [edge_average_precision(t, p) if t[off].any() and not t[off].all() else np.nan

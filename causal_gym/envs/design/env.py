@@ -140,7 +140,7 @@ class InterventionDesignEnv(gym.Env):
     computes it): the observations never contain the truth, but the rewards depend on it, so an
     agent being evaluated must not read them. ``sparse=True`` pays the whole return at the last step.
 
-        ## Starting State
+    ## Starting State
     ``reset()`` draws a fresh instance of the ``train`` stream; ``options={"instance": k}`` plays
     instance ``k`` of the held-out ``test`` suite, ``{"split": "dev", "instance": k}`` of ``dev``
     (1000 instances each; streams disjoint by construction; sealed with ``seal=``).
@@ -220,7 +220,8 @@ class InterventionDesignEnv(gym.Env):
 
     # -- the public interface ------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray | dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode (see *Starting State*).
 
         Raises
@@ -241,7 +242,7 @@ class InterventionDesignEnv(gym.Env):
         self._last = {}
         return self._batch.observation(0), {"instance": dict(self._where)}
 
-    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[np.ndarray | dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Play one experiment (see the class docstring).
 
         Raises
@@ -265,7 +266,7 @@ class InterventionDesignEnv(gym.Env):
             info["scores"] = {name: float(values[0]) for name, values in self._batch.final_scores().items()}
             if self._batch.stats is not None:
                 info["trajectory"] = {name: values[0].tolist() for name, values in self._batch.trajectory().items()}
-            info["truth"] = self._batch.instances.truth(0)
+            info["truth"] = self._batch.started.truth(0)
             info["instance"] = dict(self._where)
         return self._batch.observation(0), float(rewards[0]), terminated, False, info
 

@@ -39,6 +39,7 @@ from torch import nn
 
 from causal_gym.envs.design.batch import encode_action
 from causal_gym.envs.design.sb3 import DesignSB3VecEnv
+from causal_gym.envs.design.vector import InterventionDesignVectorEnv
 
 __all__ = ["RowsVecEnv", "RowAttentionNet", "RowAttentionPolicy", "unpack_rows"]
 
@@ -63,6 +64,7 @@ class RowsVecEnv(DesignSB3VecEnv):
                 raise ValueError(f"RowsVecEnv fixes {fixed!r} (box actions, the rows, no posterior shown)")
         super().__init__(env_id, num_envs, seed, options, **kwargs)
         unwrapped = self.env.unwrapped
+        assert isinstance(unwrapped, InterventionDesignVectorEnv)  # DesignSB3VecEnv takes design ids only
         self.d, self.value_bound = unwrapped.setting.d, unwrapped.value_bound
         self.rows, self.budget = unwrapped.setting.max_rows, unwrapped.setting.budget
         self.observation_space = spaces.Box(-np.inf, np.inf, (2 * self.rows * self.d + self.rows + 1,), np.float32)
@@ -175,17 +177,24 @@ class RowAttentionPolicy(ActorCriticPolicy):
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = RowAttentionNet(self.action_space.shape[0] // 2, self.hidden, self.heads, self.blocks)
+        shape = self.action_space.shape
+        assert shape is not None  # a Box, checked in __init__
+        # SB3 declares an MlpExtractor; any module with latent_dim_pi/vf and the forward methods serves
+        self.mlp_extractor = RowAttentionNet(shape[0] // 2, self.hidden, self.heads, self.blocks)  # type: ignore[assignment]
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         self.action_net = nn.Identity()  # the means are the net's own, node by node
         self.log_std = nn.Parameter(torch.full((2,), float(self.log_std_init)))  # scores, values: shared by the nodes
-        final = self.mlp_extractor.head[-1]
+        net = self.mlp_extractor
+        assert isinstance(net, RowAttentionNet)
+        final = net.head[-1]
+        assert isinstance(final, nn.Linear)
         nn.init.orthogonal_(final.weight, gain=0.01)
         with torch.no_grad():
             final.bias.copy_(torch.tensor([0.0, self.value_init]))  # scores level, values at value_init
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        # as SB3 builds it: optimizer_class is a concrete optimizer (Adam by default), which takes lr
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
 
     def _get_action_dist_from_latent(self, latent_pi: torch.Tensor) -> Any:
         d = latent_pi.shape[1] // 2

@@ -27,8 +27,10 @@ the reference; ``examples/design_baselines.py`` measures greedy - round-robin on
 
 Richer designs and sizes:
 
-- ``InterventionDesign-lg10-B3x2-v0``: 2 experiments, each a batch of 3 designs sharing its 3 rows
-  (``targets_per_step=3``): which nodes go together is the decision, with no feedback within a batch.
+- ``InterventionDesign-lg10-B2x2-v0``: 2 experiments, each a batch of 2 designs with a row each
+  (``targets_per_step=2``): which nodes go together is the decision, with no feedback within a batch.
+- ``InterventionDesign-lg10-B1x3-v0``: 1 experiment, a batch of 3 designs with a row each: the whole
+  design chosen at once, with no feedback at all.
 - ``InterventionDesign-lg10-T5-costs-v0``: ``lg10-T5`` where intervening on an odd node costs 2 and on
   an even node 0.5, taken from the reward (``node_costs``; the return is ``net_gain``).
 - ``InterventionDesign-lg20-T3-v0``: d = 20, expected degree 4, at most 4 parents per node in the
@@ -92,6 +94,8 @@ _TEXT = {
 SPEC = BenchmarkSpec(
     name="design",
     title="Intervention design",
+    paper="CAASL (Annadani et al., NeurIPS 2024), its task with an exact posterior in place of the amortised one; "
+    "no table of it is reproduced (the reward differs)",
     envs=tuple(
         EnvEntry(env_id, "causal_gym.envs.design.env:InterventionDesignEnv",
                  f"Intervention design (RL) -- {_TEXT[env_id]}; reward: exact-posterior gain",

@@ -117,7 +117,7 @@ class InterventionDesignVectorEnv(VectorEnv):
                         for k in indices])
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+              ) -> tuple[np.ndarray | dict[str, np.ndarray], dict[str, Any]]:
         """Start ``num_envs`` episodes (see the module docstring).
 
         ``seed`` is one int for the batch (a list is not supported: the batch shares one stream).
@@ -139,8 +139,8 @@ class InterventionDesignVectorEnv(VectorEnv):
         self._needs_reset = False
         return self._batch.observation(), {}
 
-    def step(self, actions: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
-                                                  dict[str, Any]]:
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray | dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                                  np.ndarray, dict[str, Any]]:
         """One experiment in every episode (or the autoreset after the last one).
 
         Raises
@@ -171,7 +171,7 @@ class InterventionDesignVectorEnv(VectorEnv):
             if scores:
                 info["scores"], info["_scores"] = scores, everyone
                 info["trajectory"], info["_trajectory"] = self._batch.trajectory(), everyone
-            info["adjacency"], info["_adjacency"] = self._batch.instances.adjacency.copy(), everyone
+            info["adjacency"], info["_adjacency"] = self._batch.started.adjacency.copy(), everyone
             self._needs_reset = True
         terminated = np.full(b, done)
         return self._batch.observation(), rewards, terminated, np.zeros(b, dtype=bool), info

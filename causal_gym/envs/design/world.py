@@ -343,6 +343,10 @@ def sample_rows(weights: np.ndarray, order: np.ndarray, exogenous: np.ndarray, t
                 values: np.ndarray) -> np.ndarray:
     """Rows of a batch of linear SCMs, each under its own design: ``(B, m, d)``.
 
+    Nodes are filled in causal order, ``x_j = eps_j + sum_i w_ij x_i`` with the elementwise
+    products summed by numpy (no BLAS, so rows are bit-identical whatever the BLAS kernel), and
+    an SCM's rows do not depend on the other members of the batch.
+
     Parameters
     ----------
     weights : (B, d, d)
@@ -355,10 +359,6 @@ def sample_rows(weights: np.ndarray, order: np.ndarray, exogenous: np.ndarray, t
         The node set by ``do`` in every row of SCM ``b``, or ``-1`` for observational rows.
     values : (B,) floats
         Its value.
-
-    Nodes are filled in causal order, ``x_j = eps_j + sum_i w_ij x_i`` with the elementwise
-    products summed by numpy (no BLAS, so rows are bit-identical whatever the BLAS kernel), and
-    an SCM's rows do not depend on the other members of the batch.
     """
     b, m, d = exogenous.shape
     rows = np.arange(b)
