@@ -36,8 +36,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import statistics
 import resource
+import statistics
 import time
 import tracemalloc
 

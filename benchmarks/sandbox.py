@@ -21,8 +21,7 @@ import time
 
 import numpy as np
 
-from causal_gym.harness import SandboxUnavailable, resolve_sandbox, run_code
-from causal_gym.harness import namespaces
+from causal_gym.harness import SandboxUnavailable, namespaces, resolve_sandbox, run_code
 
 PROGRAMS = {
     "print": "print(n, d)",

@@ -164,7 +164,7 @@ def check_instance_option(value: object, size: int | None, where: str) -> int:
     ...
     ValueError: options['instance'] = 50 is out of range: it must be < 50 (the test suite has 50 instances)
     """
-    index = int(check_count(value, "options['instance']", 0))  # type: ignore[arg-type]
+    index = int(check_count(value, "options['instance']", 0))
     if size is not None and index >= size:
         raise ValueError(f"options['instance'] = {index} is out of range: it must be < {size} "
                          f"({where} has {size} instances)")
@@ -225,10 +225,11 @@ def check_range(value: object, name: str, minimum: float | None = None) -> tuple
 
     ``low == high`` is allowed and means a fixed value.
     """
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:  # type: ignore[arg-type]
+    # a set or a mapping has a length but no order: refused here, not met by a TypeError below
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)) or len(value) != 2:
         raise ValueError(f"{name} must be a (low, high) pair, got {value!r}")
-    low = check_real(value[0], f"{name}[0]", minimum)  # type: ignore[index]
-    high = check_real(value[1], f"{name}[1]", minimum)  # type: ignore[index]
+    low = check_real(value[0], f"{name}[0]", minimum)
+    high = check_real(value[1], f"{name}[1]", minimum)
     if low > high:
         raise ValueError(f"{name} must satisfy low <= high, got ({low}, {high})")
     return low, high

@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from concurrent.futures import Executor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -197,6 +197,21 @@ def _import(modules: tuple[str, ...]) -> None:
         importlib.import_module(module)
 
 
+def _environment() -> dict[str, str]:
+    """This process's environment as a worker should see it: as it is now, one BLAS thread."""
+    return {**os.environ, **ONE_THREAD}
+
+
+def _in_environment(function: Callable[[], T], environment: dict[str, str]) -> T:
+    """``function()`` with the worker's environment set to ``environment`` first: the kept worker was
+    started with the caller's environment of that moment, and a variable set since (a checkpoint
+    path, a cache directory) must reach the call as it would reach one made in the caller."""
+    for name in set(os.environ) - set(environment):
+        del os.environ[name]
+    os.environ.update(environment)
+    return function()
+
+
 def call_with_time_limit(function: Callable[[], T], seconds: float | None, *, in_worker: bool = False) -> T:
     """``function()`` in a worker process, killed after ``seconds`` (None: called here, no limit;
     with ``in_worker``, in the worker all the same, without a limit).
@@ -204,8 +219,8 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None, *, in
     A computation that cannot be interrupted from inside (a causal-discovery run in a C or numpy
     loop) is stopped by killing its process, so ``function`` travels there (with cloudpickle: a
     module-level function, a :func:`functools.partial`, also one defined in the caller's
-    ``__main__``, which the worker never imports). The worker has one BLAS thread and dies with
-    this process. Exceptions inside ``function`` propagate; an exception that interrupts the wait
+    ``__main__``, which the worker never imports), with this process's environment variables as
+    they are at the call. The worker has one BLAS thread and dies with this process. Exceptions inside ``function`` propagate; an exception that interrupts the wait
     (a signal handler's) kills the worker too. Inside a daemonic process (the workers
     of Gymnasium's ``AsyncVectorEnv``), which may not have children, ``function`` runs here without
     a limit, with a warning.
@@ -217,11 +232,12 @@ def call_with_time_limit(function: Callable[[], T], seconds: float | None, *, in
     """
     if (seconds is None and not in_worker) or _daemonic():
         return function()
-    future = _executor().submit(function)
+    future = _executor().submit(_in_environment, function, _environment())
     try:
         return future.result(timeout=seconds)
     except FutureTimeout:
         _discard_executor()
+        assert seconds is not None  # without a limit the wait does not time out
         raise TimeLimitExceeded(seconds) from None
     except BrokenProcessPool:  # the worker died (out of memory, a signal): start afresh next time
         _discard_executor()

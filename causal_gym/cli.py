@@ -1,19 +1,22 @@
 """The ``causal-gym`` command: list the environments, run an agent on them, report runs, reproduce the papers' tables.
 
+Usage::
+
     causal-gym list
     causal-gym run --env ID[,ID...] --agent NAME --episodes N --out DIR [--split test] [--repeats R]
                    [--backend local|ray] [--workers W] [--model M --base-url URL] [--agent-kwargs JSON]
                    [--seal-file F | --open]
     causal-gym report DIR [DIR...] [--out OUTDIR] [--dev N] [--full-menu] [--workers W] [--seal-file F]
     causal-gym seal new FILE | causal-gym seal fingerprint FILE
-    causal-gym reproduce heuresis [--quick] [--test N] [--dev N] [--families lg,wild] ...
-    causal-gym reproduce causalab [--quick] [--settings 4node,...] [--instances N] [--out DIR]
-    causal-gym reproduce arena [--quick] [--json FILE]
+    causal-gym reproduce BENCHMARK [--quick | --full] [--instances N] [--workers W] [--quiet] [--out DIR]
+                                   [--json FILE] [options of the benchmark]
     causal-gym serve --env ID [--env-kwargs JSON] [--host H] [--port P] [--max-sessions N] [--session-timeout S]
                      [--env-threads N] [--tool-timeout S] [--seal-file F --out DIR --episodes N | --open]
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a handler that
-runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly.
+runs it; handlers import their machinery lazily so ``causal-gym list`` answers instantly. Every
+level answers ``--help`` (exit status 0) in plain text; the ``reproduce`` subcommands share one
+grammar (:mod:`causal_gym.envs.reproduce_args`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from causal_gym._docstrings import plain_text
 
 __all__ = ["main"]
 
@@ -145,9 +150,8 @@ def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
     from causal_gym._files import OutputFolder
     from causal_gym.eval.report import load_runs, report_tables, write_tables
-    from causal_gym.tables import format_table
-
     from causal_gym.seal import resolve_seal
+    from causal_gym.tables import format_table
 
     frame = load_runs(*args.dirs)
     # opened before the tables are built, so a refused folder costs no work; never through a link in a run directory
@@ -166,13 +170,17 @@ def _report(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 
 def _add_list(commands: argparse._SubParsersAction) -> None:
-    commands.add_parser("list", help="registered environment ids with one-line descriptions").set_defaults(handler=_list)
+    commands.add_parser(
+        "list", help="registered environment ids with one-line descriptions",
+        description="Print every registered environment id (one per line, benchmark by benchmark) with a one-line "
+        "description. gym.make(ID) builds any of them once causal_gym is imported.",
+    ).set_defaults(handler=_list)
 
 
 class _RunHelp(argparse.HelpFormatter):
     """Lists the registered agents under ``--agent``, importing the registry only when help is shown."""
 
-    def _get_help_string(self, action: argparse.Action) -> str:
+    def _get_help_string(self, action: argparse.Action) -> str | None:
         if "--agent" not in action.option_strings:
             return super()._get_help_string(action)
         from causal_gym.agents.registry import agents
@@ -344,13 +352,20 @@ def _add_seal(commands: argparse._SubParsersAction) -> None:
 
 
 def _add_reproduce(commands: argparse._SubParsersAction) -> None:
+    from causal_gym.envs.benchmark import benchmarks
+
     parser = commands.add_parser(
-        "reproduce",
-        help="rebuild a paper's tables next to its numbers (options after the benchmark name; --help there)",
-        add_help=False,
+        "reproduce", help="rebuild a paper's tables next to its numbers",
+        description="Rebuild a benchmark's published tables and print ours next to the paper's. Every benchmark "
+        "takes --quick (the default: minutes) or --full (the paper's grid), --instances N, --workers W, --quiet, "
+        "--out DIR and --json FILE; `causal-gym reproduce BENCHMARK --help` lists its own options.",
     )
-    parser.add_argument("benchmark", choices=sorted(_reproducible()))
-    parser.set_defaults(handler=_reproduce, passes_rest=True)
+    names = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    for spec in benchmarks():
+        if spec.reproduce:
+            # The benchmark's own parser reads the rest (its --help included), so this level adds no help.
+            names.add_parser(spec.name, help=f"the {spec.title} tables (options: causal-gym reproduce {spec.name} --help)",
+                             add_help=False).set_defaults(handler=_reproduce, passes_rest=True)
 
 
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
@@ -361,7 +376,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``causal-gym`` argument parser with every subcommand (parsing runs nothing)."""
-    parser = argparse.ArgumentParser(prog="causal-gym", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="causal-gym", description=plain_text((__doc__ or "").split("\n\n")[0]))
     commands = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(commands)
@@ -387,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConnectionError as exc:  # e.g. a Ray cluster that cannot be reached: the message says what to do
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
     except (ValueError, ModuleNotFoundError) as exc:
-        if args.command not in ("run", "report", "seal", "serve"):
+        if args.command not in ("run", "report", "reproduce", "seal", "serve"):
             raise
         parser.exit(2, f"causal-gym {args.command}: error: {exc}\n")
 

@@ -233,7 +233,7 @@ def _sid_row(g: np.ndarray, closure: np.ndarray, i: int, z: tuple[int, ...]) -> 
     d = g.shape[0]
     in_z = np.zeros(d, dtype=bool)
     in_z[list(z)] = True
-    has_desc_in_z = closure[:, in_z].any(axis=1)
+    has_desc_in_z = np.any(closure[:, in_z], axis=1)
 
     # w (a descendant of i with a descendant in z) spoils every j it leads to: w then lies on a
     # directed path i -> ... -> w -> ... -> j.

@@ -14,7 +14,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from amortized_checks import check_result_contract  # noqa: E402
-
 from causal_gym.discovery import methods  # noqa: E402
 from causal_gym.discovery.amortized import AmortizedResult, cache_options, default_checkpoint, load, read_card  # noqa: E402
 from causal_gym.discovery.amortized.features import summary_features  # noqa: E402

@@ -24,12 +24,12 @@ except ImportError as err:
                 allow_module_level=True)
 
 import jax  # noqa: E402
-from amortized_checks import chain_datasets, check_result_contract  # noqa: E402
 import optax  # noqa: E402
 from avici.backbone import CheckpointingUpdater, Updater  # noqa: E402
 from avici.model import BaseModel, InferenceModel  # noqa: E402
 from avici.pretrain import load_pretrained  # noqa: E402
 
+from amortized_checks import chain_datasets, check_result_contract  # noqa: E402
 from causal_gym.discovery import methods  # noqa: E402
 from causal_gym.discovery.amortized import available_methods, load  # noqa: E402
 

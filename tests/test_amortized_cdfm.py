@@ -16,10 +16,9 @@ cdfm = pytest.importorskip("cdfm")
 torch = pytest.importorskip("torch")
 
 from amortized_checks import chain_datasets, check_result_contract  # noqa: E402
-from cdfm_checkpoints import CALIBRATION, write_checkpoint  # noqa: E402
-
 from causal_gym.discovery.amortized import available_methods, load  # noqa: E402
 from causal_gym.discovery.amortized.cdfm_checkpoint import CHECKPOINT_ENV  # noqa: E402
+from cdfm_checkpoints import CALIBRATION, write_checkpoint  # noqa: E402
 
 
 @pytest.fixture(scope="module")

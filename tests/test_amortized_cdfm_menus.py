@@ -18,8 +18,6 @@ import pytest
 cdfm = pytest.importorskip("cdfm")
 pytest.importorskip("torch")
 
-from cdfm_checkpoints import CALIBRATION, write_checkpoint  # noqa: E402
-
 from causal_gym.discovery import check_method, methods, run  # noqa: E402
 from causal_gym.discovery.amortized import cache_options  # noqa: E402
 from causal_gym.discovery.amortized.cdfm_checkpoint import CHECKPOINT_ENV  # noqa: E402
@@ -29,6 +27,7 @@ from causal_gym.envs.heuresis.env import HeuresisEnv  # noqa: E402
 from causal_gym.envs.heuresis.references import MENU  # noqa: E402
 from causal_gym.harness.agent import task_spec  # noqa: E402
 from causal_gym.harness.menu import Menu, MenuEntry  # noqa: E402
+from cdfm_checkpoints import CALIBRATION, write_checkpoint  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
 

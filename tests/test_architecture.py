@@ -140,7 +140,14 @@ def test_the_toy_benchmarks_inspect_task_plays_with_no_edit_outside_its_module(t
 
 
 def test_a_benchmark_missing_a_piece_fails_at_registration_naming_each():
-    from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry, InspectTask, benchmarks, register_benchmark
+    from causal_gym.envs.benchmark import (
+        AgentEntry,
+        BenchmarkSpec,
+        EnvEntry,
+        InspectTask,
+        benchmarks,
+        register_benchmark,
+    )
 
     spec = BenchmarkSpec(
         name="broken",

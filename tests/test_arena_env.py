@@ -754,7 +754,7 @@ def test_the_paper_tables_printed_beside_ours_are_the_papers_cells(number, table
 def test_the_sample_size_suite_plays_each_n_as_its_own_protocol(tmp_path, capsys):
     from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
 
-    argv = ["--full", "--sample-sizes", "60,120", "--families", "chain", "--per-block", "1", "--dims", "10",
+    argv = ["--full", "--sample-sizes", "60,120", "--families", "chain", "--instances", "1", "--dims", "10",
             "--methods", "pc,random_regress", "--replicates", "1", "--quiet", "--out", str(tmp_path / "stores")]
     output = reproduce.main(argv, prog="causal-gym reproduce arena", runner=run_plan)
     rows = output["rows"]

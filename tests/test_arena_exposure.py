@@ -126,7 +126,7 @@ def test_reproduce_prints_the_exposure_of_alternet_from_its_episodes(tmp_path, c
     from causal_gym.eval.runner import run_plan
 
     output = main(["--quick", "--methods", "alternet,pc", "--families", "chain,small_world,collider_rich",
-                   "--per-block", "1", "--no-grounded", "--splits", "obs", "--out", str(tmp_path), "--quiet"],
+                   "--instances", "1", "--no-grounded", "--splits", "obs", "--out", str(tmp_path), "--quiet"],
                   runner=run_plan)
     assert "Pretraining exposure, synthetic obs, d = 10: alternet" in capsys.readouterr().out
     rows = [r for r in output["averaged"] if r["protocol"] == "obs"]

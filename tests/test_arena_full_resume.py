@@ -30,7 +30,7 @@ from processes import live_processes
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
 
-ARGS = ["--full", "--dims", "10", "--families", "chain,tree", "--per-block", "2", "--splits", "obs",
+ARGS = ["--full", "--dims", "10", "--families", "chain,tree", "--instances", "2", "--splits", "obs",
         "--replicates", "1", "--no-grounded", "--methods", "pc,direct_lingam,random_regress", "--n-obs", "200",
         "--timeout", "300", "--quiet"]
 UNITS = 2 * 2 * 3

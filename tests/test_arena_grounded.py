@@ -429,6 +429,9 @@ def _var(card: dict, name: str) -> dict:
         (lambda c: _var(c, "V").update(name="k"), "used twice"),
         (lambda c: _var(c, "V").update(range=[5, 1]), "low < high"),
         (lambda c: _var(c, "V").update(role="sensor"), "role must be"),
+        (lambda c: _var(c, "V").update(role=["root"]), "role must be"),  # unhashable: no TypeError
+        (lambda c: _var(c, "V").update(distribution={"family": 3, "center": 1, "scale": 1}), "naming a noise family"),
+        (lambda c: _var(c, "I_meter").update(noise={"family": ["gaussian"], "scale": 0.1}), "naming a noise family"),
         (lambda c: _var(c, "V").update(colour="red"), "extra keys"),
         (lambda c: c.update(owner="me"), "unknown keys"),
         (lambda c: c["edges"][0].update(rationale=" "), "rationale"),
@@ -495,7 +498,7 @@ def test_sachs_table_and_consensus_graph(cdt_resources) -> None:
         real.load_sachs(reference="bnlearn")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pgmpy_edges(name: str) -> tuple[list[str], set[tuple[str, str]]]:
     reader_module = pytest.importorskip("pgmpy.readwrite")
     path = real._package_dirs("pgmpy")[0] / "utils" / "example_models" / f"{name}.bif.gz"

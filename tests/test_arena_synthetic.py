@@ -12,7 +12,14 @@ from scipy import stats
 
 from causal_gym.envs.arena import audits, families, graph_families, pool
 from causal_gym.envs.arena.audits import audit_data, audit_graph, audit_interventional, graph_depth
-from causal_gym.envs.arena.families import MECHANISM_FORMS, NOISE_TAGS, ROOT_FAMILIES, calibrate_noise, couple, draw_noise
+from causal_gym.envs.arena.families import (
+    MECHANISM_FORMS,
+    NOISE_TAGS,
+    ROOT_FAMILIES,
+    calibrate_noise,
+    couple,
+    draw_noise,
+)
 from causal_gym.envs.arena.graph_families import DENSITY_RANGES, GRAPH_FAMILIES, candidate_graph, sample_graph
 from causal_gym.envs.arena.synthetic import STRESSORS, ArenaConfig, ArenaSCM, generate
 from causal_gym.graphs import v_structures

@@ -5,10 +5,9 @@ swapped target changes nothing before the end), the LLM agent over HTTP, and the
 
 from __future__ import annotations
 
-import math
-
 import dataclasses
 import json
+import math
 import subprocess
 import sys
 
@@ -18,10 +17,12 @@ import pytest
 from gymnasium.utils.env_checker import data_equivalence
 
 import causal_gym  # noqa: F401  (registers the ids)
+from causal_gym import graphs
 from causal_gym._jsonable import to_jsonable
 from causal_gym.agents import task_spec
 from causal_gym.agents.registry import make_agent
-from causal_gym.envs.causalab import SETTINGS, Manipulator, make_episode, suite, train_episode
+from causal_gym.envs.causalab import SETTINGS, Manipulator, make_episode, scoring, suite, train_episode, world
+from causal_gym.envs.causalab import env as lab_env
 from causal_gym.envs.causalab.baselines import (
     ObservationRegressionAgent,
     RandomInterventionAgent,
@@ -29,14 +30,11 @@ from causal_gym.envs.causalab.baselines import (
     fit_frequency,
     hypothesis_json,
 )
-from causal_gym import graphs
-from causal_gym.envs.causalab import env as lab_env
-from causal_gym.envs.causalab import scoring, world
 from causal_gym.envs.causalab.env import COLUMNS, TOOLS, CausaLabEnv, _parse_text
 from causal_gym.envs.causalab.hypothesis import HypothesisError, parse_hypothesis
+from causal_gym.envs.causalab.spec import SETTINGS_BY_ID as CAUSALAB_SETTINGS
 from causal_gym.envs.causalab.suites import episode_seed
 from causal_gym.envs.causalab.world import Crystal
-from causal_gym.envs.causalab.spec import SETTINGS_BY_ID as CAUSALAB_SETTINGS
 from causal_gym.envs.registration import env_descriptions, register_envs
 
 ENV_DESCRIPTIONS = env_descriptions()
@@ -648,15 +646,14 @@ def test_no_truth_before_the_end_a_swapped_target_changes_nothing(name):
 
 def test_llm_agent_plays_an_episode_through_the_fake_server():
     pytest.importorskip("openai")
-    from fake_openai_server import FakeOpenAIServer, tool_reply
-
     from causal_gym.agents.llm import LLMAgent
+    from fake_openai_server import FakeOpenAIServer, tool_reply
 
     ep = episode_of("4node", 0)
     a = ep.scm.controllable[0]
     script = [
         tool_reply(("intervene", {"property": a, "value": 60, "hypothesis": true_hypothesis(ep.scm)})),
-        tool_reply(("intervene", '{"property": "%s", "value": "lots"}' % a)),
+        tool_reply(("intervene", json.dumps({"property": a, "value": "lots"}))),
         tool_reply(("enter_reactor", {})),
         tool_reply(("submit", {"frequency": ep.target + 1.0})),
     ]

@@ -1,4 +1,8 @@
-"""The ``causal-gym`` command: listing ids and reproducing the Heuresis difficulty table."""
+"""The ``causal-gym`` command: listing ids, one grammar of help and flags, reproducing the Heuresis difficulty table."""
+
+import argparse
+import importlib
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -31,7 +35,7 @@ def test_unknown_arguments_are_rejected():
 
 def test_reproduce_heuresis_difficulty_counts_wrong_deletions(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CAUSAL_GYM_CACHE", str(tmp_path))
-    assert main(["reproduce", "heuresis", "--difficulty-only", "--test", "1", "--families", "lg", "--workers", "1"]) == 0
+    assert main(["reproduce", "heuresis", "--difficulty-only", "--instances", "1", "--families", "lg", "--workers", "1"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("lg "))
     # Independent count: PC-KCI deletions of pairs adjacent in the true DAG, via discovery directly.
@@ -108,3 +112,110 @@ def test_run_rejects_bad_arguments_with_a_message(tmp_path, capsys):
             main(base + extra)
         assert exit_info.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+# -- one grammar: --help at every level, plain text, shared reproduce flags -----------------------
+
+def _subcommand_paths() -> list[list[str]]:
+    """Every level of the command: the top, each subcommand, each benchmark under ``reproduce``."""
+    from causal_gym.cli import build_parser
+    from causal_gym.envs.benchmark import benchmarks
+
+    top = build_parser()
+    (commands,) = [action for action in top._actions if isinstance(action, argparse._SubParsersAction)]
+    paths = [[]] + [[name] for name in commands.choices]
+    paths += [["reproduce", spec.name] for spec in benchmarks() if spec.reproduce]
+    return paths
+
+
+def test_every_level_answers_help_in_plain_text(capsys):
+    paths = _subcommand_paths()
+    assert ["reproduce"] in paths and ["list"] in paths and len(paths) >= 10
+    for path in paths:
+        with pytest.raises(SystemExit) as exit_info:
+            main([*path, "--help"])
+        out = capsys.readouterr().out
+        assert exit_info.value.code == 0, path
+        assert out.startswith("usage: causal-gym"), path
+        assert not re.search(r":[a-z]+:`|``", out), (path, re.findall(r".*(?::[a-z]+:`|``).*", out)[:3])
+        if path:  # every subcommand says what it does in a sentence, not just its usage line
+            description = out.split("\n\n")[1]
+            assert not description.startswith(("positional", "options")) and len(description) > 40, path
+
+
+def test_reproduce_help_exits_zero_in_a_subprocess():
+    """What a user types: ``causal-gym reproduce --help`` (it used to exit 2 for the missing benchmark)."""
+    import os
+    import subprocess
+    import sys
+
+    for argv in (["reproduce", "--help"], ["reproduce", "heuresis", "--help"], ["list", "--help"]):
+        done = subprocess.run([sys.executable, "-m", "causal_gym.cli", *argv], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=120)
+        assert done.returncode == 0, (argv, done.stderr)
+    assert "heuresis" in done.stdout or "registered environment" in done.stdout
+
+
+SHARED_FLAGS = ("--quick", "--full", "--instances", "--workers", "--quiet", "--out", "--json")
+
+
+def _reproduce_parsers():
+    from causal_gym.envs.benchmark import benchmarks, load
+
+    for spec in benchmarks():
+        if spec.reproduce:
+            module = importlib.import_module(spec.reproduce.split(":")[0])
+            assert load(spec.reproduce) is module.main
+            yield spec.name, module.build_parser(f"causal-gym reproduce {spec.name}")
+
+
+def test_reproduce_subcommands_share_flag_names_and_defaults():
+    from causal_gym.envs.reproduce_args import default_workers
+
+    seen = []
+    for name, parser in _reproduce_parsers():
+        flags = {option for action in parser._actions for option in action.option_strings}
+        assert set(SHARED_FLAGS) <= flags, (name, set(SHARED_FLAGS) - flags)
+        args = parser.parse_args([])
+        assert args.quick is True and args.instances is None and args.workers == default_workers(), name
+        assert args.quiet is False and args.json is None, name
+        assert parser.parse_args(["--full"]).quick is False
+        assert parser.parse_args(["--instances", "3"]).instances == 3
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--quick", "--full"])
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--instances", "0"])
+        seen.append(name)
+    assert sorted(seen) == ["arena", "causalab", "heuresis"]
+
+
+def test_old_count_flags_still_work_and_say_what_replaces_them(capsys):
+    parsers = dict(_reproduce_parsers())
+    for name, old in (("heuresis", "--test"), ("arena", "--per-block")):
+        assert parsers[name].parse_args([old, "5"]).instances == 5
+        assert f"{old} is deprecated; use --instances" in capsys.readouterr().err
+
+
+def test_reproduce_causalab_writes_its_files_under_out(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    out = tmp_path / "out"
+    argv = ["reproduce", "causalab", "--settings", "3node", "--instances", "2", "--workers", "1", "--quiet",
+            "--out", str(out), "--json", str(tmp_path / "rows.json")]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert (out / "tables.txt").read_text() == printed  # what was printed, nothing else
+    episodes = pd.read_csv(out / "episodes.csv")
+    assert len(episodes) == 2 * 3 and set(episodes["setting"]) == {"3node"}
+    assert len(json.loads((tmp_path / "rows.json").read_text())["episodes"]) == 6
+    assert len(pd.read_csv(out / "table7.csv")) == 3  # one row per baseline
+
+
+def test_reproduce_refuses_bad_values_with_a_message(capsys):
+    for argv, message in ((["reproduce", "causalab", "--settings", "9node"], "unknown CausaLab setting"),
+                          (["reproduce", "causalab", "--settings", "3node", "--instances", "51"], "instances must be")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err, argv

@@ -193,6 +193,9 @@ def test_q_targets_add_the_best_next_value_except_after_the_last_step():
     np.testing.assert_allclose(q_targets(scorer, rewards, after, last), [[1.6, 1.7, 1.8], [1.0, -1.0, 0.0]], rtol=1e-6)
     np.testing.assert_allclose(q_targets(scorer, rewards, after, last, gamma=0.5)[0], [0.85, 0.95, 1.05], rtol=1e-6)
     np.testing.assert_array_equal(q_targets(None, rewards, after, last), rewards.astype(np.float32))
+    np.testing.assert_array_equal(q_targets(scorer, rewards, None, last, gamma=0.0), rewards.astype(np.float32))
+    with pytest.raises(ValueError, match="needs next_features"):  # an AttributeError on None before
+        q_targets(scorer, rewards, None, last)
 
 
 def test_fit_scorer_learns_a_per_node_function_of_the_pairs():

@@ -21,7 +21,7 @@ from causal_gym.graphs import meek
 from causal_gym.harness.budgets import Budget, Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
 from causal_gym.harness.tool_env import DONE, LAST_TURN, OPEN, ToolResult
-from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox
+from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, Toolbox, ToolCall, ToolError
 from causal_gym.harness.working_graph import (
     RELATIONS,
     format_edge_list,

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import entropy
 
-from graph_builders import graph
 import causal_gym  # noqa: F401  (registers the ids)
 from causal_gym.envs.heuresis.analysis import (
     MergeEpisode,
@@ -30,6 +29,7 @@ from causal_gym.envs.heuresis.analysis import (
 from causal_gym.envs.heuresis.env import load_instance
 from causal_gym.harness.record import CallRecord
 from causal_gym.harness.working_graph import format_edge_list
+from graph_builders import graph
 
 
 def algo_call(step: int, label: str, g: np.ndarray | None, ok: bool = True) -> dict:

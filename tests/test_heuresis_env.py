@@ -16,17 +16,17 @@ import pytest
 from gymnasium.utils.env_checker import data_equivalence
 
 import causal_gym  # noqa: F401  (registers the ids)
-from causal_gym.envs.heuresis.router import RouterAgent
 from causal_gym.discovery import run
 from causal_gym.envs.heuresis import env as env_module
-from causal_gym.harness import data_tools as tools_module
-from causal_gym.harness import data_tools as tools
 from causal_gym.envs.heuresis.env import DEFAULT_BUDGETS, HeuresisEnv
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import HiddenRecord, make_instance
 from causal_gym.envs.heuresis.references import MENU, pc_kci_reference, router_graph
+from causal_gym.envs.heuresis.router import RouterAgent
 from causal_gym.envs.heuresis.spec import FAMILIES as HEURESIS_FAMILIES
 from causal_gym.envs.registration import env_descriptions, register_envs
+from causal_gym.harness import data_tools as tools
+from causal_gym.harness import data_tools as tools_module
 
 ENV_DESCRIPTIONS = env_descriptions()
 from causal_gym.eval import rollout

@@ -14,11 +14,10 @@ import math
 import pytest
 
 pytest.importorskip("openai")
-from fake_openai_server import FakeOpenAIServer, text_reply, tool_reply  # noqa: E402
-
 from causal_gym import cli  # noqa: E402
 from causal_gym.eval import RunStore  # noqa: E402
 from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs, numeric_scores  # noqa: E402
+from fake_openai_server import FakeOpenAIServer, text_reply, tool_reply  # noqa: E402
 
 HEURESIS = ("Heuresis-lg-v0", {"d": 4, "n": 200})
 CAUSALAB = ("CausaLab-3node-v0", {})
@@ -374,10 +373,10 @@ def test_inspect_tasks_name_their_ids_and_refuse_unknown_families():
 def _toy_eval(tmp_path, model, message_limit=None, **task_args):
     """One episode of the slow toy tool env (tests/slow_envs.py) under Inspect: the sample of its log."""
     pytest.importorskip("inspect_ai")
-    import slow_envs  # noqa: F401  (registers SlowToy-v0)
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
 
+    import slow_envs  # noqa: F401  (registers SlowToy-v0)
     from causal_gym.integrations.inspect import causal_gym_task
 
     env_kwargs = json.dumps(task_args.pop("env_kwargs", {}))
@@ -465,7 +464,6 @@ def test_verifiers_a_step_past_tool_timeout_is_a_harness_error_on_time(monkeypat
 
 def _slow_trl(**budgets):
     import slow_envs  # noqa: F401  (registers SlowToy-v0)
-
     from causal_gym.integrations.trl import environment_class
 
     def make(**env_kwargs):
@@ -524,10 +522,10 @@ def test_openenv_a_step_past_tool_timeout_ends_the_episode_unscored_on_time():
     pytest.importorskip("openenv")
     import time
 
-    import slow_envs  # noqa: F401  (registers SlowToy-v0)
     from openenv.core.env_server.mcp_types import CallToolAction
     from openenv.core.env_server.serialization import serialize_observation
 
+    import slow_envs  # noqa: F401  (registers SlowToy-v0)
     from causal_gym.integrations.openenv import ToolSessionEnvironment
 
     environment = ToolSessionEnvironment("SlowToy-v0", {"describe_delay": 20.0}, tool_timeout=1.0)

@@ -14,7 +14,6 @@ from causallearn.graph.ArrowConfusion import ArrowConfusion
 from causallearn.graph.SHD import SHD
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from graph_builders import graph
 from causal_gym import graphs
 from causal_gym.metrics import (
     PRF,
@@ -31,6 +30,7 @@ from causal_gym.metrics import (
     sid,
     sid_cpdag,
 )
+from graph_builders import graph
 
 
 def random_dag(rng, d, p=0.4):

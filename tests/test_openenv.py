@@ -31,7 +31,6 @@ pytest.importorskip("openai")
 import uvicorn  # noqa: E402
 import websockets  # noqa: E402
 from openenv.core import GenericEnvClient  # noqa: E402
-from test_integrations import CAUSALAB, HEURESIS, direct_run, scripted  # noqa: E402
 
 from causal_gym import cli  # noqa: E402
 from causal_gym.cli import build_parser  # noqa: E402
@@ -40,6 +39,7 @@ from causal_gym.eval.store import RunStore  # noqa: E402
 from causal_gym.integrations.core import EpisodeRef, ToolSession, numeric_scores  # noqa: E402
 from causal_gym.integrations.openenv import SESSION_TIMEOUT, make_app  # noqa: E402
 from causal_gym.seal import OPEN, SEAL_ENV, Seal  # noqa: E402
+from test_integrations import CAUSALAB, HEURESIS, direct_run, scripted  # noqa: E402
 
 OBSERVATION_KEYS = {"text", "system_prompt", "tools", "last_turn", "scores", "failure"}
 

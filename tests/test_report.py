@@ -11,17 +11,17 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from causal_gym import discovery, tables  # noqa: E402
-from causal_gym.harness.agent import typed_action  # noqa: E402
 from causal_gym.cli import main  # noqa: E402
+from causal_gym.envs.causalab import report as causalab_report  # noqa: E402
+from causal_gym.envs.heuresis import report as heuresis_report  # noqa: E402
 from causal_gym.envs.heuresis.families import FAMILIES  # noqa: E402
 from causal_gym.envs.heuresis.instances import make_instance  # noqa: E402
 from causal_gym.envs.heuresis.references import MENU  # noqa: E402
-from causal_gym.envs.causalab import report as causalab_report  # noqa: E402
-from causal_gym.envs.heuresis import report as heuresis_report  # noqa: E402
 from causal_gym.eval import report  # noqa: E402
 from causal_gym.eval.runner import RunConfig, run  # noqa: E402
 from causal_gym.eval.store import RunStore  # noqa: E402
 from causal_gym.graphs import meek  # noqa: E402
+from causal_gym.harness.agent import typed_action  # noqa: E402
 from causal_gym.metrics import adjacency_scores  # noqa: E402
 
 KW = {"d": 4, "n": 100, "budgets": {"turns": 5}}
@@ -379,6 +379,20 @@ def test_load_runs_rejects_a_directory_without_a_run(tmp_path):
         report.load_runs()
 
 
+def test_a_run_without_a_split_is_reported_under_the_split_the_env_played(cache, tmp_path):
+    # RunConfig(split=None) leaves the split to the env (here its env_kwargs' "dev"): the line says None
+    config = RunConfig(("Heuresis-lg-v0",), "random", instances=(0,), split=None, env_kwargs={**KW, "split": "dev"})
+    run(config, tmp_path / "run", progress=False)
+    (line,) = lines(tmp_path / "run")
+    assert line["split"] is None and line["scores"]["instance"] == {"family": "lg", "split": "dev", "index": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a skipped line warns
+        frame = report.load_runs(tmp_path / "run")
+    assert frame["split"].tolist() == ["dev"] and "|dev|" in frame["unit"].iloc[0]
+    assert frame["score.adjacency_f1"].iloc[0] == pytest.approx(f1_of(line["record"]["final_info"]["submitted_graph"],
+                                                                      truth(0, split="dev")))
+
+
 def test_cli_report_prints_the_tables(stores, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["report", str(stores["algorithm"]), str(stores["systematic"]), "--out", str(out), "--dev", "1",
@@ -418,8 +432,8 @@ def test_reproduce_causalab_quick_accuracy_is_the_success_mean(tmp_path, capsys)
 
 
 def test_arena_tables_match_the_raw_lines(tmp_path):
-    from causal_gym.eval import RunConfig, run
     from causal_gym.envs.arena.report import arena_agent_table, arena_slice_table
+    from causal_gym.eval import RunConfig, run
     from causal_gym.eval.report import load_runs
 
     out = tmp_path / "arena"

@@ -26,6 +26,7 @@ from stable_baselines3.common.env_checker import check_env  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
 from causal_gym.agents.rl import SB3Agent  # noqa: E402
+from causal_gym.envs.causalab.env import DEFAULT_NUMBER_GRIDS  # noqa: E402
 from causal_gym.envs.causalab.planner import (  # noqa: E402
     VALUE_GRID,
     CausaLabPlannerEnv,
@@ -34,7 +35,6 @@ from causal_gym.envs.causalab.planner import (  # noqa: E402
     _acyclic_support,
     estimate_shift_mechanism,
 )
-from causal_gym.envs.causalab.env import DEFAULT_NUMBER_GRIDS  # noqa: E402
 from causal_gym.envs.causalab.scoring import prf  # noqa: E402
 from causal_gym.envs.causalab.spec import PLANNER_SETTINGS_BY_ID as CAUSALAB_PLANNER_SETTINGS  # noqa: E402
 from causal_gym.envs.causalab.spec import SETTINGS_BY_ID as CAUSALAB_SETTINGS  # noqa: E402

@@ -42,3 +42,11 @@ def test_to_jsonable_handles_numpy_and_rejects_unknown():
     json.dumps(out)
     with pytest.raises(TypeError):
         to_jsonable(object())
+
+
+def test_rollout_takes_a_factory_and_refuses_what_is_no_agent():
+    by_class = rollout(gym.make("CartPole-v1"), RandomAgent, seed=3)  # RandomAgent() is seeded 0 by default
+    by_instance = rollout(gym.make("CartPole-v1"), RandomAgent(seed=0), seed=3)
+    assert by_class.rewards == by_instance.rewards and by_class.steps == by_instance.steps
+    with pytest.raises(TypeError, match="reset.*act"):
+        rollout(gym.make("CartPole-v1"), lambda: "not an agent", seed=3)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from causal_gym.agents import RandomAgent, task_spec
-from causal_gym.envs.heuresis.baselines import AlgorithmAgent
 from causal_gym.agents.registry import agents, make_agent
+from causal_gym.envs.heuresis.baselines import AlgorithmAgent
 from causal_gym.envs.heuresis.env import HeuresisEnv
 from causal_gym.envs.heuresis.instances import make_instance
 from causal_gym.eval import rollout

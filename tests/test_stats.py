@@ -15,6 +15,7 @@ from causal_gym.stats import GRADES, TEST_OPTIONS, CITester, strength_grade, ver
 from causal_gym.stats._cache import ByteBoundedLRU
 from causal_gym.stats.kci import _ResidualMaker, gaussian_kernel, pivoted_cholesky
 
+
 @pytest.fixture(autouse=True)
 def _one_blas_thread():
     # as our KCI does: multi-threaded LAPACK on small matrices crawls when test workers share the cores

@@ -15,7 +15,6 @@ from causal_gym.envs.arena.scenarios.formula import FORMULA_SCENARIOS
 from causal_gym.eval.runner import RunConfig, run
 from causal_gym.eval.store import RUN_FILE, RunStore
 
-
 pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)
 
 
@@ -266,3 +265,19 @@ def test_an_output_folder_swapped_for_a_link_after_it_was_opened_keeps_the_files
     assert written == received / "report" / "report.md"  # the name it was opened under
     assert (received / "opened" / "report.md").read_text() == "mine" and not list(victims.iterdir())
     assert not (tmp_path / "escaped.md").exists() and not (received / "escaped.md").exists()
+
+
+def test_a_store_whose_plugin_code_changed_is_taken_over_only_while_nothing_of_it_finished(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    config = {"env_ids": ["CartPole-v1"], "agent": "mine:Agent"}
+    store.initialize({**config, "code": {"mine:Agent": "a" * 64}}, version="0.1.0")
+    store.append({"key": "CartPole-v1|-|0|0", "status": "failed"})
+    # only a failed line (which the rerun plays anyway): the new code takes the store over
+    store.initialize({**config, "code": {"mine:Agent": "b" * 64}}, version="0.1.0")
+    assert json.loads((tmp_path / RUN_FILE).read_text())["config"]["code"] == {"mine:Agent": "b" * 64}
+    store.append({"key": "CartPole-v1|-|0|0", "status": "finished"})
+    with pytest.raises(ValueError, match=r"played by other code: mine:Agent changed .* new output directory"):
+        store.initialize({**config, "code": {"mine:Agent": "c" * 64}}, version="0.1.0")
+    assert json.loads((tmp_path / RUN_FILE).read_text())["config"]["code"] == {"mine:Agent": "b" * 64}
+    with pytest.raises(ValueError, match="another configuration"):  # any other difference keeps its message
+        store.initialize({**config, "agent": "other:Agent", "code": {"mine:Agent": "b" * 64}}, version="0.1.0")

@@ -156,3 +156,22 @@ def test_a_menu_run_past_the_limit_is_charged_reported_and_the_episode_goes_on(e
     u.algorithm_time_limit = None
     obs, *_ = env.step(action)
     assert int(obs["last_ok"]) == 1 and "returned" in obs["last_result"]
+
+
+def _variable(name):
+    return os.environ.get(name)
+
+
+def test_a_call_sees_the_environment_of_its_moment_not_the_worker_s_start(monkeypatch):
+    """The worker is kept between calls; a variable set or removed since it started (a checkpoint path,
+    a cache directory) reaches the call as it would reach one made here."""
+    from causal_gym._workers import start_time_limited_worker
+
+    monkeypatch.delenv("CAUSAL_GYM_TEST_VARIABLE", raising=False)
+    start_time_limited_worker()
+    monkeypatch.setenv("CAUSAL_GYM_TEST_VARIABLE", "set after the start")
+    ask = functools.partial(_variable, "CAUSAL_GYM_TEST_VARIABLE")
+    assert call_with_time_limit(ask, 60) == "set after the start"
+    monkeypatch.delenv("CAUSAL_GYM_TEST_VARIABLE")
+    assert call_with_time_limit(ask, 60) is None
+    assert call_with_time_limit(functools.partial(_variable, "OMP_NUM_THREADS"), 60) == "1"

@@ -133,9 +133,8 @@ def test_llm_episodes_give_up_their_turn_while_their_request_is_in_flight(tmp_pa
     round trip would hold the other episodes back until its own had ended (``PATIENCE`` is made a
     minute here, so nothing runs alongside a holder)."""
     pytest.importorskip("openai")
-    from fake_openai_server import FakeOpenAIServer, delayed, tool_reply
-
     from causal_gym.eval import RunConfig, RunStore, run
+    from fake_openai_server import FakeOpenAIServer, delayed, tool_reply
 
     monkeypatch.setattr(turns_module, "PATIENCE", 60.0)
     episodes, hold, first_arrivals = 4, 3.0, []

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from causal_gym._validation import check_adjacency, check_choice, check_data, check_node, check_node_set
+from causal_gym._validation import check_adjacency, check_choice, check_data, check_node, check_node_set, check_range
 
 
 def test_check_data_accepts_numeric_and_returns_float64_copy_semantics():
@@ -64,3 +64,16 @@ def test_check_choice():
     assert check_choice("kci", ("fisherz", "kci"), "test") == "kci"
     with pytest.raises(ValueError, match="unknown test 'gsq'"):
         check_choice("gsq", ("fisherz", "kci"), "test")
+
+
+def test_check_range():
+    assert check_range((1, 2), "r") == (1.0, 2.0)
+    assert check_range(np.array([0.5, 0.5]), "r") == (0.5, 0.5)
+    # a set and a mapping have a length of two but no (low, high) order
+    for bad in ({1, 2}, {0: 1, 1: 2}, "ab", (1, 2, 3), 3.0):
+        with pytest.raises(ValueError, match=r"a \(low, high\) pair"):
+            check_range(bad, "r")
+    with pytest.raises(ValueError, match="low <= high"):
+        check_range((2, 1), "r")
+    with pytest.raises(ValueError, match=r"r\[0\]"):
+        check_range((-1, 1), "r", minimum=0)

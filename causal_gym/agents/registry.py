@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from causal_gym._code import missing_extra
 from causal_gym.envs.benchmark import AgentEntry, benchmarks
 from causal_gym.harness.agent import Agent
 
@@ -65,7 +66,9 @@ def agent_factory(name: str) -> Callable[..., Agent]:
     ValueError
         For an unknown name or a path that does not resolve.
     ModuleNotFoundError
-        When the agent's module, or a package it needs, is not installed (the message says which).
+        When the agent's module, or a package it needs, is not installed (the message says which;
+        for a registered agent whose extra is missing, before anything is imported: the message is
+        the ``pip install 'causal-gym[extra]'`` line).
     """
     if not isinstance(name, str):
         raise ValueError(f"agent name must be a string, got {name!r}")
@@ -74,6 +77,11 @@ def agent_factory(name: str) -> Callable[..., Agent]:
     if entry is None and ":" not in name:
         raise ValueError(f"unknown agent {name!r}; choose one of {', '.join(known)} or give 'package.module:Factory'")
     path = entry.path if entry is not None else name
+    if entry is not None and entry.extra is not None:  # stop before any episode, not in every one of them
+        missing = missing_extra(entry.extra)
+        if missing is not None:
+            raise ModuleNotFoundError(
+                f"agent {name!r} needs the package {missing!r}: pip install 'causal-gym[{entry.extra}]'", name=missing)
     module_name, _, attribute = path.partition(":")
     try:
         module = importlib.import_module(module_name)

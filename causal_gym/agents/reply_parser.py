@@ -59,7 +59,8 @@ def _first_long_integer(text: str, start: int, stop: int) -> int:
     limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()  # Python 3.10.7+; without it, no limit
     if limit:
         quotes = _delimiters(_bytes(text, start, stop))
-        for run in re.finditer(r"-?[0-9]{%d,}" % (limit + 1), text[start:stop]):
+        longer = r"-?[0-9]{%d,}" % (limit + 1)  # noqa: UP031 -- a format string doubles the regex's braces
+        for run in re.finditer(longer, text[start:stop]):
             token = run.start()
             preceding = text[start + token - 1] if token else ""
             following = text[start + run.end():start + run.end() + 1]

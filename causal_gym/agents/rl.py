@@ -22,8 +22,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from causal_gym.harness.agent import TaskSpec
 from causal_gym.envs.wrappers import FlattenDictActions
+from causal_gym.harness.agent import TaskSpec
 
 __all__ = ["ALGORITHMS", "SB3Agent", "load_sb3_agent"]
 

@@ -1,8 +1,8 @@
 """The algorithm menu behind one call: ``run(name, data, **options) -> DiscoveryResult``.
 
-=================  ==============================================================================
+================== =============================================================================
 name               method
-=================  ==============================================================================
+================== =============================================================================
 ``pc``             stable PC, our skeleton search over :class:`causal_gym.stats.CITester`
                    (``test="fisherz"`` or ``"kci"``), graph-identical to causal-learn's
                    ``pc(stable=True, uc_rule=0, uc_priority=2)``; returns the deletion log
@@ -43,7 +43,7 @@ name               method
                    selection bias; per-setting PAGs of the pooled data with an indicator refine the
                    observational PAG; ``->`` directed, other adjacencies undirected, the PAG in
                    extras (:mod:`~causal_gym.discovery.cdis`)
-=================  ==============================================================================
+================== =============================================================================
 
 Interventional data: ``run(name, data, mask=mask)`` passes an ``(n, d)`` boolean intervention
 mask (``mask[i, j]`` True when node ``j`` is a target in row ``i``) to the methods in
@@ -55,6 +55,16 @@ Every method returns a graph in the causal_gym encoding (``A[i, j] = 1, A[j, i] 
 ``i -> j``, both 1 for ``i -- j``). Options are keyword arguments with documented defaults (see
 each method's docstring, e.g. ``help(causal_gym.discovery.pc.pc)``); an unknown option or an
 invalid value raises ``ValueError`` -- nothing is accepted and ignored.
+
+Methods of your own: a method is a function ``fn(data, *, mask=None, **options)`` returning a
+``(d, d)`` graph in this encoding or a :class:`MethodOutput` (its ``extras`` default to empty).
+:func:`run` -- and every menu, agent and command that takes a method name -- takes it by import
+path ``"package.module:function"`` (what worker processes import), by name once registered
+(:func:`register`, or an entry point of the group ``causal_gym.methods`` for an installed
+package) or as the function itself (:mod:`.registry`). What it returns is checked
+(:func:`~.result.check_output`: shape, values, diagonal) with an error naming it, and caches and
+run stores key its results by a digest of its code, so an edited method is run again.
+:func:`causal_gym.testing.check_method` is the battery to run on it in your own tests.
 
 Examples
 --------
@@ -76,6 +86,7 @@ import inspect
 import time
 import warnings
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -100,11 +111,18 @@ from causal_gym.discovery import (
     xges_search,
 )
 from causal_gym.discovery.amortized import AMORTIZED_METHODS
-from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, MethodOutput
+from causal_gym.discovery.registry import KINDS, Method, find, register, registered, unregister
+from causal_gym.discovery.result import DeletionRecord, DiscoveryResult, InvalidOutput, MethodOutput, check_output
 
 __all__ = [
     "run",
     "methods",
+    "resolve",
+    "register",
+    "unregister",
+    "Method",
+    "MethodOutput",
+    "InvalidOutput",
     "check_method",
     "method_options",
     "supports_interventions",
@@ -144,53 +162,92 @@ INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd", "igsp", "cdis", "avici", 
 """Methods that take an intervention mask (their second positional parameter)."""
 
 
-def methods(kind: str = "batch") -> tuple[str, ...]:
-    """Names :func:`run` can run here without further options (``kind="batch"``), or the names
-    :func:`.amortized.load` knows (``"amortized"``).
-
-    ``cdfm`` is among the batch names only when ``$CAUSAL_GYM_CDFM_CHECKPOINT`` names a checkpoint
-    and ``cdfm-base`` is installed, ``avici`` likewise with ``$CAUSAL_GYM_AVICI_CHECKPOINT`` and
-    ``avici``; :func:`run` and :func:`check_method` also take either with a ``checkpoint`` option.
-    """
-    if check_choice(kind, ("batch", "amortized"), "kind") == "amortized":
-        return tuple(AMORTIZED_METHODS)
-    configured = amortized.available_methods()
-    return tuple(name for name in _METHODS if name not in _NEEDS_CHECKPOINT or name in configured)
+def _builtin(name: str) -> Method:
+    kind = "amortized" if name in AMORTIZED_METHODS else "batch"
+    return Method(name, _METHODS[name], name in INTERVENTIONAL_METHODS, kind, builtin=True)
 
 
-def check_method(name: str, options: Mapping[str, object] | None = None) -> str:
-    """``name`` when :func:`run` can run it here with ``options`` (their values are checked by the run).
-
-    Menus and agents call this when they are built, so a method that cannot run fails there, not
-    in an episode.
+def resolve(method: str | Callable[..., Any] | Method) -> Method:
+    """The :class:`Method` a reference stands for: a built-in name, a name given with :func:`register`
+    or by an installed package's entry point (:data:`~.registry.ENTRY_POINT_GROUP`), an import path
+    ``"package.module:function"``, a function, or a :class:`Method` (returned as it is).
 
     Raises
     ------
     ValueError
-        An unknown method.
+        An unknown name (the message lists the known ones and the import-path form), or an import
+        path that does not lead to a function.
+    """
+    if isinstance(method, Method):
+        return method
+    if isinstance(method, str) and method in _METHODS:
+        return _builtin(method)
+    if not isinstance(method, str) and not callable(method):
+        raise ValueError(f"a method is a name, an import path 'package.module:function' or a function, got {method!r}")
+    found = find(method)
+    if found is None:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(map(repr, methods()))}, or give a "
+                         "function's import path 'package.module:function' (causal_gym.discovery.register names one)")
+    return found
+
+
+def methods(kind: str = "batch") -> tuple[str, ...]:
+    """Names :func:`run` can run here without further options (``kind="batch"``), or the names of
+    amortized methods (``"amortized"``: those :func:`.amortized.load` knows, then registered ones).
+
+    Built-in names come first, then those given with :func:`register` and those installed packages
+    declare (:data:`~.registry.ENTRY_POINT_GROUP`). ``cdfm`` is among the batch names only when
+    ``$CAUSAL_GYM_CDFM_CHECKPOINT`` names a checkpoint and ``cdfm-base`` is installed, ``avici``
+    likewise with ``$CAUSAL_GYM_AVICI_CHECKPOINT`` and ``avici``; :func:`run` and
+    :func:`check_method` also take either with a ``checkpoint`` option.
+    """
+    if check_choice(kind, KINDS, "kind") == "amortized":
+        return tuple(AMORTIZED_METHODS) + registered("amortized")
+    configured = amortized.available_methods()
+    builtin = tuple(name for name in _METHODS if name not in _NEEDS_CHECKPOINT or name in configured)
+    return builtin + registered()
+
+
+def check_method(method: str | Callable[..., Any] | Method, options: Mapping[str, object] | None = None) -> str:
+    """The name of ``method`` (a reference, see :func:`resolve`) when :func:`run` can run it here with
+    ``options`` (their values are checked by the run).
+
+    Menus and agents call this when they are built, so a method that cannot run fails there, not
+    in an episode. The full battery a method developer runs on their method is
+    :func:`causal_gym.testing.check_method`.
+
+    Raises
+    ------
+    ValueError
+        An unknown method, or an import path that does not lead to a function.
     FileNotFoundError, ImportError
         ``cdfm`` or ``avici`` without a checkpoint (neither ``options["checkpoint"]`` nor the
         environment variable names one) or without its package; the message says how to get them.
     """
-    name = check_choice(name, tuple(_METHODS), "method")
-    if name in _NEEDS_CHECKPOINT:
-        _NEEDS_CHECKPOINT[name]((options or {}).get("checkpoint"))  # type: ignore[arg-type]
-    return name
+    resolved = resolve(method)
+    if resolved.builtin and resolved.name in _NEEDS_CHECKPOINT:
+        _NEEDS_CHECKPOINT[resolved.name]((options or {}).get("checkpoint"))  # type: ignore[arg-type]
+    return resolved.name
 
 
-def method_options(name: str) -> dict[str, object]:
-    """The named options of method ``name`` with their defaults.
+def _parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
+    """The options of a method's function: its named parameters after the data, less the mask."""
+    return [p for p in list(inspect.signature(function).parameters.values())[1:]
+            if p.name != "mask" and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+
+
+def method_options(method: str | Callable[..., Any] | Method) -> dict[str, object]:
+    """The named options of ``method`` with their defaults (``inspect.Parameter.empty`` for one without).
 
     PC additionally forwards any further keyword to :class:`causal_gym.stats.CITester`.
     """
-    name = check_choice(name, tuple(_METHODS), "method")
-    params = inspect.signature(_METHODS[name]).parameters.values()
-    return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    return {p.name: p.default for p in _parameters(resolve(method).function)}
 
 
-def supports_interventions(name: str) -> bool:
-    """Whether method ``name`` uses an intervention mask (see :data:`INTERVENTIONAL_METHODS`)."""
-    return check_choice(name, tuple(_METHODS), "method") in INTERVENTIONAL_METHODS
+def supports_interventions(method: str | Callable[..., Any] | Method) -> bool:
+    """Whether ``method`` uses an intervention mask (the built-ins of :data:`INTERVENTIONAL_METHODS`,
+    and methods registered with ``interventional=True``)."""
+    return resolve(method).interventional
 
 
 def _check_mask(mask: object, shape: tuple[int, int]) -> np.ndarray:
@@ -203,22 +260,26 @@ def _check_mask(mask: object, shape: tuple[int, int]) -> np.ndarray:
     return m.astype(bool)
 
 
-def _forwards_extra_options(name: str) -> bool:
-    params = inspect.signature(_METHODS[name]).parameters.values()
+def _forwards_extra_options(function: Callable[..., Any]) -> bool:
+    params = inspect.signature(function).parameters.values()
     return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
-def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: object) -> DiscoveryResult:
-    """Run discovery method ``name`` on ``data``.
+def run(method: str | Callable[..., Any] | Method, data: np.ndarray, mask: np.ndarray | None = None,
+        **options: object) -> DiscoveryResult:
+    """Run discovery method ``method`` on ``data``.
 
     Parameters
     ----------
-    name : str
-        One of :func:`methods`, or ``cdfm`` / ``avici`` with a ``checkpoint`` option.
+    method : str, callable or Method
+        One of :func:`methods` (or ``cdfm`` / ``avici`` with a ``checkpoint`` option), a name given
+        with :func:`register`, an import path ``"package.module:function"``, or the function itself
+        (see :func:`resolve`).
     data : array of shape (n_samples, n_variables)
         Real-valued data without NaN/inf or constant columns.
     mask : array of shape (n_samples, n_variables), optional
-        Intervention mask, for the methods in :data:`INTERVENTIONAL_METHODS` only.
+        Intervention mask, for interventional methods only (:func:`supports_interventions`); a
+        method of your own receives it as ``mask=``.
     **options
         Method options (:func:`method_options` lists them with their defaults).
 
@@ -233,27 +294,33 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
     ValueError
         Unknown method, unknown option or invalid option value (the message names the valid
         ones), invalid data, or a mask for a method that does not use one.
+    InvalidOutput
+        (a ``ValueError``) The method returned something that is not a graph of the data's
+        variables in the causal_gym encoding (:func:`~.result.check_output`); the message names it.
     FileNotFoundError, ImportError
         ``cdfm`` or ``avici`` without a configured checkpoint or package (see :func:`check_method`).
     """
-    name = check_choice(name, tuple(_METHODS), "method")
-    defaults = method_options(name)
+    resolved = resolve(method)
+    defaults = {p.name: p.default for p in _parameters(resolved.function)}
     unknown = sorted(set(options) - set(defaults))
-    if unknown and not _forwards_extra_options(name):
-        raise ValueError(
-            f"unknown option(s) {unknown} for method {name!r}; valid options: {', '.join(defaults) or 'none'}"
-        )
+    if unknown and not _forwards_extra_options(resolved.function):
+        raise ValueError(f"unknown option(s) {unknown} for method {resolved.name!r}; valid options: "
+                         f"{', '.join(defaults) or 'none'}")
     x = check_data(data)
-    if mask is not None and name not in INTERVENTIONAL_METHODS:
-        raise ValueError(
-            f"method {name!r} does not use intervention masks; methods that do: {', '.join(INTERVENTIONAL_METHODS)}"
-        )
-    arguments = (x,) if mask is None else (x, _check_mask(mask, x.shape))
+    if mask is not None and not resolved.interventional:
+        raise ValueError(f"method {resolved.name!r} does not use intervention masks; methods that do: "
+                         f"{', '.join(name for name in methods() if supports_interventions(name))}")
+    checked_mask = None if mask is None else _check_mask(mask, x.shape)
+    if resolved.builtin:
+        arguments, keywords = ((x,) if checked_mask is None else (x, checked_mask)), {}
+    else:  # a method of the plug-in contract takes the mask by keyword, and only when there is one
+        arguments, keywords = (x,), ({} if checked_mask is None else {"mask": checked_mask})
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = _METHODS[name](*arguments, **options)
+        raw = resolved.function(*arguments, **keywords, **options)
     runtime = time.perf_counter() - start
+    out = check_output(resolved.name, raw, x.shape[1])
     numerical: dict[str, int] = {}
     for warning in caught:
         if issubclass(warning.category, RuntimeWarning):
@@ -262,12 +329,12 @@ def run(name: str, data: np.ndarray, mask: np.ndarray | None = None, **options: 
         else:  # not a numerical one: pass it on as raised
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return DiscoveryResult(
-        method=name,
-        graph=np.ascontiguousarray(out.graph, dtype=np.int8),
-        options={**defaults, **options},
+        method=resolved.name,
+        graph=out.graph,
+        options={**{k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}, **options},
         runtime=runtime,
         n_tests=out.n_tests,
         deletion_log=out.deletion_log,
-        extras=out.extras,
+        extras=dict(out.extras),
         warnings=numerical,
     )

@@ -1,7 +1,7 @@
 """The Gaussian BIC of a DAG from covariance blocks, observational and interventional.
 
 A linear-Gaussian DAG model's maximised log-likelihood splits into one term per node, and each
-term needs only the residual variance of the node regressed on its parents:
+term needs only the residual variance of the node regressed on its parents::
 
     s(k, pa) = -n_k / 2 * (1 + log sigma2(k | pa)) - lambda * (|pa| + 1),
     sigma2(k | pa) = S[k, k] - S[k, pa] S[pa, pa]^-1 S[pa, k],

@@ -52,6 +52,7 @@ arena --quick`` 1 and 3 of 10 units at d = 10 (obs, obs+int), 5 and 6 of 10 at d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import combinations
 
 import numpy as np
@@ -62,9 +63,12 @@ from causal_gym.discovery.result import MethodOutput
 
 __all__ = ["cdis", "adjacency_search"]
 
+CIPredicate = Callable[[int, int, tuple[int, ...]], bool]
+"""``(a, b, cond) -> bool``: a verdict on ``a`` and ``b`` given ``cond``."""
 
-def adjacency_search(d: int, independent, max_cond: int = -1,  # noqa: ANN001 -- a CI predicate
-                     fixed: np.ndarray | None = None, known_dependent=None,  # noqa: ANN001
+
+def adjacency_search(d: int, independent: CIPredicate, max_cond: int = -1, fixed: np.ndarray | None = None,
+                     known_dependent: CIPredicate | None = None,
                      ) -> tuple[np.ndarray, dict[tuple[int, int], tuple[int, ...]]]:
     """PC-stable's adjacency search over ``d`` variables.
 
@@ -174,7 +178,7 @@ def cdis(data: np.ndarray, mask: np.ndarray | None = None, *, alpha: float = 0.0
                 return False
             return (a, b, tuple(c for c in cond if c != zeta)) in dependencies
 
-        def independent_k(a: int, b: int, cond: tuple[int, ...], tester=tester) -> bool:  # noqa: ANN001
+        def independent_k(a: int, b: int, cond: tuple[int, ...], tester: CITester = tester) -> bool:
             return tester.pvalue(a, b, cond) > alpha
 
         skeleton_k, sepsets_k = adjacency_search(d + 1, independent_k, max_cond, fixed, known)

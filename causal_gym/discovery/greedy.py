@@ -512,7 +512,7 @@ class GreedySearch:
 
         The incremental search must always pick the first of these (the tests check it).
         """
-        found = []
+        found: list[tuple[float, int, int, tuple[int, ...]]] = []
         for y in range(self.d):
             row = self._row(phase, y, -np.inf)
             found.extend((float(g), int(x), y, c) for g, x, c in zip(row.gains, row.xs, row.sets)

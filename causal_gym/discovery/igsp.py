@@ -35,17 +35,22 @@ setting per distinct target pattern. The reference implementation is the ``causa
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from causal_gym._validation import as_generator, check_count, check_level
 from causal_gym.discovery.result import MethodOutput
 
+if TYPE_CHECKING:
+    from causal_gym.stats.invariance import InvarianceTester
+
 __all__ = ["igsp", "minimal_imap", "min_degree_order"]
 
 
-def minimal_imap(order: list[int], independent) -> np.ndarray:  # noqa: ANN001 -- a CI predicate
+def minimal_imap(order: list[int], independent: Callable[[int, int, list[int]], bool]) -> np.ndarray:
     """The minimal I-MAP of ``order``: ``a -> b`` unless ``independent(a, b, predecessors of b but a)``."""
     d = len(order)
     dag = np.zeros((d, d), dtype=bool)
@@ -77,7 +82,7 @@ def min_degree_order(adjacency: np.ndarray, rng: np.random.Generator) -> list[in
     return eliminated[::-1]
 
 
-def _subsets(nodes: list[int]):  # noqa: ANN202 -- iterator of tuples
+def _subsets(nodes: list[int]) -> Iterator[tuple[int, ...]]:
     return chain.from_iterable(combinations(nodes, r) for r in range(len(nodes) + 1))
 
 
@@ -101,7 +106,7 @@ class _Search:
     def independent(self, a: int, b: int, cond: list[int]) -> bool:
         return self.ci.pvalue(a, b, cond) > self.alpha
 
-    def varies(self, tester, j: int, cond=()) -> bool:  # noqa: ANN001
+    def varies(self, tester: InvarianceTester, j: int, cond: Iterable[int] = ()) -> bool:
         return tester.pvalue(j, cond) <= self.alpha_inv
 
     def n_invariance_tests(self) -> int:

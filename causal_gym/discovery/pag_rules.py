@@ -23,6 +23,7 @@ so ``i -> j`` is ``marks[i, j] = ARROW, marks[j, i] = TAIL``.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection
 from itertools import combinations
 
 import numpy as np
@@ -119,7 +120,7 @@ class _PAG:
                             changed |= self.set(x, y, ARROW)
         return changed
 
-    def _discriminating_end(self, a: int, b: int, c: int, parents_c: set[int]) -> int | None:
+    def _discriminating_end(self, a: int, b: int, c: int, parents_c: Collection[int]) -> int | None:
         """The far end ``t`` of a discriminating path reaching ``b`` through ``a``, by breadth-first search
         over colliders that are parents of ``c``."""
         queue = deque([(a, b)])  # (collider on the path, the vertex after it toward b)

@@ -22,7 +22,7 @@ causal-learn's stable skeleton search, which :func:`_skeleton` follows exactly
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import combinations
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -118,7 +118,7 @@ def _adjacency_list(g: np.ndarray) -> list[Pair]:
     return tails + heads
 
 
-def _linked(items: list[tuple[int, ...]], last: Callable, first: Callable) -> list[tuple[tuple[int, ...], ...]]:
+def _linked(items: Sequence[tuple[int, ...]], last: Callable, first: Callable) -> list[tuple[tuple[int, ...], ...]]:
     """``[(a, b) for a, b in itertools.permutations(items, 2) if last(a) == first(b)]``, same
     order, found through a lookup table instead of scanning all pairs."""
     by_key: dict[object, list[int]] = {}

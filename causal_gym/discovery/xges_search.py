@@ -35,6 +35,8 @@ Nazaret, A. & Blei, D. (2024). Extremely Greedy Equivalence Search. ICML, PMLR 2
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from causal_gym._validation import check_choice, check_real
@@ -67,7 +69,7 @@ def _scorer(score: GaussianBIC) -> object:
             super().__init__()
             self.n_variables = score.d
 
-        def local_score(self, target: int, parents: object) -> float:
+        def local_score(self, target: int, parents: Iterable[int]) -> float:
             return score.local(int(target), (int(p) for p in parents))
 
     return _Adapter()

@@ -115,6 +115,10 @@ class EnvEntry:
     small_kwargs : mapping
         Keyword arguments (on top of ``kwargs``) that make a small instance quick to play: what the
         conformance suite (``tests/test_conformance.py``) builds the id with.
+    reproduces : tuple of str
+        The tables and figures of the benchmark's paper (:attr:`BenchmarkSpec.paper`) that episodes
+        of this id rebuild, through ``causal-gym reproduce`` or ``causal-gym report`` (e.g.
+        ``("Table 7",)``); empty for an id of ours that no paper reports. The id's docs page says it.
     """
 
     id: str
@@ -124,6 +128,7 @@ class EnvEntry:
     vector_entry_point: str | None = None
     takes_seal: bool = False
     small_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    reproduces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -131,13 +136,18 @@ class AgentEntry:
     """A named agent: where its factory lives, what it is, and the extra that installs its needs.
 
     ``takes_seed``: the factory takes ``seed=``, so the runner gives every episode its own agent
-    seed (unless the run's agent arguments fix one).
+    seed (unless the run's agent arguments fix one). ``extra``: the ``causal-gym[extra]`` that
+    installs what the agent imports; a run stops before its first episode, with the ``pip install``
+    line, when it is missing. ``method_arguments``: keyword arguments that name a discovery method
+    (:func:`causal_gym.discovery.run`'s first argument); a run store records the digest of a method
+    of the caller's own named there, so it is not resumed after the method changed.
     """
 
     path: str
     description: str
     extra: str | None = None
     takes_seed: bool = False
+    method_arguments: tuple[str, ...] = ()
 
 
 AGENT_OPTIONS = ("prompt_level", "stated_target")
@@ -259,6 +269,9 @@ class BenchmarkSpec:
         The report module, a :class:`ReportModule` (see the module docstring).
     inspect_tasks : tuple of InspectTask
         Its Inspect tasks (:mod:`causal_gym.integrations.inspect` builds them).
+    paper : str
+        The publication whose task and tables the benchmark re-implements (one line; empty for
+        none), named on every env page of the docs beside each id's :attr:`EnvEntry.reproduces`.
     """
 
     name: str
@@ -269,6 +282,7 @@ class BenchmarkSpec:
     reproduce_takes_runner: bool = False
     report: str | None = None
     inspect_tasks: tuple[InspectTask, ...] = ()
+    paper: str = ""
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -298,7 +312,8 @@ class ReportModule(Protocol):
 
     def episode_columns(self, params: dict[str, Any], line: Mapping[str, Any],
                         info: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The benchmark's columns of one episode row (None: an id it does not report)."""
+        """The benchmark's columns of one episode row (None: an id it does not report); a ``"split"``
+        column names the split the episode played where the line has none (a run without a split)."""
 
     def report_tables(self, frame: pd.DataFrame, options: ReportOptions) -> list[ReportTable]:
         """The benchmark's tables of its rows of the frame."""

@@ -35,7 +35,9 @@ __all__ = ["BatchedSB3VecEnv"]
 def _flat(space: spaces.Space) -> spaces.Space:
     if isinstance(space, spaces.Box):
         return spaces.Box(space.low.reshape(-1), space.high.reshape(-1), dtype=space.dtype)
-    return spaces.MultiBinary(int(np.prod(space.shape)))
+    if isinstance(space, spaces.MultiBinary):
+        return spaces.MultiBinary(int(np.prod(space.shape)))
+    raise ValueError(f"BatchedSB3VecEnv flattens Dict entries of Box and MultiBinary spaces only, got {space}")
 
 
 class BatchedSB3VecEnv(VecEnv):
@@ -110,7 +112,7 @@ class BatchedSB3VecEnv(VecEnv):
         self.env.close()
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        return [getattr(self, attr_name)] * len(self._get_indices(indices))
+        return [getattr(self, attr_name)] * len(list(self._get_indices(indices)))
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
         setattr(self, attr_name, value)
@@ -119,7 +121,7 @@ class BatchedSB3VecEnv(VecEnv):
         raise NotImplementedError(f"{type(self).__name__} steps one batch; it has no sub-env objects")
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        return [False] * len(self._get_indices(indices))
+        return [False] * len(list(self._get_indices(indices)))
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         self._seed = seed

@@ -46,14 +46,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from causal_gym._validation import check_count, check_real
-from causal_gym.harness.toolbox import ToolCall, Toolbox
+from causal_gym.harness.toolbox import Toolbox, ToolCall
 
 __all__ = ["ActionMasks", "DropText", "FlatDictObservation", "FlattenDictActions", "make_sb3_env"]
 
@@ -117,12 +117,13 @@ class FlatDictObservation(gym.ObservationWrapper):
         space = env.observation_space
         if not isinstance(space, spaces.Dict):
             raise ValueError(f"FlatDictObservation needs a Dict observation space, got {type(space).__name__}")
-        self.observation_space = spaces.Dict({k: _flat_space(k, s) for k, s in space.spaces.items()}, sort_keys=False)
+        self._flat = {k: _flat_space(k, s) for k, s in space.spaces.items()}
+        self.observation_space = spaces.Dict(self._flat, sort_keys=False)
 
     def observation(self, observation: Mapping[str, Any]) -> dict[str, Any]:
         """Each entry reshaped (and cast) to its flat space."""
         out: dict[str, Any] = {}
-        for key, space in self.observation_space.spaces.items():
+        for key, space in self._flat.items():
             value = observation[key]
             if isinstance(space, spaces.Discrete):
                 out[key] = np.int64(value)
@@ -314,7 +315,7 @@ class FlattenDictActions(gym.ActionWrapper):
         self._info = info
         return observation, info
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(self.action(action))
         self._info = info
         return observation, reward, terminated, truncated, info
@@ -345,9 +346,9 @@ class FlattenDictActions(gym.ActionWrapper):
                 if ok[k] and name in call.arguments:
                     ok[k] = self._allowed(kind, name, call.arguments[name], mask)
         remaining = info.get("budgets_remaining") or {}
-        for k, kind in enumerate(self._cost_kind):
-            if kind is not None and kind in remaining:
-                ok[k] &= float(remaining[kind]) >= self._cost[k]
+        for k, cost_kind in enumerate(self._cost_kind):
+            if cost_kind is not None and cost_kind in remaining:
+                ok[k] &= float(remaining[cost_kind]) >= self._cost[k]
         return ok
 
     def _allowed(self, kind: str, name: str, value: Any, mask: np.ndarray) -> bool:
@@ -377,9 +378,7 @@ class ActionMasks(gym.Wrapper):
         try:
             inner = self.env.get_wrapper_attr("action_masks")
         except AttributeError:
-            space = self.action_space
-            size = int(space.n) if isinstance(space, spaces.Discrete) else int(np.sum(space.nvec))
-            return np.ones(size, dtype=bool)
+            return np.ones(spaces.flatdim(self.action_space), dtype=bool)  # Discrete: n; MultiDiscrete: sum(nvec)
         return np.asarray(inner(), dtype=bool)
 
 

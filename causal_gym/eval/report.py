@@ -194,7 +194,7 @@ def _episode_row(run: str, config: Mapping[str, Any], line: Mapping[str, Any]) -
         "benchmark": benchmark,
         "setting": columns.pop("setting", None),
         "condition": columns.pop("condition", None),
-        "split": line.get("split"),
+        "split": columns.pop("split", line.get("split")),  # a benchmark may know the split a run left to the env
         "instance": line.get("instance"),
         "repeat": line.get("repeat"),
         "agent": agent_label(line.get("agent", "?"), line.get("agent_kwargs") or {}),

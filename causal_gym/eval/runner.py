@@ -29,6 +29,23 @@ point of the caller's own script travels to the workers by value, since they nev
 script. A fresh agent is built for every episode: its behaviour then depends on its seed only,
 not on which episodes a worker played before.
 
+The agent may also be an object: a factory (a class, or a function returning an agent; one
+defined in a notebook cell too), called with ``agent_kwargs`` for every episode like a named one,
+or an agent instance, which plays every episode as it is (in this process one object plays them
+all, ``reset`` starting each; a worker process plays a copy). An object reaches worker processes
+(``workers > 1``, Ray, a time limit) by cloudpickle; one that cannot be sent is refused before any
+episode, naming the import-path form that always works.
+
+Code
+----
+A run store records what the code of the run's plug-ins was: ``run.json``'s ``code`` maps each
+reference -- an agent given by import path or as an object, and each discovery method of the
+caller's own that an agent runs (the keyword arguments its registry entry names in
+``AgentEntry.method_arguments``, e.g. the arena's ``method``) -- to the digest of its code
+(:func:`causal_gym._code.code_digest`). Resuming a store after that code changed is refused, naming
+what changed, unless no episode of it has finished yet: the old code's results never mix with the
+new code's.
+
 Seeds
 -----
 Episode ``(env_id, instance, repeat)`` of a run with base ``seed`` uses the two 32-bit words of
@@ -136,13 +153,15 @@ import numpy as np
 from gymnasium.envs.registration import EnvSpec
 
 import causal_gym
+from causal_gym._code import code_digest, describe
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_choice, check_count, check_real
-from causal_gym.agents.registry import agent_factory, agents, make_agent
+from causal_gym.agents.registry import agent_factory, agents
 from causal_gym.envs.benchmark import takes_seal
 from causal_gym.eval.executors import DRAIN_SECONDS, play_local, play_ray, play_threaded
 from causal_gym.eval.store import STATUSES, UNFINISHED, RunStore, episode_key, redact
 from causal_gym.eval.worker import STOP, EpisodeTask, stop_request
+from causal_gym.harness.agent import Agent
 from causal_gym.harness.contracts import BindsEnv, ChecksResetOptions
 from causal_gym.harness.rollout import RolloutInterrupted, episode_seeds
 from causal_gym.seal import Seal, resolve_seal
@@ -168,12 +187,17 @@ def _check_kwargs(value: object, name: str) -> dict[str, Any]:
 class RunConfig:
     """What a run plays: every env id x instance x repeat, with one agent.
 
+    Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``, ``concurrency``) are stored in
+    ``run.json`` and must match when a run is resumed; the seal by its fingerprint.
+
     Parameters
     ----------
     env_ids : sequence of str
         Registered Gymnasium ids (e.g. ``("Heuresis-lg-v0", "Heuresis-wild-v0")``).
-    agent : str
-        A name of :func:`causal_gym.agents.registry.agents` or ``"package.module:Factory"``.
+    agent : str, agent or factory
+        A name of :func:`causal_gym.agents.registry.agents`, ``"package.module:Factory"``, a factory (a
+        class or function building an agent from ``agent_kwargs``) or an agent instance (see the
+        module docstring).
     agent_kwargs : mapping
         Keyword arguments of the agent (JSON-serialisable; credential-like names are redacted in
         the store but passed to the agent).
@@ -212,13 +236,10 @@ class RunConfig:
         Seconds one ``agent.act`` call (for the LLM agent: its model call, retries included), one
         ``env.step`` and the final scoring of a tool env may take (see *Per-call budgets*); None:
         no budget. An expiry is a ``"timeout"`` line whose ``timeout`` field names the budget.
-
-    Only the episode-defining fields (not ``backend``, ``workers``, ``ray_address``, ``concurrency``) are stored in
-    ``run.json`` and must match when a run is resumed; the seal by its fingerprint.
     """
 
     env_ids: Sequence[str]
-    agent: str
+    agent: Any
     agent_kwargs: Mapping[str, Any] = field(default_factory=dict)
     instances: Sequence[int] = (0,)
     split: str | None = "test"
@@ -243,8 +264,9 @@ class RunConfig:
         env_ids = tuple(self.env_ids)
         if not env_ids or not all(isinstance(e, str) and e for e in env_ids) or len(set(env_ids)) != len(env_ids):
             raise ValueError(f"env_ids must be distinct non-empty strings, at least one, got {env_ids!r}")
-        if not isinstance(self.agent, str) or not self.agent:
-            raise ValueError(f"agent must be an agent name, got {self.agent!r}")
+        if not (bool(self.agent) if isinstance(self.agent, str) else callable(self.agent) or isinstance(self.agent, Agent)):
+            raise ValueError(f"agent must be an agent name, 'package.module:Factory', an agent (with reset and act) or "
+                             f"a factory of one, got {self.agent!r}")
         if isinstance(self.instances, (str, bytes)) or not isinstance(self.instances, Iterable):
             raise ValueError(f"instances must be a sequence of instance indices, got {self.instances!r}")
         instances = tuple(check_count(k, "instances[...]", 0) for k in self.instances)
@@ -273,12 +295,53 @@ class RunConfig:
                              "written to run.json")
         object.__setattr__(self, "seal", resolve_seal(self.seal))
         object.__setattr__(self, "variants", _check_variants(self.variants))
+        if _is_instance(self.agent):
+            if self.agent_kwargs or any(v["agent_kwargs"] for v in self.variants):
+                raise ValueError(f"agent {describe(self.agent)} is an instance, which takes no agent_kwargs: pass its "
+                                 "class (or a factory) to have them applied")
+            if self.concurrency > 1:
+                raise ValueError("concurrency > 1 plays episodes at once in threads: it needs a fresh agent per "
+                                 "episode, so give a factory or a name, not one agent instance")
         for name in _LIMITS:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, check_real(value, name, 0.0, strict=True))
                 if self.concurrency > 1:
                     raise ValueError(f"{name} plays each episode in a child process; use it with workers, not concurrency")
+        if not isinstance(self.agent, str) and self.crosses_processes:
+            _check_sendable(self.agent)
+
+    @property
+    def crosses_processes(self) -> bool:
+        """Whether the episodes play in other processes (a pool, Ray, or the helper of a time limit or
+        a per-call budget), which receive the agent by reference or by value."""
+        return (self.workers > 1 or self.backend == "ray"
+                or any(getattr(self, name) is not None for name in _LIMITS))
+
+    @property
+    def agent_label(self) -> str:
+        """The agent as ``run.json`` and every line record it: its name or import path, or for an
+        object its ``"module:qualname"`` (an instance's class, followed by ``()``)."""
+        return self.agent if isinstance(self.agent, str) else describe(self.agent)
+
+    def code_digests(self) -> dict[str, str | None]:
+        """Reference -> digest of the plug-in code the run plays (see *Code* in the module docstring):
+        the agent unless causal_gym's own, and the methods of the caller's own that the agent's
+        ``method_arguments`` name."""
+        from causal_gym.discovery import resolve
+
+        out: dict[str, str | None] = {}
+        entry = agents().get(self.agent) if isinstance(self.agent, str) else None
+        agent = agent_factory(self.agent) if isinstance(self.agent, str) else self.agent
+        if not _module_of(agent).startswith("causal_gym."):
+            out[self.agent_label] = code_digest(agent)
+        for name in entry.method_arguments if entry is not None else ():
+            for kwargs in (self.agent_kwargs, *(v["agent_kwargs"] for v in self.variants)):
+                if isinstance(kwargs.get(name), str):
+                    method = resolve(kwargs[name])
+                    if not method.builtin:
+                        out[method.name] = method.digest
+        return out
 
     @property
     def resolved_seal(self) -> Seal | None:
@@ -287,18 +350,22 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The episode-defining fields, as written to ``run.json`` (credentials redacted); ``variants``,
-        ``time_limit`` and the per-call budgets only when set, so stores of runs without them stay resumable."""
+        ``time_limit``, the per-call budgets and ``code`` (the plug-ins' code digests) only when set, so
+        stores of runs without them stay resumable."""
         extra: dict[str, Any] = {}
         if self.variants:
             extra["variants"] = [{**v, "agent_kwargs": redact(v["agent_kwargs"])} for v in self.variants]
         extra.update({name: getattr(self, name) for name in _LIMITS if getattr(self, name) is not None})
+        code = self.code_digests()
+        if code:
+            extra["code"] = code
         return to_jsonable({
             "env_ids": self.env_ids,
             "split": self.split,
             "instances": self.instances,
             "repeats": self.repeats,
             "seed": self.seed,
-            "agent": self.agent,
+            "agent": self.agent_label,
             "agent_kwargs": redact(self.agent_kwargs),
             "env_kwargs": self.env_kwargs,
             "max_steps": self.max_steps,
@@ -309,6 +376,30 @@ class RunConfig:
 
 _LIMITS = ("time_limit", "agent_timeout", "tool_timeout", "scorer_timeout")
 """The time limits of a run: the whole episode, then the per-call budgets."""
+
+
+def _is_instance(agent: object) -> bool:
+    """An agent object itself (to be played as it is), rather than a name or a factory building one."""
+    return not isinstance(agent, (str, type)) and isinstance(agent, Agent)
+
+
+def _module_of(obj: object) -> str:
+    return str(getattr(obj if hasattr(obj, "__qualname__") else type(obj), "__module__", "") or "")
+
+
+def _check_sendable(agent: object) -> None:
+    """Refuse an agent object that worker processes could not receive: pickled as the pool sends it
+    (loky's pickler, cloudpickle; Ray's is cloudpickle too)."""
+    from joblib.externals.loky.backend.reduction import dumps
+
+    try:
+        dumps(agent)
+    except Exception as exc:  # noqa: BLE001 -- any failure to pickle is the same answer
+        raise ValueError(
+            f"agent {describe(agent)} cannot be sent to worker processes (workers > 1, Ray or a time limit): "
+            f"{type(exc).__name__}: {exc}. Give the agent as an import path 'package.module:Factory' of a module the "
+            "workers can import (with agent_kwargs for its arguments), or play with workers=1 and no time limit"
+        ) from None
 
 
 def _check_variants(variants: object) -> tuple[dict[str, Any], ...]:
@@ -362,10 +453,14 @@ def _spec_in_main(spec: EnvSpec, creator: Callable[..., Any]) -> EnvSpec | None:
 
 def _tasks(config: RunConfig) -> list[EpisodeTask]:
     """The run's episodes in grid order (variant, env id, instance, repeat)."""
-    factory = agent_factory(config.agent)  # an unknown agent fails here, before any env is built
-    entry = agents().get(config.agent)
+    named = isinstance(config.agent, str)
+    played_as_is = None if named or not _is_instance(config.agent) else config.agent
+    # an unknown agent (or one whose extra is missing) fails here, before any env is built
+    factory = agent_factory(config.agent) if named else None if played_as_is is not None else config.agent
+    entry = agents().get(config.agent) if named else None
     takes_seed = entry is not None and entry.takes_seed
-    in_main = config.agent.partition(":")[0] == "__main__"
+    # carried by value: a factory of the caller's __main__ (which no worker runs) or given as an object
+    carried = factory if not named or config.agent.partition(":")[0] == "__main__" else None
     variants = config.variants or ({"name": None, "env_kwargs": {}, "agent_kwargs": {}},)
     entries = {env_id: _entry(env_id) for env_id in config.env_ids}
     pass_seal = {env_id: takes_seal(env_id) for env_id in entries}
@@ -389,7 +484,7 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                         repeat=repeat,
                         env_seed=env_seed,
                         agent_seed=agent_seed if seeded else None,
-                        agent=config.agent,
+                        agent=config.agent_label,
                         agent_kwargs={**agent_kwargs, **({"seed": agent_seed} if seeded else {})},
                         env_kwargs=env_kwargs,
                         max_steps=config.max_steps,
@@ -400,7 +495,8 @@ def _tasks(config: RunConfig) -> list[EpisodeTask]:
                         agent_timeout=config.agent_timeout,
                         tool_timeout=config.tool_timeout,
                         scorer_timeout=config.scorer_timeout,
-                        factory=factory if in_main else None,
+                        factory=carried,
+                        agent_instance=played_as_is,
                         env_spec=_spec_in_main(*entries[env_id]),
                     ))
     return tasks
@@ -569,12 +665,12 @@ def _check_config(config: RunConfig, tasks: Sequence[EpisodeTask]) -> None:
                 env.close()
                 raise ValueError(f"{where} cannot play instance {last} of split {config.split!r}: {exc}") from None
         kwargs = {k: v for k, v in task.agent_kwargs.items() if not (k == "seed" and task.agent_seed is not None)}
-        agent = make_agent(config.agent, **kwargs)
+        agent = task.make_agent(**kwargs)
         try:
             if isinstance(agent, BindsEnv):
                 agent.bind(env)
         except TypeError as exc:
-            raise ValueError(f"agent {config.agent!r} cannot play {where}: {exc}") from None
+            raise ValueError(f"agent {config.agent_label!r} cannot play {where}: {exc}") from None
         finally:
             env.close()
 

@@ -179,7 +179,9 @@ class RunStore:
         ------
         ValueError
             When the directory holds a run with another configuration: mixing the episodes of two
-            configurations in one store would make its tables meaningless. Use a new directory.
+            configurations in one store would make its tables meaningless. Use a new directory. A
+            configuration that differs only in its plug-ins' ``code`` digests says which code
+            changed; it is refused only once an episode of the old code has finished.
         """
         wanted = to_jsonable(config)
         existing = self.read_config()
@@ -197,6 +199,9 @@ class RunStore:
         if existing["config"] != wanted:
             old = existing["config"]
             fields = sorted(k for k in set(old) | set(wanted) if old.get(k) != wanted.get(k))
+            if fields == ["code"]:
+                self._changed_code(existing, wanted)
+                return
             raise ValueError(
                 f"{self.directory} holds a run with another configuration (differs in {', '.join(fields)}); "
                 "rerun with the same configuration to resume it, or choose a new output directory"
@@ -208,6 +213,21 @@ class RunStore:
                 RuntimeWarning,
                 stacklevel=2,
             )
+
+    def _changed_code(self, existing: dict[str, Any], wanted: dict[str, Any]) -> None:
+        """The run's plug-in code changed since the store was written (its ``code`` digests differ):
+        refused when an episode of the old code finished (the two versions' results must not mix),
+        else the store is taken over by the new code (only failed or interrupted lines, which a
+        rerun plays again anyway)."""
+        old, new = existing["config"].get("code") or {}, wanted.get("code") or {}
+        changed = sorted(name for name in set(old) | set(new) if old.get(name) != new.get(name))
+        if self.finished_keys():
+            raise ValueError(
+                f"{self.directory} holds episodes played by other code: {', '.join(changed)} changed since they "
+                "were played (its code digest differs), and resuming would mix the results of the two versions. "
+                f"Start afresh with a new output directory, or delete {self.directory} to replace the old results"
+            )
+        write_atomic(self.run_path, json.dumps({**existing, "config": wanted}, indent=2, allow_nan=False) + "\n")
 
     # -- episodes.jsonl ------------------------------------------------------------------------
 

@@ -76,7 +76,11 @@ class EpisodeTask:
     scorer_timeout: float | None = None
     factory: Callable[..., Any] | None = field(default=None, repr=False)
     """The agent's factory when it lives in the caller's ``__main__`` (``"__main__:Factory"``), which no
-    worker runs: the task carries it by value (cloudpickle)."""
+    worker runs, or was given as an object: the task carries it (cloudpickle: by value when it is
+    not importable)."""
+    agent_instance: Any = field(default=None, repr=False)
+    """The agent itself, when the run was given an instance: it plays the episode as it is (a worker
+    process receives a copy)."""
     env_spec: EnvSpec | None = field(default=None, repr=False)
     """The env's ``EnvSpec`` when the caller's script registered it with an entry point of its own
     ``__main__``: carried by value likewise, since a worker's registry lacks it."""
@@ -97,6 +101,12 @@ class EpisodeTask:
             "agent_kwargs": redact(self.agent_kwargs),
             "seal": None if self.seal is None else self.seal.fingerprint,
         }
+
+    def make_agent(self, **kwargs: Any) -> Any:
+        """The episode's agent: the run's instance, or a fresh one from its name or factory with ``kwargs``."""
+        if self.agent_instance is not None:
+            return self.agent_instance
+        return make_agent(self.agent, self.factory, **kwargs)
 
     @property
     def budgeted(self) -> bool:
@@ -182,7 +192,7 @@ def play_episode(task: EpisodeTask) -> dict[str, Any]:
     env = agent = None
     try:
         env = task.make_env(check_once=True)
-        agent = make_agent(task.agent, task.factory, **task.agent_kwargs)
+        agent = task.make_agent(**task.agent_kwargs)
         options = {"instance": task.instance} if task.split is None else {"split": task.split, "instance": task.instance}
         record = rollout(env, agent, seed=task.env_seed, options=options, max_steps=task.max_steps,
                          should_stop=STOP.is_set)

@@ -21,8 +21,7 @@ from causal_gym.harness.sandbox import (
     sandbox_in_use,
 )
 from causal_gym.harness.tool_env import ToolEnv, ToolResult
-from causal_gym.harness.toolbox import ActionField, Tool, ToolActionSpace, ToolCall, Toolbox, ToolError
-from causal_gym.harness.working_graph_env import SUBMISSION_SOURCES, WorkingGraphEnv
+from causal_gym.harness.toolbox import ActionField, Tool, ToolActionSpace, Toolbox, ToolCall, ToolError
 from causal_gym.harness.working_graph import (
     RELATIONS,
     format_edge_list,
@@ -32,6 +31,7 @@ from causal_gym.harness.working_graph import (
     render_rgb,
     set_relation,
 )
+from causal_gym.harness.working_graph_env import SUBMISSION_SOURCES, WorkingGraphEnv
 
 __all__ = [
     "RELATIONS",

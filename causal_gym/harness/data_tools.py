@@ -29,12 +29,12 @@ Choices the paper leaves open
   distance between rows (median heuristic), ridge ``lambda n_train`` with ``lambda`` the best of
   (1e-3, 1e-2, 1e-1) by out-of-fold error;
 - grades of effect sizes: R^2 gain of the nonlinear fit < 0.01 "none", < 0.05 "slight",
-  < 0.15 "clear", else "strong"; residual excess kurtosis |k| < 0.5 "light", < 2 "moderate",
+  < 0.15 "clear", else "strong"; residual excess kurtosis ``|k| < 0.5`` "light", < 2 "moderate",
   else "heavy";
 - constant noise scale: a Breusch-Pagan-style test (squared residuals regressed on the fitted
   values, the parents and their squares; ``n R^2`` against chi-square);
 - normality of a marginal: the Jarque-Bera statistic against chi-square(2); ``summarize`` lists
-  the 10 pairs with the largest |Pearson| (with their Spearman correlation);
+  the 10 pairs with the largest ``|Pearson|`` (with their Spearman correlation);
 - graded tests of a hypothesis (normality, constant scale) use the p-value bands of
   :func:`~causal_gym.stats.strength_grade`: "strong evidence against", "evidence against",
   "weak evidence against", "weakly consistent with", "consistent with";

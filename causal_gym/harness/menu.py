@@ -22,12 +22,15 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from causal_gym.discovery import Method
 
 __all__ = ["MenuEntry", "Menu", "menu_labels"]
 
@@ -51,6 +54,11 @@ def menu_labels(n: int) -> tuple[str, ...]:
 class MenuEntry:
     """One menu algorithm: its record name, the :func:`causal_gym.discovery.run` method and options.
 
+    ``method`` is any method reference :func:`causal_gym.discovery.resolve` takes: a built-in or
+    registered name, an import path ``"package.module:function"``, or a function. It is resolved
+    when the entry is built (:attr:`resolved`), so the worker of a time-limited run receives the
+    method itself, by reference, and needs no registration of its own.
+
     Raises
     ------
     ValueError
@@ -60,11 +68,12 @@ class MenuEntry:
     """
 
     name: str
-    method: str
+    method: str | Callable[..., Any]
     options: Mapping[str, Any] = field(default_factory=dict)
+    resolved: Method = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        from causal_gym.discovery import check_method, methods
+        from causal_gym.discovery import check_method, resolve
 
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a menu entry needs a non-empty string name, got {self.name!r}")
@@ -73,13 +82,21 @@ class MenuEntry:
                              f"got {self.options!r}")
         try:
             check_method(self.method, self.options)
-        except ValueError:
-            raise ValueError(f"menu entry {self.name!r}: unknown method {self.method!r}; choose one of "
-                             f"{', '.join(methods())}") from None
+        except ValueError as err:
+            raise ValueError(f"menu entry {self.name!r}: {err}") from None
         except (FileNotFoundError, ImportError) as err:  # a method whose checkpoint is not configured here
             raise ValueError(f"menu entry {self.name!r} cannot run {self.method!r} here: {err}") from err
+        object.__setattr__(self, "resolved", resolve(self.method))
         # frozen all the way down: a module-level menu is shared by every env built from it
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+
+    def cache_parts(self) -> dict[str, Any]:
+        """What a cache key of this entry's runs holds about the method: its name, and for a method of
+        your own the digest of its code (:attr:`causal_gym.discovery.Method.digest`), so an edited
+        method's runs are computed afresh. A built-in method's part is its name alone, the key it
+        always had."""
+        method = self.resolved
+        return {"method": method.name} if method.builtin else {"method": method.name, "code": method.digest}
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,8 +127,8 @@ class Menu(Mapping[str, MenuEntry]):
 
     @classmethod
     def of_methods(cls, methods: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None = None) -> Menu:
-        """A menu whose entries are named by their methods, each with ``options.get(method, {})``
-        (CausalArena's shape: its wrapper defaults per method)."""
+        """A menu whose entries are named by their methods (names or import paths), each with
+        ``options.get(method, {})`` (CausalArena's shape: its wrapper defaults per method)."""
         if isinstance(methods, str) or not isinstance(methods, Sequence):
             raise ValueError(f"a menu's methods must be a sequence of method names, got {methods!r}")
         options = {} if options is None else options

@@ -115,7 +115,7 @@ def episode_key(env_id: str, split: str | None, instance: int, repeat: int, vari
 
 def rollout(
     env: gym.Env,
-    agent: Agent,
+    agent: Agent | Callable[[], Agent],
     seed: int | None = None,
     options: Mapping[str, Any] | None = None,
     max_steps: int = 100_000,
@@ -123,12 +123,17 @@ def rollout(
 ) -> EpisodeRecord:
     """Play one episode of ``agent`` on ``env`` and return its record.
 
+    Each ``agent.act`` is marked as an ``"agent"`` call and each ``env.step`` as a ``"tool"`` call
+    (:func:`causal_gym._deadlines.call_budget`): under the runner's per-call budgets a call past its
+    budget raises :class:`~causal_gym._deadlines.BudgetExpired`; otherwise the marks do nothing.
+
     Parameters
     ----------
     env:
         Any Gymnasium env; causal_gym envs add tool schemas, budgets and a call record.
     agent:
-        Implements :class:`causal_gym.agents.Agent`.
+        Implements :class:`causal_gym.agents.Agent`; or a factory (a class, a function) called with no
+        arguments to build one for this episode.
     seed, options:
         Passed to ``env.reset`` (e.g. ``options={"split": "test", "instance": 3}``).
     max_steps:
@@ -136,10 +141,6 @@ def rollout(
     should_stop:
         Checked before every step; when it returns True the episode stops with
         :class:`RolloutInterrupted` (how the runner stops episodes playing in threads).
-
-    Each ``agent.act`` is marked as an ``"agent"`` call and each ``env.step`` as a ``"tool"`` call
-    (:func:`causal_gym._deadlines.call_budget`): under the runner's per-call budgets a call past its
-    budget raises :class:`~causal_gym._deadlines.BudgetExpired`; otherwise the marks do nothing.
 
     Examples
     --------
@@ -151,6 +152,11 @@ def rollout(
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+    if isinstance(agent, type) or not isinstance(agent, Agent) and callable(agent):
+        agent = agent()
+    if not isinstance(agent, Agent):
+        raise TypeError(f"agent must have reset(task) and act(observation, info) (or be a factory of one), got "
+                        f"{type(agent).__name__}")
     opts = dict(options or {})
     start = time.perf_counter()
     observation, info = env.reset(seed=seed, options=opts or None)

@@ -325,7 +325,7 @@ def sandbox_in_use(sandbox: str) -> str:
         return "unavailable"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _backend_problem(backend: str) -> str | None:
     """None when ``backend`` runs a trivial program correctly here, else the reason it does not."""
     missing = namespaces.missing_tools(backend)

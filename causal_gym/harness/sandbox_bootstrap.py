@@ -490,11 +490,12 @@ def main():
             mount_scratch(config["scratch_mount"])
     except SetupError as exc:
         report(status_fd, "sandbox setup failed: " + str(exc))
-    import numpy as np
-    import scipy
     # numpy.f2py (reached by lazy scipy imports) imports subprocess, whose Popen is audited; its
     # private fork_exec is not, so a fresh import of _posixsubprocess must go through the hook.
     import subprocess  # noqa: F401
+
+    import numpy as np
+    import scipy
     sys.modules.pop("_posixsubprocess", None)
     X, source = read_inputs(config)
     try:

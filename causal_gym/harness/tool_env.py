@@ -39,7 +39,7 @@ from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_count
 from causal_gym.harness.budgets import Budgets
 from causal_gym.harness.record import CallRecord, EpisodeLog
-from causal_gym.harness.toolbox import ToolCall, ToolError, Toolbox
+from causal_gym.harness.toolbox import Toolbox, ToolCall, ToolError
 
 __all__ = ["OPEN", "LAST_TURN", "DONE", "ERROR_PREFIX", "ToolResult", "Outcome", "ToolEnv"]
 

@@ -22,7 +22,7 @@ from causal_gym._validation import check_adjacency, check_count
 from causal_gym.graphs import consistent_extension, directed_cycle, meek, orient_along_arrows
 from causal_gym.harness.budgets import WALL_TIME, Budgets
 from causal_gym.harness.tool_env import ERROR_PREFIX, LAST_TURN, Outcome, ToolEnv, ToolResult
-from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, ToolError, Toolbox, display_text
+from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, Toolbox, ToolCall, ToolError, display_text
 from causal_gym.harness.working_graph import (
     RELATIONS,
     format_edge_list,

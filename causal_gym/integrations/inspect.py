@@ -59,7 +59,6 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo, ToolParams
 from inspect_ai.util import LimitExceededError
 
-
 from causal_gym.envs.benchmark import AGENT_OPTIONS, InspectTask, benchmarks
 from causal_gym.integrations._threads import BudgetTimeout, GuardedSession, check_budget
 from causal_gym.integrations.core import EpisodeRef, ToolSession, episode_refs

@@ -33,10 +33,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
-from causal_gym._validation import check_node
-from causal_gym._validation import check_count, check_real
+from causal_gym._validation import check_count, check_node, check_real
 
 __all__ = [
     "HardDo",
@@ -146,7 +145,7 @@ class HiddenDisturbance(_Base):
             raise ValueError("HiddenDisturbance needs exactly one of value=... or scale=...")
 
 
-Intervention = Union[HardDo, Shift, Soft, ParameterShift, HiddenDisturbance]
+Intervention = HardDo | Shift | Soft | ParameterShift | HiddenDisturbance
 _TYPES: dict[str, type] = {cls.kind: cls for cls in (HardDo, Shift, Soft, ParameterShift, HiddenDisturbance)}
 
 

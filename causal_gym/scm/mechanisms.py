@@ -49,8 +49,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from causal_gym._validation import check_data
-from causal_gym._validation import check_count, check_range, check_real
+from causal_gym._validation import check_count, check_data, check_range, check_real
 from causal_gym.scm._registry import Registry
 
 __all__ = [
@@ -341,8 +340,8 @@ class _ScalarMap(ABC):
         return out
 
     @abstractmethod
-    def _sample_shape(self, rng: np.random.Generator, **config: Any) -> dict[str, Any]:
-        """Draw the map's own parameters."""
+    def _sample_shape(self, rng: np.random.Generator, *args: Any, **config: Any) -> dict[str, Any]:
+        """Draw the map's own parameters (each map names its own keyword arguments)."""
 
     @abstractmethod
     def _map(self, params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:

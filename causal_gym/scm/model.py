@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 
 from causal_gym._jsonable import to_jsonable
-from causal_gym._validation import check_adjacency, check_node
+from causal_gym._validation import as_generator, check_adjacency, check_count, check_node, check_range
 from causal_gym.graphs import is_dag, topological_order
-from causal_gym._validation import as_generator, check_count, check_range
 from causal_gym.scm.interventions import Intervention, NodeInterventions, group_by_target
 from causal_gym.scm.mechanisms import Mechanism, get_mechanism
 from causal_gym.scm.noise import NoiseFamily, get_noise
@@ -421,8 +420,9 @@ class SCM:
         """Random parts of interventions, drawn after all noise in increasing target order."""
         draws: dict[int, np.ndarray] = {}
         for j, node in plan.items():
-            if node.hard_do is not None and node.hard_do.resampled:
-                draws[j] = gen.uniform(node.hard_do.low, node.hard_do.high, n)
+            hard_do = node.hard_do
+            if hard_do is not None and hard_do.low is not None and hard_do.high is not None:  # resampled
+                draws[j] = gen.uniform(hard_do.low, hard_do.high, n)
             elif node.hidden_disturbance is not None and node.hidden_disturbance.scale is not None:
                 draws[j] = gen.normal(0.0, node.hidden_disturbance.scale, n)
         return draws
@@ -434,7 +434,10 @@ class SCM:
         if node is None:
             return mechanism.evaluate(params, parents, noise)
         if node.hard_do is not None:
-            return draw if node.hard_do.resampled else np.full(noise.shape[0], node.hard_do.value)
+            if node.hard_do.resampled:
+                assert draw is not None  # _intervention_draws drew it
+                return draw
+            return np.full(noise.shape[0], node.hard_do.value)
         if node.parameter_shift is not None:
             params = mechanism.scale_params(params, node.parameter_shift.factor)  # type: ignore[attr-defined]
         values = mechanism.evaluate(params, parents, noise)

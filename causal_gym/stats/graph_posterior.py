@@ -127,6 +127,21 @@ expected number of correct off-diagonal entries, ``sum_{i != j} max(p_ij, 1 - p_
 :func:`expected_shd` its expected SHD; :func:`posterior_scores` adds the edge AUPRC and the F1
 of the prediction against a true DAG.
 
+Entropy of the posterior
+------------------------
+The DP's posterior is over (order, DAG) pairs, ``P(order, G | data) = prod_j beta_j(pa(j)) / Z``
+for ``G`` consistent with the order (``Z = F(V)``), so its entropy is exact in one pass over the
+parent-set posteriors: ``H(order, G) = log Z - sum_j sum_P P(Pa_j = P) log beta_j(P)``
+(:attr:`GraphPosterior.entropy`). The entropy of the DAG alone is not: given ``G`` the order is
+uniform over ``G``'s linear extensions ``L(G)``, so ``H(G) = H(order, G) - E[log L(G)]``, between
+``H(order, G) - log d!`` and ``H(order, G)``, and ``E[log L(G)]`` is no sum the DP can factor. The
+*change* of ``H(order, G)`` after new data is nevertheless the right information gain in
+expectation: the data depend on ``(order, G)`` only through ``G``, so the expected reduction of
+either entropy under the posterior predictive is the same mutual information between the new rows
+and the DAG (the change of ``E[log L(G)]`` averages to zero over the predictive, ``P(G | data)``
+being a martingale). Realised reductions differ by the change of ``E[log L(G)]``;
+``tests/test_graph_posterior.py`` checks both entropies against enumeration of every DAG.
+
 Samples, the best DAG and the posterior predictive
 --------------------------------------------------
 :func:`sample_dags` draws DAGs exactly from the posterior of the order-modular prior: an order
@@ -164,7 +179,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -306,7 +321,7 @@ class BGeStats:
         scatter = np.swapaxes(centred * w[..., None], -1, -2) @ centred
         # the nodes that see every row get one shared copy, equal bit for bit (a matrix product may
         # round its rows differently), so the local scores compute their table once (_distinct_nodes)
-        every = kept.all(axis=-2)[..., None]  # (..., d, 1)
+        every = np.all(kept, axis=-2)[..., None]  # (..., d, 1)
         if x.shape[-2] and every.any():
             shared_mean = x.mean(axis=-2)
             shared_centred = x - shared_mean[..., None, :]
@@ -353,7 +368,7 @@ class BGeStats:
 # ---------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(d: int) -> dict[str, np.ndarray]:
     """Index tables shared by the local scores and the DP (never written to)."""
     q = d - 1
@@ -366,7 +381,7 @@ def _tables(d: int) -> dict[str, np.ndarray]:
     return {"expand": expand, "bits": bits, "size": size, "parent_of": _tables_parent_of(d)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _levels(d: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Index tables of the log-space sums over orders (:func:`_sums_over_orders`), built on first use.
 
@@ -407,7 +422,7 @@ def parent_set_masks(d: int) -> np.ndarray:
            [0, 1, 2, 3]])
     """
     _check_d(check_count(d, "d"), "the graph")
-    return _tables(d)["expand"].copy()  # type: ignore[union-attr]
+    return _tables(d)["expand"].copy()
 
 
 def _principal_logdets(r: np.ndarray) -> np.ndarray:
@@ -444,6 +459,11 @@ def bge_local_scores(
 ) -> np.ndarray:
     """BGe local scores ``(..., d, 2^(d-1))`` from sufficient statistics (layout: module docstring).
 
+    Without a cap all ``2^d`` principal log-determinants of each ``R_j`` come from the
+    principal-minor recursion (module docstring). With one, only the sets of at most
+    ``max_parents`` parents are scored, each from the Cholesky factors of its own small
+    sub-matrices (``d C(d - 1, <= K)`` sets: 23,200 at d = 20, K = 3); the others are ``-inf``.
+
     Parameters
     ----------
     stats : BGeStats
@@ -457,11 +477,6 @@ def bge_local_scores(
         Wishart degrees of freedom, ``> d - 1``.
     t : float, default alpha_mu (alpha_w - d - 1) / (alpha_mu + 1)
         Wishart parameter ``T = t I``.
-
-    Without a cap all ``2^d`` principal log-determinants of each ``R_j`` come from the
-    principal-minor recursion (module docstring). With one, only the sets of at most
-    ``max_parents`` parents are scored, each from the Cholesky factors of its own small
-    sub-matrices (``d C(d - 1, <= K)`` sets: 23,200 at d = 20, K = 3); the others are ``-inf``.
     """
     from scipy.special import gammaln
 
@@ -499,7 +514,7 @@ def bge_local_scores(
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _capped_sets(d: int, cap: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
     """The parent sets of at most ``cap`` members: codes (sorted by size), sizes, and members by size.
 
@@ -533,7 +548,8 @@ def _capped_logdets(r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np
     d = r.shape[-1]
     codes, sizes, members = _capped_sets(d, cap)
     nodes = np.arange(d)
-    parents, families = [], []
+    parents: list[np.ndarray] = []
+    families: list[np.ndarray] = []
     for size, sets in enumerate(members):
         family = np.concatenate([sets, np.broadcast_to(nodes[:, None, None], (*sets.shape[:2], 1))], axis=2)
         for chosen, out in ((sets, parents), (family, families)):
@@ -600,13 +616,13 @@ def log_parent_prior(d: int, kind: str = "size") -> np.ndarray:
     return _log_parent_prior(d, kind).copy()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _log_parent_prior(d: int, kind: str) -> np.ndarray:
     size = _tables(d)["size"]
     if kind == "uniform":
-        return np.zeros((d, size.size))  # type: ignore[union-attr]
+        return np.zeros((d, size.size))
     log_binom = np.array([math.lgamma(d) - math.lgamma(k + 1) - math.lgamma(d - k) for k in range(d)])
-    return np.broadcast_to(-log_binom[size], (d, size.size)).copy()  # type: ignore[union-attr,index]
+    return np.broadcast_to(-log_binom[size], (d, size.size)).copy()
 
 
 _BAND = 1300.0
@@ -634,7 +650,7 @@ def _zeta(x: np.ndarray, q: int, upward: bool) -> np.ndarray:
     depth = top - x
     span = depth.max() if np.isfinite(x).all() else depth[np.isfinite(depth)].max()
     bands = int(span // _BAND) + 1
-    out = None
+    out: np.ndarray | None = None
     for k in range(bands):
         shift = top - (k + 0.5) * _BAND
         if bands == 1:
@@ -644,6 +660,7 @@ def _zeta(x: np.ndarray, q: int, upward: bool) -> np.ndarray:
         with np.errstate(divide="ignore"):
             band = np.log(_linear_zeta(np.exp(exponent), q, upward)) + shift
         out = band if out is None else np.logaddexp(out, band)
+    assert out is not None  # there is at least one band
     return out
 
 
@@ -659,11 +676,15 @@ class GraphPosterior:
         Posterior probability that node ``j`` has exactly the parent set coded by ``c``.
     log_evidence : (...) array
         ``log sum_G P(G) p(data | G)`` with the prior normalised over DAGs.
+    entropy : (...) array
+        Entropy in nats of the posterior over (order, DAG) pairs, the latent of the
+        order-modular model (module docstring, "Entropy of the posterior").
     """
 
     edge_probs: np.ndarray
     parent_set_probs: np.ndarray
     log_evidence: np.ndarray
+    entropy: np.ndarray
 
 
 def _check_scores(scores: object) -> tuple[np.ndarray, int]:
@@ -712,18 +733,23 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
     check_choice(parent_prior, PARENT_PRIORS, "parent prior")
     beta = (s + _log_parent_prior(d, parent_prior)).reshape(-1, d, 1 << q)
     m = beta.shape[0]
-    parent_set, log_z, exact = _linear_dp(beta, d)
+    parent_set, log_z, exact, entropy = _linear_dp(beta, d)
+    excluded = None
     if not exact.all():  # the few the linear pass cannot hold: the log-space DP, exact at any spread
         redo = np.flatnonzero(~exact)
         parent_set[redo], log_z[redo] = _log_dp(beta[redo], d)
+        excluded = np.isneginf(s).reshape(m, d, 1 << q)
+        entropy[redo] = _order_dag_entropy(beta[redo], parent_set[redo], log_z[redo], excluded[redo])
     edges = np.zeros((m, d, d))
     if q:
         marginal = parent_set @ tables["bits"]  # (m, d, q): P(parent_of[j, b] -> j)
         parent_of = tables["parent_of"]
-        child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)  # type: ignore[union-attr]
+        child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)
         edges[:, parent_of, child] = marginal
-    excluded = np.isneginf(s).reshape(m, d, 1 << q)
+    if excluded is None:
+        excluded = np.isneginf(s).reshape(m, d, 1 << q)
     cap = _size_cap(excluded, d) if excluded.any() else d - 1
+    log_prior_z: float | np.ndarray
     if cap is not None:  # no set excluded, or exactly those above a size cap: the prior's mass is cached
         log_prior_z = _log_prior_normaliser(d, parent_prior, cap)
     else:
@@ -733,7 +759,21 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
         edges.reshape(*batch, d, d),
         parent_set.reshape(*batch, d, 1 << q),
         (log_z - log_prior_z).reshape(batch),
+        entropy.reshape(batch),
     )
+
+
+def _order_dag_entropy(beta: np.ndarray, parent_set: np.ndarray, log_z: np.ndarray, excluded: np.ndarray) -> np.ndarray:
+    """``H = log Z - sum_j sum_P P(Pa_j = P) log beta_j(P)`` for ``m`` members (module docstring), ``(m,)``.
+
+    Each ``beta_j`` is taken relative to its maximum ``c_j`` (the posterior of each node's parent set
+    sums to 1, so ``sum_j c_j`` moves to ``log Z``): the terms then stay near the entropy's size
+    instead of cancelling at the size of the scores.
+    """
+    top = beta.max(axis=-1)  # (m, d)
+    centred = np.where(excluded, 0.0, beta - top[..., None])
+    expected = np.einsum("mjc,mjc->m", parent_set, centred)
+    return log_z - top.sum(axis=-1) - expected
 
 
 _NORMAL = 1e-250
@@ -758,8 +798,8 @@ def _scratch(entries: int) -> np.ndarray:
     return np.empty(entries)
 
 
-def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held)`` of ``beta (m, d, 2^(d-1))``.
+def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held, entropy)`` of ``beta (m, d, 2^(d-1))``.
 
     Compiled (:func:`~causal_gym.stats._posterior_kernels.linear_dp`: loops along the batch, no
     index tables) and as exact as :func:`_log_dp` where it holds: it exponentiates once
@@ -771,6 +811,8 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     ``w(u) = exp(sF(u) + sB(u + 1) - sF(d))``. An episode is *held* when no value it needs fell
     below :data:`_NORMAL` (nothing underflowed), its weights are finite and each node's
     parent-set posterior sums to 1 within 1e-9; the others are redone by :func:`_log_dp`.
+    The entropy of the held ones comes from the same pass (:func:`_order_dag_entropy`'s sum, with
+    ``log Z - sum_j c_j = log F~(V)``).
     """
     top_score = beta.max(axis=-1)  # (m, d): c_j
     ratio = beta - top_score[..., None]
@@ -779,10 +821,12 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     chunk = max(1, _DP_CHUNK_ENTRIES // (d << (d - 1)))
     entries = ((d << (d - 1)) + (2 << d)) * min(chunk, len(ratio))
     work = _scratch(entries) if entries <= _DP_CHUNK_ENTRIES * 2 else np.empty(entries)
-    parts = [kernels.linear_dp(ratio[i : i + chunk], size, _NORMAL, _MAX_LOG_WEIGHT, work)
+    parts = [kernels.linear_dp(ratio[i : i + chunk], beta[i : i + chunk], top_score[i : i + chunk], size, _NORMAL,
+                               _MAX_LOG_WEIGHT, work)
              for i in range(0, max(len(ratio), 1), chunk)]
-    parent_set, log_f, held = parts[0] if len(parts) == 1 else (np.concatenate(arrays) for arrays in zip(*parts))
-    return parent_set, top_score.sum(axis=1) + log_f, held
+    parent_set, log_f, held, expected = (parts[0] if len(parts) == 1
+                                         else (np.concatenate(arrays) for arrays in zip(*parts)))
+    return parent_set, top_score.sum(axis=1) + log_f, held, log_f - expected
 
 
 def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -792,7 +836,7 @@ def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     forward, backward = _sums_over_orders(alpha, d)
     expand = _tables(d)["expand"]
     log_z = forward[:, -1]
-    below = forward[:, expand] + backward[:, expand | (1 << np.arange(d))[:, None]]  # type: ignore[operator]
+    below = forward[:, expand] + backward[:, expand | (1 << np.arange(d))[:, None]]
     gamma = _zeta(below, q, upward=True)
     return np.exp(beta + gamma - log_z[:, None, None]), log_z
 
@@ -820,11 +864,11 @@ def _size_cap(excluded: np.ndarray, d: int) -> int | None:
     return cap if np.array_equal(excluded, np.broadcast_to(size > cap, excluded.shape)) else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _log_prior_normaliser(d: int, parent_prior: str, cap: int) -> float:
     """``log sum_{order, G} prod_j rho_j(pa(j))`` over DAGs of at most ``cap`` parents per node: the prior's total mass."""
     prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))[None]
-    _, log_z, held = _linear_dp(prior, d)  # the prior's weights lie within 12 nats of each other: held
+    _, log_z, held, _ = _linear_dp(prior, d)  # the prior's weights lie within 12 nats of each other: held
     return float(log_z[0] if held[0] else _log_dp(prior, d)[1][0])
 
 
@@ -987,10 +1031,10 @@ def sample_dags(scores: np.ndarray, size: int, *, rng: object, parent_prior: str
         before[draws, last] = rest[draws, last]
         remaining = rest[draws, last]
     expand = _tables(d)["expand"]  # (d, 2^q) d-bit masks
-    allowed = (expand[None] & ~before[:, :, None]) == 0  # type: ignore[index]
+    allowed = (expand[None] & ~before[:, :, None]) == 0
     logits = np.where(allowed, beta[None], -np.inf)
     choice = np.argmax(logits + gen.gumbel(size=logits.shape), axis=2)  # (size, d)
-    return _adjacency_of(expand[nodes, choice])  # type: ignore[index]
+    return _adjacency_of(expand[nodes, choice])
 
 
 def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
@@ -999,6 +1043,7 @@ def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
     Found exactly by the recursion over subsets of Silander & Myllymäki (2006): the best parent
     set of ``j`` within every ``U`` (a running maximum over subsets), then the best sink of every
     subset, then back from the full set. Ties go to the smaller node index and parent-set code.
+    ``scores`` may carry leading batch axes ``(..., d, 2^(d-1))``; the result is ``(..., d, d)`` int8.
 
     Examples
     --------
@@ -1008,9 +1053,11 @@ def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
     >>> best_dag(scores).tolist()
     [[0, 1], [0, 0]]
     """
-    beta, d = _single_table(scores, parent_prior)
-    parents = kernels.best_parents(beta)
-    return _adjacency_of(parents)
+    s, d = _check_scores(scores)
+    check_choice(parent_prior, PARENT_PRIORS, "parent prior")
+    beta = (s + _log_parent_prior(d, parent_prior)).reshape(-1, d, 1 << (d - 1))
+    parents = kernels.best_parents(np.ascontiguousarray(beta))
+    return _adjacency_of(parents).reshape(*s.shape[:-2], d, d)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1113,6 +1160,9 @@ def sample_predictive(
 ) -> np.ndarray:
     """One predictive row per DAG and candidate design: ``(K, C, d)``.
 
+    Nodes are drawn in a topological order of each DAG from their conditional t predictives
+    given the parents' drawn (or set) values.
+
     Parameters
     ----------
     stats : BGeStats
@@ -1126,9 +1176,6 @@ def sample_predictive(
     rng : int, SeedSequence or Generator
         Draws are made node by node, each node's ``C`` draws at once, so candidates share
         nothing but may be compared draw by draw.
-
-    Nodes are drawn in a topological order of each DAG from their conditional t predictives
-    given the parents' drawn (or set) values.
     """
     pred = _Predictive.of(stats, alpha_mu, alpha_w, t)
     d = stats.d

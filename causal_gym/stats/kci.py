@@ -210,6 +210,7 @@ class _ResidualMaker:
         """``R @ matrix``."""
         if self.dense is not None:
             return self.dense @ matrix
+        assert self.factor is not None and self.solved is not None  # the low-rank form holds both
         return matrix - self.solved @ (self.factor.T @ matrix)
 
 

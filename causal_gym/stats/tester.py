@@ -46,7 +46,7 @@ def check_test_options(test: object, options: dict[str, Any]) -> tuple[str, dict
     merged = {**valid, **options}
     if test == "kci":
         cap = merged["max_cache_mb"]
-        if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, Real) or not 0 <= cap < math.inf:
+        if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, Real) or not 0 <= float(cap) < math.inf:
             raise ValueError(f"max_cache_mb must be a finite non-negative number of megabytes, got {cap!r}")
     return test, merged
 

@@ -185,7 +185,7 @@ def _as_output(name: str, path: str | None, digest: str | None, data: np.ndarray
     misses = _loaded.cache_info().misses
     method = _loaded(name, path, digest, tuple(sorted(options.items())))
     loaded_now = _loaded.cache_info().misses > misses
-    result = method.run(data, *args)  # type: ignore[call-arg]
+    result = method.run(data, *args)
     extras = {k: result.extras[k] for k in keep}
     return MethodOutput(graph=result.graph, extras={
         "probabilities": result.probabilities, "threshold": result.threshold, **extras,

@@ -18,6 +18,10 @@ units expect one row per unit and method, i.e. replicate-averaged rows, as in th
   metric (failed, unsupported) is left out of that metric's comparisons and counted in
   ``n_skipped``.
 - :func:`overall_win_rates`: each method's wins pooled over all opponents.
+- :func:`paired_differences`: one method against each other one on the units both scored: the mean
+  per-unit difference of each metric with a 95% paired bootstrap interval over those units
+  (:func:`causal_gym.tables.paired_interval`, i.e. :func:`causal_gym.metrics.paired_bootstrap`) --
+  how a method of your own compares with the paper's.
 - :func:`runtime_summary`: runtime per graph over successful runs, with status counts.
 - :func:`exposure_scores`: the pretraining-exposure check (Eq. 8, Fig. 15): a method's F1 on the
   categories its training prior covers (ID) and on the others (OOD), per factor axis, relative to
@@ -38,8 +42,8 @@ import numpy as np
 
 from causal_gym._validation import check_real
 
-__all__ = ["slice_scores", "interaction_scores", "win_rates", "overall_win_rates", "runtime_summary",
-           "exposure_scores", "EXPOSURE_COLUMNS"]
+__all__ = ["slice_scores", "interaction_scores", "win_rates", "overall_win_rates", "paired_differences",
+           "runtime_summary", "exposure_scores", "EXPOSURE_COLUMNS"]
 
 Row = Mapping[str, Any]
 
@@ -216,6 +220,70 @@ def overall_win_rates(pairwise: Iterable[Row]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: (r["win_rate"] is None, -(r["win_rate"] or 0.0), _sort_key(r["method"])))
 
 
+def paired_differences(
+    rows: Iterable[Row],
+    method: Any,
+    opponents: Sequence[Any] | None = None,
+    *,
+    metrics: Sequence[str] = ("f1", "shd"),
+    unit_keys: Sequence[str] = ("unit", "protocol"),
+    method_key: str = "method",
+) -> list[dict[str, Any]]:
+    """``method`` against each opponent, paired by unit: per metric, the mean of ``method``'s score
+    minus the opponent's over the units where both have one, with a 95% paired bootstrap interval.
+
+    Parameters
+    ----------
+    rows : iterable of dict
+        One row per unit and method (replicate-averaged) holding ``metrics`` (None when missing).
+    method : str
+        The method compared.
+    opponents : sequence, optional
+        The methods it is compared with (default: every other method of the rows).
+    metrics : sequence of str
+        Score columns (F1: higher is better; SHD: lower is better -- the sign is the difference's).
+
+    Returns
+    -------
+    list of dict
+        One per opponent: ``method``, ``opponent`` and, per metric ``m``: ``m`` and ``m_opponent``
+        (their means on the paired units), ``m_difference``, ``m_low``, ``m_high`` (None without
+        paired units; the bounds also below two) and ``m_units`` (how many units were paired).
+
+    Examples
+    --------
+    >>> rows = [{"unit": u, "protocol": "obs", "method": m, "f1": f1, "shd": 1.0}
+    ...         for u, (a, b) in enumerate([(0.5, 0.4), (0.7, 0.5), (0.6, 0.6)]) for m, f1 in (("mine", a), ("pc", b))]
+    >>> (row,) = paired_differences(rows, "mine")
+    >>> row["opponent"], round(row["f1_difference"], 3), row["f1_units"], row["shd_difference"]
+    ('pc', 0.1, 3, 0.0)
+    """
+    from causal_gym.tables import paired_interval
+
+    by_unit = _unit_scores(list(rows), unit_keys, method_key)
+    if opponents is None:
+        opponents = sorted({m for unit in by_unit.values() for m in unit if m != method}, key=_sort_key)
+    out = []
+    for opponent in opponents:
+        row: dict[str, Any] = {"method": method, "opponent": opponent}
+        for metric in metrics:
+            pairs = [(unit[method][metric], unit[opponent][metric]) for unit in by_unit.values()
+                     if method in unit and opponent in unit
+                     and unit[method].get(metric) is not None and unit[opponent].get(metric) is not None]
+            mine, theirs = [a for a, _ in pairs], [b for _, b in pairs]
+            estimate, low, high = paired_interval(mine, theirs) if pairs else (None, None, None)
+            row.update({
+                metric: float(np.mean(mine)) if pairs else None,
+                f"{metric}_opponent": float(np.mean(theirs)) if pairs else None,
+                f"{metric}_difference": estimate,
+                f"{metric}_low": None if low is None or np.isnan(low) else low,
+                f"{metric}_high": None if high is None or np.isnan(high) else high,
+                f"{metric}_units": len(pairs),
+            })
+        out.append(row)
+    return out
+
+
 def runtime_summary(rows: Iterable[Row], by: Sequence[str] = ("method",)) -> list[dict[str, Any]]:
     """Runtime per graph (seconds) over successful runs, grouped by ``by`` (e.g. method and d).
 
@@ -308,7 +376,7 @@ def exposure_scores(
         raise ValueError(f"no unit has a {metric!r} score for {method!r} and every reference method {list(reference)}")
     scores = np.array([[by_unit[u][m][metric] for u in units] for m in names], dtype=float)  # (methods, units)
     weights = np.vstack([np.ones(len(units)), np.random.default_rng(seed).multinomial(
-        len(units), np.full(len(units), 1.0 / len(units)), size=n_boot)])  # row 0: the data itself
+        len(units), np.full(len(units), 1.0 / len(units)), size=n_boot)], dtype=np.float64)  # row 0: the data itself
     tail = 100 * (1 - level) / 2
 
     def summary(values: np.ndarray) -> tuple[float | None, list[float] | None]:

@@ -15,7 +15,7 @@ graph: ``min_edges``                   at least ``ceil(0.8 d)`` directed edges
 graph: ``in_degree_cap``               (when a cap is given) no node above the cap
 data: ``finite``                       no NaN or infinite value
 data: ``constant_column``              no column with a single value
-data: ``near_constant_column``         no continuous column with std <= 1e-8 (1 + |mean|) or
+data: ``near_constant_column``         no continuous column with std <= 1e-8 (1 + ``|mean|``) or
                                        one value on more than 99% of rows
 data: ``dominant_category``            no discrete column with a category on > 99% of rows
 data: ``boundary_mass``                continuous columns: at most 10% of rows exactly at the

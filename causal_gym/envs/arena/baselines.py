@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from causal_gym.harness.agent import TaskSpec
 
@@ -65,55 +66,59 @@ def standardize_columns(data: np.ndarray) -> np.ndarray:
 class MethodAgent:
     """Submits the output of discovery method ``method`` (e.g. ``"pc"``, ``"gies_fast"``) with ``options``.
 
-    Parameters
-    ----------
-    method : str
-        A name of :func:`causal_gym.discovery.methods` (or ``"cdfm"`` with ``checkpoint=``).
-    standardize : bool
-        Z-score the columns before the method sees them (default; see the module docstring).
-    **options
-        The method's options, over :data:`WRAPPER_OPTIONS`.
-
     ``usage()`` reports the method's wall and CPU seconds of the episode, the numerical
     RuntimeWarnings it raised (counted by :func:`causal_gym.discovery.run` instead of printed over the
     progress bars) and, for a method with a stopping rule of its own (NOTEARS-MLP), why it stopped
     (``"stopped"``, e.g. ``"max_seconds"`` for a graph returned at the time limit); the run store
-    keeps it per unit.
+    keeps it per unit, with ``method_code``, the digest of a method of your own's code
+    (:attr:`causal_gym.discovery.Method.digest`).
+
+    Parameters
+    ----------
+    method : str
+        A name of :func:`causal_gym.discovery.methods` (or ``"cdfm"`` with ``checkpoint=``), a name given
+        with :func:`causal_gym.discovery.register`, or an import path ``"package.module:function"`` of a
+        method of your own (what worker processes import).
+    standardize : bool
+        Z-score the columns before the method sees them (default; see the module docstring).
+    **options
+        The method's options, over :data:`WRAPPER_OPTIONS`.
     """
 
     def __init__(self, method: str = "pc", standardize: bool = True, **options: Any) -> None:
-        from causal_gym.discovery import check_method, methods
+        from causal_gym.discovery import check_method, resolve
 
-        try:
-            check_method(method, options)  # cdfm without a checkpoint fails here, saying how to get one
-        except ValueError:
-            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(methods())}") from None
+        check_method(method, options)  # cdfm without a checkpoint fails here, saying how to get one
         if not isinstance(standardize, bool):
             raise ValueError(f"standardize must be True or False, got {standardize!r}")
         self.method, self.standardize = method, standardize
+        self._method = resolve(method)
         self.options = {**WRAPPER_OPTIONS.get(method, {}), **options}
         self._usage: dict[str, Any] = {}
 
     def reset(self, task: TaskSpec) -> None:
-        if set(task.observation_space.spaces) < {"data", "mask", "variables"}:
+        space = task.observation_space
+        if not isinstance(space, spaces.Dict) or set(space.spaces) < {"data", "mask", "variables"}:
             raise ValueError(f"MethodAgent plays CausalArena's submit mode, not {task.env_id}")
         self._usage = {}
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> np.ndarray:
-        from causal_gym.discovery import run, supports_interventions
+        from causal_gym.discovery import run
 
         real = np.flatnonzero(np.asarray(observation["variables"], dtype=bool))
         data = np.asarray(observation["data"], dtype=float)[:, real]
         if self.standardize:
             data = standardize_columns(data)
         mask = np.asarray(observation["mask"], dtype=bool)[:, real]
-        extra = {"mask": mask} if supports_interventions(self.method) and mask.any() else {}
+        extra = {"mask": mask} if self._method.interventional and mask.any() else {}
         wall, cpu = time.perf_counter(), time.process_time()
-        result = run(self.method, data, **extra, **self.options)
+        result = run(self._method, data, **extra, **self.options)
         graph = result.graph
         self._usage = {"method": self.method, "method_seconds": time.perf_counter() - wall,
                        "method_cpu_seconds": time.process_time() - cpu, "standardized": self.standardize,
                        "numerical_warnings": dict(result.warnings)}
+        if not self._method.builtin:
+            self._usage["method_code"] = self._method.digest
         if "stopped" in result.extras:
             self._usage["stopped"] = result.extras["stopped"]
         width = len(observation["variables"])

@@ -57,7 +57,13 @@ from causal_gym.envs.arena.audits import AuditResult, audit_interventional
 from causal_gym.envs.arena.card_pack import CardPack, public_cards
 from causal_gym.envs.arena.families import MECHANISM_TAGS, NOISE_TAGS, ROOT_FAMILIES
 from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
-from causal_gym.envs.arena.protocol import ArenaDataset, ArenaProtocol, counterfactual_rows, sample_split
+from causal_gym.envs.arena.protocol import (
+    ArenaDataset,
+    ArenaProtocol,
+    SamplesFromSCM,
+    counterfactual_rows,
+    sample_split,
+)
 from causal_gym.envs.arena.synthetic import ROOT_DEPENDENCIES, STRESSORS, ArenaConfig, GenerationError
 from causal_gym.seal import Seal, keyed_entropy
 
@@ -332,7 +338,7 @@ class ArenaTask:
     audit: AuditResult | None
 
 
-def audit_split(scm: object, dataset: ArenaDataset) -> AuditResult:
+def audit_split(scm: SamplesFromSCM, dataset: ArenaDataset) -> AuditResult:
     """The interventional audit (Appendix A.2) of a split sampled from ``scm`` by :func:`~.protocol.sample_split`.
 
     Replays every row without its intervention (:func:`~.protocol.counterfactual_rows`) and runs

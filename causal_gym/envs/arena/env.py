@@ -22,7 +22,7 @@ import os
 import warnings
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -30,10 +30,20 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_adjacency, check_choice
 from causal_gym.envs.arena.scoring import METRICS
-from causal_gym.envs.arena.source import ARGUMENTS_DOC, ArenaSource, ArenaView, final_extras, reset_info, score_submission
+from causal_gym.envs.arena.source import (
+    ARGUMENTS_DOC,
+    ArenaSource,
+    ArenaView,
+    final_extras,
+    reset_info,
+    score_submission,
+)
 from causal_gym.graphs import directed_cycle
 from causal_gym.harness.working_graph import render_ansi, render_rgb, variable_name
 from causal_gym.seal import Seal
+
+if TYPE_CHECKING:
+    from causal_gym.envs.arena.tool_env import CausalArenaToolEnv
 
 __all__ = ["MODES", "CausalArenaEnv", "make_arena_env"]
 
@@ -218,15 +228,19 @@ class CausalArenaEnv(gym.Env):
 
     def _observation(self) -> dict[str, np.ndarray]:
         view = self._view
+        if view is None:
+            raise RuntimeError("call reset() first")
         return {"data": view.data.copy(), "mask": view.mask.copy(), "variables": view.variables.copy()}
 
 
-CausalArenaEnv.__doc__ = CausalArenaEnv.__doc__.replace("{arguments}", ARGUMENTS_DOC.rstrip("\n") + (
+CausalArenaEnv.__doc__ = (CausalArenaEnv.__doc__ or "").replace(  # None under python -OO
+    "{arguments}", ARGUMENTS_DOC.rstrip("\n") + (
     "\n    | ``accept_cycles``    | False    | score an answer with a directed cycle as it is instead of "
     "rejecting it (the method reproduction sets it: the paper scores its methods' graphs as returned) |\n"))
 
 
-def make_arena_env(mode: str = "submit", seal: Seal | str | None = None, **kwargs: Any) -> CausalArenaEnv:
+def make_arena_env(mode: str = "submit", seal: Seal | str | None = None,
+                   **kwargs: Any) -> CausalArenaEnv | CausalArenaToolEnv:
     """The submit env with ``kwargs``: the entry point of ``CausalArena-{source}-v0``.
 
     ``mode="tools"`` still builds :class:`~causal_gym.envs.arena.tool_env.CausalArenaToolEnv`, with a

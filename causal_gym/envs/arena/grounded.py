@@ -78,10 +78,10 @@ from scipy.stats import rankdata
 
 from causal_gym._jsonable import to_jsonable
 from causal_gym._validation import check_count, check_real
-from causal_gym.graphs import is_dag
-from causal_gym.scm import SCM, NodeSpec, get_noise
 from causal_gym.envs.arena.audits import audit_graph
 from causal_gym.envs.arena.expressions import FUNCTIONS, expression_params, parse_expression
+from causal_gym.graphs import is_dag
+from causal_gym.scm import SCM, NodeSpec, get_noise
 
 __all__ = [
     "ROLES",
@@ -206,17 +206,17 @@ def _range(value: object, where: str) -> tuple[float, float]:
 
 def _role_keys(variable: Mapping[str, Any], where: str) -> frozenset[str]:
     role = variable.get("role")
-    if role not in _ROLE_KEYS:
+    options = _ROLE_KEYS.get(role) if isinstance(role, str) else None
+    if options is None:
         raise ValueError(f"{where}: role must be one of {', '.join(map(repr, ROLES))}, got {role!r}")
     present = frozenset(set(variable) - _VARIABLE_KEYS)
-    options = _ROLE_KEYS[role]
     if present not in options:
         wanted = " or ".join(str(sorted(option)) for option in options)
         raise ValueError(f"{where}: a {role} variable needs exactly the extra keys {wanted}, got {sorted(present)}")
     return present
 
 
-def _family_params(family: object, scale: float, config: Mapping[str, Any], where: str) -> dict[str, Any]:
+def _family_params(family: str, scale: float, config: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Parameters of a registered noise family at a fixed scale (extra keys go to the family)."""
     try:
         return get_noise(family).sample_params(np.random.default_rng(0), scale_range=(scale, scale), **config)
@@ -235,14 +235,14 @@ def _scale_and_mode(config: dict[str, Any], where: str) -> tuple[float, str]:
     return scale, mode
 
 
-def _split(record: object, where: str) -> tuple[object, dict[str, Any]]:
-    if not isinstance(record, Mapping) or "family" not in record:
-        raise ValueError(f"{where} must be a mapping with a 'family' key, got {record!r}")
+def _split(record: object, where: str) -> tuple[str, dict[str, Any]]:
+    if not isinstance(record, Mapping) or not isinstance(record.get("family"), str):
+        raise ValueError(f"{where} must be a mapping with a 'family' key naming a noise family, got {record!r}")
     config = dict(record)
     return config.pop("family"), config
 
 
-def _distribution(record: object, where: str) -> tuple[object, dict[str, Any], str, float]:
+def _distribution(record: object, where: str) -> tuple[str, dict[str, Any], str, float]:
     """A root's noise family, its parameters, the combination mode and the centre."""
     family, config = _split(record, where)
     if family == "uniform" and "low" in config:
@@ -258,7 +258,7 @@ def _distribution(record: object, where: str) -> tuple[object, dict[str, Any], s
     return family, _family_params(family, scale, config, where), mode, center
 
 
-def _noise(record: object, where: str) -> tuple[object, dict[str, Any], str]:
+def _noise(record: object, where: str) -> tuple[str, dict[str, Any], str]:
     """A non-root node's noise family, its parameters and the combination mode."""
     family, config = _split(record, where)
     scale, mode = _scale_and_mode(config, where)
@@ -430,14 +430,14 @@ def compile_scenario(spec: ScenarioSpec, *, reference_size: int = 2000, referenc
     (('V', 'R', 'I', 'P'), [])
     """
     where = f"scenario {spec.get('name')!r}" if isinstance(spec, Mapping) else "scenario"
-    spec = _keys(spec, _SCENARIO_KEYS, {"constants"}, where)
+    card = _keys(spec, _SCENARIO_KEYS, {"constants"}, where)
     for key in ("name", "domain", "description"):
-        _text(spec[key], f"{where} {key}")
-    constants = _constants(spec, where)
-    variables = _variables(spec, constants, where)
+        _text(card[key], f"{where} {key}")
+    constants = _constants(card, where)
+    variables = _variables(card, constants, where)
     names = tuple(v["name"] for v in variables)
     index = {name: i for i, name in enumerate(names)}
-    adjacency, edges = _graph(spec, index, where)
+    adjacency, edges = _graph(card, index, where)
     nodes, equations = [], {}
     used_constants: set[str] = set()
     for j, variable in enumerate(variables):
@@ -452,10 +452,10 @@ def compile_scenario(spec: ScenarioSpec, *, reference_size: int = 2000, referenc
         raise ValueError(f"{where}: constants {unused} are not used by any equation")
     scm = SCM(adjacency, nodes)
     metadata: dict[str, Any] = {
-        "name": spec["name"],
-        "domain": spec["domain"],
-        "description": spec["description"],
-        "constants": to_jsonable(spec.get("constants", {})),
+        "name": card["name"],
+        "domain": card["domain"],
+        "description": card["description"],
+        "constants": to_jsonable(card.get("constants", {})),
         "variables": [
             {key: to_jsonable(v[key]) for key in ("name", "unit", "definition", "range", "role", "intervention")}
             for v in variables
@@ -541,7 +541,7 @@ def check_sample(compiled: CompiledScenario, data: object, intervention_mask: ob
     for name, equation in metadata["equations"].items():
         j = names.index(name)
         rows = ~mask[:, j]
-        parents = X[np.ix_(rows, list(scm.parents(j)))]
+        parents = X[np.ix_(rows, np.asarray(scm.parents(j), dtype=np.intp))]
         env = {n: parents[:, i] for i, n in enumerate(equation["inputs"])}
         env.update(scm.nodes[j].mechanism_params["constants"])
         with np.errstate(invalid="ignore"):

@@ -97,7 +97,7 @@ def fit_load_split(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["method"], int(row["d"])), []).append(row)
-    fits = []
+    fits: list[dict[str, Any]] = []
     for (method, d), group in sorted(groups.items()):
         k = np.array([r["k"] for r in group], dtype=float)
         t = np.array([r["seconds"] for r in group], dtype=float)

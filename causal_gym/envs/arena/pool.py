@@ -36,7 +36,7 @@ import functools
 import itertools
 import json
 from collections import Counter
-from collections.abc import Sequence, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 

@@ -25,9 +25,9 @@ eligible nodes and holds at least as many targets as a row needs.
 
 Intervention-protocol suite (Appendix A.2)
 ------------------------------------------
-==================  =======  =======  =========  ==================================================
+=================== =======  =======  =========  ==================================================
 protocol            n_obs    n_int    per row    interventions
-==================  =======  =======  =========  ==================================================
+=================== =======  =======  =========  ==================================================
 ``obs+int``         800      200      1          hard resampling on U[q10, q90] (the "default")
 ``fixed_setpoint``  800      200      1          ``X_t`` set to its q20, q50 or q80 (chosen per row)
                                                  with uniform jitter of +-1% of its IQR
@@ -42,7 +42,7 @@ protocol            n_obs    n_int    per row    interventions
 ``dense_mixed``     200      800      2-4        structural targets; each (row, target) slot gets
                                                  resampling, a fixed setpoint or the target's
                                                  parameter shift, in balanced proportions
-==================  =======  =======  =========  ==================================================
+=================== =======  =======  =========  ==================================================
 
 The paper names three mechanism changes (scale parent effects, shift a bias/threshold, change a
 nonlinear strength); our SCMs expose two hooks, so "scale" covers both the parent-effect and the
@@ -92,7 +92,8 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol as TypingProtocol
+from typing import Any
+from typing import Protocol as TypingProtocol
 
 import numpy as np
 
@@ -255,6 +256,8 @@ def _targets_from_mask(mask: np.ndarray) -> tuple[tuple[int, ...], ...]:
 class ArenaDataset:
     """One exported split: data, intervention mask, per-row targets and regimes, truth, metadata.
 
+    Arrays are read-only. Equality is identity; compare fields explicitly.
+
     Attributes
     ----------
     data : (n, d) float array
@@ -270,8 +273,6 @@ class ArenaDataset:
     meta : dict
         Plain-JSON metadata: protocol, seed, replicate, pool, target ranges, regimes, and the
         caller's keys (scoring reads ``"unit"``, the SCM id, and ``"factors"``, a dict of labels).
-
-    Arrays are read-only. Equality is identity; compare fields explicitly.
     """
 
     data: np.ndarray
@@ -609,7 +610,8 @@ def sample_split(
     regimes: list[dict[str, Any]] = [
         {"name": "observational", "targets": [], "interventions": [], "n_rows": spec.n_obs, "spawn_key": None}
     ]
-    blocks, targets, labels = [observational], [()] * spec.n_obs, [0] * spec.n_obs
+    blocks, labels = [observational], [0] * spec.n_obs
+    targets: list[tuple[int, ...]] = [()] * spec.n_obs
     if spec.interventional:
         chosen = _check_pool(pool, scm, spec, seed)
         quantiles = np.quantile(observational, spec.quantiles, axis=0)
@@ -654,8 +656,8 @@ def sample_split(
         raise ValueError(f"meta keys {clash} are set by the protocol; choose other names")
     data = np.concatenate(blocks)[order]
     mask = np.zeros((n_total, d), dtype=bool)
-    for i, row in enumerate(targets):
-        mask[i, list(row)] = True
+    for i, targeted in enumerate(targets):
+        mask[i, list(targeted)] = True
     return ArenaDataset(
         data=data,
         mask=mask[order],

@@ -29,6 +29,7 @@ import gzip
 import importlib.util
 import re
 from pathlib import Path
+
 import numpy as np
 
 from causal_gym._validation import check_choice

@@ -18,19 +18,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from causal_gym._files import OutputFolder
-from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.arena.spec import SPEC
+from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.tables import (
     ReportTable,
     build_table,
     check_finite,
     column,
     error_bars,
+    figure_png,
     interval,
     interval_cells,
     mean,
     new_figure,
-    figure_png,
     per_unit,
     played,
 )

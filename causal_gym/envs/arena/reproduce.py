@@ -61,6 +61,11 @@ of the hour, so it returns its current graph rather than being killed), DAS
 the library's 60 formula and semantic scenarios (the first release had 20), so ``--quick`` runs
 three times the grounded units it used to.
 
+Your own method (``--methods pc,mypkg.methods:fn``; or a registered or entry-point name) gets its row,
+then its paired differences against each other method (mean per-unit F1 and SHD difference over the
+units both scored, 95% paired bootstrap; ``paired_differences`` in ``--json``). A store is not resumed
+after its code changed (use a new ``--out``); it plays ``obs+int`` when registered ``interventional=True``.
+
 Runtime of ``--quick`` (500 units: 80 synthetic, 420 on the cards): 7.8 min wall with
 ``--workers 2`` on a cold cache on the shared 2-core machine, 0.24 CPU hours in the methods;
 NOTEARS (5.7 s per unit) and DAGMA (5.0 s) are most of it. The first release's measurement, 52
@@ -90,6 +95,7 @@ the projection as a lower bound.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -101,11 +107,25 @@ import numpy as np
 
 from causal_gym._files import write_atomic
 from causal_gym._validation import check_choice
-from causal_gym.envs.arena.paper_pretrained import (
+from causal_gym.envs.arena.paper_numbers import (
+    _COMPONENT_ORDER,
+    _DIMS,
+    _FAMILY_ORDER,
+    _PAPER_ROW,
+    _ROOT_ORDER,
+    _SIZES,
+    PAPER_NAMES,
     PAPER_PRETRAINED_SACHS,
     PAPER_PRETRAINED_TABLE9,
     PAPER_PRETRAINED_TABLE18,
+    PAPER_TABLE2,
+    PAPER_TABLE8,
+    PAPER_TABLE9,
+    PAPER_TABLE10,
+    PAPER_TABLE11,
+    PAPER_TABLE18,
 )
+from causal_gym.envs.reproduce_args import add_common_reproduce_args, add_deprecated_alias, reproduce_parser, tables_to
 
 __all__ = [
     "METHODS",
@@ -121,6 +141,7 @@ __all__ = [
     "plan_runs",
     "store_rows",
     "summarize_rows",
+    "build_parser",
     "main",
 ]
 
@@ -136,146 +157,14 @@ IGSP and CDIS (the paper's; IGSP's defaults are the paper's wrapper settings, CD
 code's, its PAG scored with every adjacency that is not ``->`` undirected). SDCD, IGSP and CDIS take
 the intervention mask, so they also play ``obs+int``."""
 
-PAPER_NAMES = {"pc": "PC", "ges": "GES (causal-learn)", "ges_fast": "GES", "gies": "GIES (gies pkg)",
-               "gies_fast": "GIES", "direct_lingam": "LiNGAM", "notears": "NOTEARS", "dagma": "DAGMA",
-               "random_regress": "RandomRegress", "xges": "XGES", "notears_mlp": "NOTEARS-MLP",
-               "das": "DAS", "sdcd": "SDCD", "igsp": "IGSP", "cdis": "CDIS", "alternet": "AlterNet",
-               "cdfm": "CDFM", "avici": "AVICI"}
-
-_PAPER_ROW = {"ges": "gies", "ges_fast": "gies", "gies_fast": "gies", "xges": "gies"}
-"""Our method -> the paper's row it is compared with (GES against GIES: see *Methods*)."""
-
 ENV_IDS = {"synthetic": "CausalArena-synthetic-v0", "formula": "CausalArena-formula-v0",
            "semantic": "CausalArena-semantic-v0", "real": "CausalArena-real-v0"}
 """The submit-mode env of each source the reproduction plays."""
 
-# Table 2 (F1, SHD): Syn./Sem./Form. x obs / obs+int; methods without intervention support have no obs+int cells.
-PAPER_TABLE2: dict[str, dict[str, tuple[float, float]]] = {
-    "random_regress": {"synthetic/obs": (0.28, 218.0), "semantic/obs": (0.25, 93.2), "formula/obs": (0.20, 108.3)},
-    "gies": {"synthetic/obs": (0.48, 123.6), "synthetic/obs+int": (0.48, 134.0), "semantic/obs": (0.55, 33.4),
-             "semantic/obs+int": (0.57, 32.9), "formula/obs": (0.47, 36.7), "formula/obs+int": (0.52, 34.7)},
-    "pc": {"synthetic/obs": (0.31, 115.4), "semantic/obs": (0.33, 33.5), "formula/obs": (0.22, 31.1)},
-    "direct_lingam": {"synthetic/obs": (0.21, 109.6), "semantic/obs": (0.20, 38.9), "formula/obs": (0.24, 34.7)},
-    "dagma": {"synthetic/obs": (0.28, 107.2), "semantic/obs": (0.18, 42.0), "formula/obs": (0.18, 39.7)},
-    "notears": {"synthetic/obs": (0.28, 104.2), "semantic/obs": (0.20, 38.1), "formula/obs": (0.18, 35.2)},
-    "notears_mlp": {"synthetic/obs": (0.35, 107.0), "semantic/obs": (0.22, 44.9), "formula/obs": (0.19, 44.1)},
-    "das": {"synthetic/obs": (0.34, 142.6), "semantic/obs": (0.21, 59.5), "formula/obs": (0.16, 64.8)},
-    "sdcd": {"synthetic/obs": (0.38, 135.5), "synthetic/obs+int": (0.38, 148.1), "semantic/obs": (0.36, 51.2),
-             "semantic/obs+int": (0.36, 51.7), "formula/obs": (0.28, 61.5), "formula/obs+int": (0.29, 61.6)},
-    "igsp": {"synthetic/obs": (0.41, 135.6), "synthetic/obs+int": (0.39, 132.8), "semantic/obs": (0.31, 40.8),
-             "semantic/obs+int": (0.31, 39.9), "formula/obs": (0.21, 43.3), "formula/obs+int": (0.16, 40.7)},
-    "cdis": {"synthetic/obs": (0.38, 143.0), "synthetic/obs+int": (0.40, 140.1), "semantic/obs": (0.40, 31.7),
-             "semantic/obs+int": (0.40, 31.9), "formula/obs": (0.23, 31.0), "formula/obs+int": (0.23, 30.9)},
-}
 
-# Table 9: synthetic F1 by d, (obs, obs+int); None where the paper has no cell.
-_DIMS = (10, 20, 30, 50, 100)
-PAPER_TABLE9: dict[str, dict[int, tuple[float, float | None]]] = {
-    "random_regress": dict(zip(_DIMS, ((0.34, None), (0.31, None), (0.28, None), (0.25, None), (0.23, None)))),
-    "gies": dict(zip(_DIMS, ((0.49, 0.55), (0.49, 0.49), (0.49, 0.48), (0.47, 0.45), (0.47, 0.44)))),
-    "pc": dict(zip(_DIMS, ((0.42, None), (0.34, None), (0.31, None), (0.26, None), (0.20, None)))),
-    "direct_lingam": dict(zip(_DIMS, ((0.29, None), (0.23, None), (0.21, None), (0.18, None), (0.13, None)))),
-    "dagma": dict(zip(_DIMS, ((0.34, None), (0.30, None), (0.29, None), (0.27, None), (0.22, None)))),
-    "notears": dict(zip(_DIMS, ((0.33, None), (0.30, None), (0.28, None), (0.26, None), (0.21, None)))),
-    "notears_mlp": dict(zip(_DIMS, ((0.39, None), (0.38, None), (0.36, None), (0.34, None), (0.29, None)))),
-    "das": dict(zip(_DIMS, ((0.43, None), (0.38, None), (0.34, None), (0.30, None), (0.25, None)))),
-    "sdcd": dict(zip(_DIMS, ((0.38, 0.40), (0.39, 0.39), (0.39, 0.38), (0.38, 0.36), (0.37, 0.36)))),
-    "igsp": dict(zip(_DIMS, ((0.49, 0.47), (0.45, 0.42), (0.42, 0.40), (0.36, 0.34), (0.32, 0.30)))),
-    "cdis": dict(zip(_DIMS, ((0.36, 0.44), (0.39, 0.42), (0.39, 0.40), (0.38, 0.38), (0.36, 0.35)))),
-}
-
-# Table 8: synthetic F1 by graph family, (obs, obs+int).
-_FAMILY_ORDER = ("erdos_renyi", "scale_free", "chain", "tree", "layered", "collider_rich", "bipartite_layered",
-                 "dense_local_module", "small_world", "block_sparse_layered")
-PAPER_TABLE8: dict[str, dict[str, tuple[float, float | None]]] = {
-    method: dict(zip(_FAMILY_ORDER, zip(obs, interventional)))
-    for method, obs, interventional in (
-        ("random_regress", (0.27, 0.27, 0.30, 0.27, 0.27, 0.27, 0.27, 0.31, 0.30, 0.30), (None,) * 10),
-        ("gies", (0.50, 0.42, 0.45, 0.44, 0.52, 0.49, 0.61, 0.45, 0.44, 0.47),
-         (0.48, 0.46, 0.50, 0.48, 0.50, 0.47, 0.51, 0.46, 0.48, 0.47)),
-        ("pc", (0.28, 0.25, 0.34, 0.30, 0.32, 0.28, 0.29, 0.35, 0.31, 0.34), (None,) * 10),
-        ("direct_lingam", (0.18, 0.21, 0.22, 0.22, 0.21, 0.19, 0.18, 0.23, 0.19, 0.23), (None,) * 10),
-        ("dagma", (0.23, 0.34, 0.30, 0.37, 0.26, 0.24, 0.19, 0.32, 0.25, 0.36), (None,) * 10),
-        ("notears", (0.24, 0.30, 0.30, 0.33, 0.27, 0.23, 0.20, 0.30, 0.24, 0.34), (None,) * 10),
-        ("notears_mlp", (0.32, 0.39, 0.37, 0.41, 0.32, 0.32, 0.29, 0.39, 0.32, 0.40), (None,) * 10),
-        ("das", (0.34, 0.39, 0.31, 0.38, 0.33, 0.33, 0.30, 0.37, 0.30, 0.35), (None,) * 10),
-        ("sdcd", (0.41, 0.41, 0.34, 0.39, 0.39, 0.39, 0.41, 0.37, 0.36, 0.36),
-         (0.40, 0.41, 0.35, 0.38, 0.39, 0.40, 0.38, 0.35, 0.37, 0.34)),
-        ("igsp", (0.37, 0.41, 0.38, 0.43, 0.39, 0.38, 0.46, 0.44, 0.36, 0.45),
-         (0.36, 0.39, 0.37, 0.40, 0.37, 0.36, 0.44, 0.41, 0.35, 0.43)),
-        ("cdis", (0.42, 0.30, 0.33, 0.31, 0.40, 0.41, 0.58, 0.34, 0.34, 0.34),
-         (0.42, 0.32, 0.36, 0.35, 0.42, 0.42, 0.58, 0.39, 0.36, 0.38)),
-    )
-}
-
-
-# Table 10: synthetic F1 by root dependency, (obs, obs+int); the paper's "correlated normal" is our
-# common-factor block, "random covariance normal" our random-covariance block.
-_ROOT_ORDER = ("common_factor", "independent", "random_covariance", "uniform_ball")
-PAPER_TABLE10: dict[str, dict[str, tuple[float, float | None]]] = {
-    method: dict(zip(_ROOT_ORDER, zip(obs, interventional)))
-    for method, obs, interventional in (
-        ("random_regress", (0.23, 0.29, 0.22, 0.30), (None,) * 4),
-        ("gies", (0.37, 0.49, 0.39, 0.54), (0.40, 0.49, 0.40, 0.51)),
-        ("pc", (0.25, 0.31, 0.26, 0.32), (None,) * 4),
-        ("direct_lingam", (0.21, 0.21, 0.19, 0.20), (None,) * 4),
-        ("dagma", (0.32, 0.28, 0.31, 0.24), (None,) * 4),
-        ("notears", (0.30, 0.28, 0.29, 0.24), (None,) * 4),
-        ("notears_mlp", (0.38, 0.35, 0.37, 0.32), (None,) * 4),
-        ("das", (0.33, 0.34, 0.33, 0.32), (None,) * 4),
-        ("sdcd", (0.36, 0.39, 0.36, 0.38), (0.35, 0.38, 0.35, 0.38)),
-        ("igsp", (0.35, 0.41, 0.37, 0.43), (0.34, 0.39, 0.35, 0.40)),
-        ("cdis", (0.27, 0.38, 0.30, 0.45), (0.29, 0.41, 0.30, 0.47)),
-    )
-}
-
-# Table 11: synthetic F1 by difficulty component, (obs, obs+int); "baseline" is the clean case and a
-# configuration with two stressors counts in both columns.
-_COMPONENT_ORDER = ("baseline", "distribution_shift", "feature_corruption", "feature_warping", "high_noise",
-                    "missingness", "outliers", "soft_interventions", "weak_signal")
-PAPER_TABLE11: dict[str, dict[str, tuple[float, float | None]]] = {
-    method: dict(zip(_COMPONENT_ORDER, zip(obs, interventional)))
-    for method, obs, interventional in (
-        ("random_regress", (0.28, 0.28, 0.27, 0.27, 0.30, 0.27, 0.26, 0.28, 0.30), (None,) * 9),
-        ("gies", (0.51, 0.50, 0.45, 0.46, 0.52, 0.45, 0.36, 0.49, 0.50),
-         (0.52, 0.46, 0.46, 0.48, 0.53, 0.46, 0.37, 0.45, 0.51)),
-        ("pc", (0.33, 0.32, 0.31, 0.30, 0.31, 0.31, 0.23, 0.31, 0.31), (None,) * 9),
-        ("direct_lingam", (0.26, 0.23, 0.18, 0.21, 0.16, 0.20, 0.06, 0.22, 0.22), (None,) * 9),
-        ("dagma", (0.31, 0.30, 0.28, 0.29, 0.30, 0.29, 0.16, 0.29, 0.27), (None,) * 9),
-        ("notears", (0.30, 0.29, 0.27, 0.28, 0.28, 0.29, 0.14, 0.28, 0.26), (None,) * 9),
-        ("notears_mlp", (0.36, 0.36, 0.34, 0.35, 0.39, 0.35, 0.32, 0.36, 0.35), (None,) * 9),
-        ("das", (0.34, 0.35, 0.32, 0.33, 0.41, 0.32, 0.30, 0.34, 0.35), (None,) * 9),
-        ("sdcd", (0.40, 0.40, 0.36, 0.39, 0.42, 0.36, 0.28, 0.40, 0.40), (0.40, 0.37, 0.36, 0.39, 0.41, 0.37, 0.29, 0.38, 0.38)),
-        ("igsp", (0.42, 0.43, 0.38, 0.39, 0.46, 0.39, 0.30, 0.41, 0.43),
-         (0.41, 0.41, 0.35, 0.38, 0.43, 0.37, 0.29, 0.40, 0.41)),
-        ("cdis", (0.40, 0.39, 0.35, 0.37, 0.39, 0.36, 0.31, 0.38, 0.38),
-         (0.42, 0.43, 0.37, 0.40, 0.40, 0.38, 0.32, 0.41, 0.41)),
-    )
-}
-
-
-# Table 18: the sample-size suite (d = 30, 10 configurations per graph family, obs), (F1, SHD) by n.
-_SIZES = (100, 200, 500, 1000, 2000, 5000, 10000)
-PAPER_TABLE18: dict[str, dict[int, tuple[float, float]]] = {
-    method: dict(zip(_SIZES, cells))
-    for method, cells in (
-        ("random_regress", ((0.25, 76.6), (0.28, 76.8), (0.28, 84.1), (0.29, 88.8), (0.28, 99.2), (0.27, 113.0),
-                            (0.26, 125.7))),
-        ("gies", ((0.35, 61.8), (0.41, 56.2), (0.46, 54.2), (0.49, 54.6), (0.50, 57.9), (0.49, 65.3), (0.49, 70.6))),
-        ("pc", ((0.25, 50.6), (0.27, 50.2), (0.30, 50.8), (0.31, 52.5), (0.32, 54.3), (0.31, 57.9), (0.31, 60.1))),
-        ("direct_lingam", ((0.20, 51.3), (0.20, 50.5), (0.21, 49.7), (0.22, 49.5), (0.21, 49.4), (0.21, 49.5),
-                           (0.21, 49.5))),
-        ("dagma", ((0.27, 53.0), (0.29, 50.1), (0.29, 49.6), (0.29, 49.1), (0.29, 48.8), (0.29, 49.0), (0.29, 49.0))),
-        ("notears", ((0.26, 49.2), (0.28, 48.2), (0.28, 47.7), (0.28, 47.4), (0.28, 47.5), (0.28, 47.3),
-                     (0.27, 47.5))),
-        ("notears_mlp", ((0.26, 78.2), (0.32, 57.9), (0.35, 51.5), (0.36, 49.9), (0.36, 49.9), (0.37, 49.4),
-                         (0.36, 49.6))),
-        ("das", ((0.22, 61.5), (0.28, 61.5), (0.32, 65.4), (0.35, 67.5), (0.36, 71.0), (0.35, 104.7), (0.36, 87.1))),
-        ("sdcd", ((0.22, 118.1), (0.26, 100.0), (0.35, 75.3), (0.38, 68.7), (0.40, 62.8), (0.41, 59.2), (0.43, 54.2))),
-        ("igsp", ((0.25, 52.3), (0.31, 51.8), (0.38, 52.2), (0.41, 54.3), (0.43, 58.9), (0.43, 68.8), (0.43, 76.8))),
-        ("cdis", ((0.23, 51.1), (0.29, 49.4), (0.36, 48.4), (0.39, 50.8), (0.40, 54.2), (0.42, 60.0), (0.43, 61.7))),
-    )
-}
+def _name(method: str) -> str:
+    """A method's name in the tables: the paper's, or an import path's function (its whole path heads its paired table)."""
+    return PAPER_NAMES.get(method, method.rpartition(":")[2])
 
 
 AMORTIZED = ("alternet", "cdfm", "avici")
@@ -500,8 +389,11 @@ def _by_component(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             for row in rows for component in (row["stressors"] or ["baseline"])]
 
 
-def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
+def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str],
+                   compared: Sequence[str] = ()) -> dict[str, Any]:
     """Replicate-averaged rows and the tables printed by :func:`main` (plain JSON).
+
+    ``compared`` names methods (yours) to set against every other method of the run, unit by unit.
 
     Returns
     -------
@@ -516,9 +408,16 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         real unit's cell and their ``"mean"``, obs), ``win_rates`` (pairwise, obs
         synthetic units) and ``overall_win_rates``, ``statuses`` (per method and split),
         ``runtime`` (:func:`~.analysis.runtime_summary` per method and split) and ``exposure``
-        (:func:`exposure_summary`, obs synthetic units).
+        (:func:`exposure_summary`, obs synthetic units), ``paired_differences`` (per method of
+        ``compared``, source and protocol: :func:`~.analysis.paired_differences` rows of F1 and SHD).
     """
-    from causal_gym.envs.arena.analysis import overall_win_rates, runtime_summary, slice_scores, win_rates
+    from causal_gym.envs.arena.analysis import (
+        overall_win_rates,
+        paired_differences,
+        runtime_summary,
+        slice_scores,
+        win_rates,
+    )
     from causal_gym.envs.arena.scoring import average_replicates
 
     averaged = average_replicates(rows, keys=("method", "unit", "protocol"))
@@ -558,10 +457,10 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
     interventional = [r for r in synthetic if r["protocol"] == "obs+int"]
     pairwise = win_rates(observational) if observational else []
     statuses: dict[str, dict[str, int]] = {}
-    for row in rows:
-        counts = statuses.setdefault(f"{row['method']}/{row['protocol']}", {})
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
-        if row.get("cyclic"):
+    for run in rows:
+        counts = statuses.setdefault(f"{run['method']}/{run['protocol']}", {})
+        counts[run["status"]] = counts.get(run["status"], 0) + 1
+        if run.get("cyclic"):
             counts["ok with a cycle"] = counts.get("ok with a cycle", 0) + 1
     return {
         "averaged": averaged,
@@ -580,6 +479,13 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], methods: Sequence[str]) ->
         "statuses": statuses,
         "runtime": runtime_summary(rows, by=("method", "protocol")),
         "exposure": exposure_summary(observational, methods),
+        "paired_differences": [
+            {"source": source, "protocol": protocol, **row}
+            for method in compared
+            for source, protocol in dict.fromkeys((r["source"], r["protocol"]) for r in averaged)
+            for row in paired_differences([r for r in averaged if (r["source"], r["protocol"]) == (source, protocol)],
+                                          method, [m for m in methods if m != method])
+        ],
     }
 
 
@@ -648,7 +554,7 @@ def _print_slice(cells_list: Sequence[Mapping[str, Any]], methods: Sequence[str]
     for method in present:
         paper = _paper(table, method)
         ours = [cells[(method, c)]["mean"] if (method, c) in cells else None for c in categories]
-        print(f"{PAPER_NAMES.get(method, method):14} " + " ".join(
+        print(f"{_name(method):14} " + " ".join(
             f"{_cell(f1, paper.get(c, (None, None))[which]):>12}" for f1, c in zip(ours, categories)))
 
 
@@ -668,7 +574,7 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
             paper_d = _paper(PAPER_TABLE9, method)
             paper_all = _paper(PAPER_TABLE2, method).get(f"synthetic/{split}", (None, None))
             which = 0 if split == "obs" else 1
-            line = f"{PAPER_NAMES.get(method, method):14} {split:8} "
+            line = f"{_name(method):14} {split:8} "
             ours = [cells[str(d)]["f1"] if str(d) in cells else None for d in dims]
             line += " ".join(f"{_cell(f1, paper_d.get(d, (None, None))[which]):>12}" for f1, d in zip(ours, dims))
             line += f" {_cell(cells['all']['f1'], paper_all[0]):>12} {_cell(cells['all']['shd'], paper_all[1], 1):>15}"
@@ -686,7 +592,7 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
         for key, cells in summary["by_n"].items():
             method, d = key.rsplit("/", 1)
             paper = _paper(PAPER_TABLE18, method) if d == "30" else {}
-            line = f"{PAPER_NAMES.get(method, method):14} {d:>3} "
+            line = f"{_name(method):14} {d:>3} "
             for n in sizes:
                 cell = cells.get(str(n), {"f1": None, "shd": None})
                 f1, shd = paper.get(n, (None, None))
@@ -708,13 +614,13 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
         pairs = {(r["method"], r["opponent"]): r["win_rate"] for r in summary["win_rates"]}
         ranked = [r["method"] for r in summary["overall_win_rates"]]
         print("\nPairwise win rates, obs synthetic units (F1 and SHD pooled; row beats column; cf. paper Figure 19)")
-        print(f"{'method':14} {'overall':>8} " + " ".join(f"{PAPER_NAMES.get(m, m)[:8]:>8}" for m in ranked))
+        print(f"{'method':14} {'overall':>8} " + " ".join(f"{_name(m)[:8]:>8}" for m in ranked))
         for entry in summary["overall_win_rates"]:
             m = entry["method"]
             rates = " ".join(f"{'':>8}" if m == o else f"{pairs[(m, o)]:>8.2f}" if pairs.get((m, o)) is not None
                              else f"{'-':>8}" for o in ranked)
             overall = "-" if entry["win_rate"] is None else f"{entry['win_rate']:.2f}"
-            print(f"{PAPER_NAMES.get(m, m):14} {overall:>8} {rates}")
+            print(f"{_name(m):14} {overall:>8} {rates}")
     grounded = summary["grounded"]
     if grounded:
         print("\nGrounded scenarios: directed F1 / SHD, ours (paper Table 2)")
@@ -725,7 +631,7 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                 cells = [grounded.get(f"{method}/{source}/{split}") for source in ("formula", "semantic")]
                 if not any(cells):
                     continue
-                line = f"{PAPER_NAMES.get(method, method):14} {split:8}"
+                line = f"{_name(method):14} {split:8}"
                 for source, cell in zip(("formula", "semantic"), cells):
                     paper = _paper(PAPER_TABLE2, method).get(f"{source}/{split}", (None, None))
                     f1, shd = (cell["f1"], cell["shd"]) if cell else (None, None)
@@ -739,6 +645,8 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                       f"{name} {f1:.2f} / {shd:.0f}" for name, (f1, shd) in PAPER_PRETRAINED_SACHS.items()))
     for method, exposure in summary.get("exposure", {}).items():
         _print_exposure(method, exposure)
+    if summary.get("paired_differences"):
+        _print_paired(summary["paired_differences"])
     print("\nRun statuses (failed / timed-out / unsupported runs are kept, never dropped) and seconds per run")
     runtimes = {(r["method"], r["protocol"]): r for r in summary["runtime"]}
     for key, counts in summary["statuses"].items():
@@ -749,6 +657,28 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
         failed = {unit: audit for unit, audit in audits.items() if not audit["passed"]}
         print(f"\nInterventional audits of obs+int splits: {len(audits) - len(failed)} of {len(audits)} passed"
               + "".join(f"\n  {unit}: {audit['reasons']}" for unit, audit in failed.items()))
+
+
+def _signed(value: float | None, low: float | None, high: float | None, digits: int) -> str:
+    if value is None:
+        return "-"
+    bounds = "" if low is None or high is None else f" [{low:+.{digits}f}, {high:+.{digits}f}]"
+    return f"{value:+.{digits}f}{bounds}"
+
+
+def _print_paired(rows: Sequence[Mapping[str, Any]]) -> None:
+    """Each compared method against every other of the run, per source and protocol (F1: higher is better)."""
+    print("\nYour methods against the others, unit by unit: mean of (yours - theirs) over the units both scored, "
+          "95% paired bootstrap interval")
+    for (method, source, protocol), chosen in itertools.groupby(rows, key=lambda r: (r["method"], r["source"],
+                                                                                        r["protocol"])):
+        print(f"{method} on {source} {protocol}\n  {'against':14} {'units':>5} {'F1 yours':>8} {'F1 theirs':>9} "
+              f"{'F1 difference':>22} {'SHD difference':>22}")
+        for row in chosen:
+            f1 = ["-" if row[key] is None else f"{row[key]:.2f}" for key in ("f1", "f1_opponent")]
+            print(f"  {_name(row['opponent']):14} {row['f1_units']:>5} {f1[0]:>8} {f1[1]:>9} "
+                  f"{_signed(row['f1_difference'], row['f1_low'], row['f1_high'], 2):>22} "
+                  f"{_signed(row['shd_difference'], row['shd_low'], row['shd_high'], 1):>22}")
 
 
 def _print_real(real: Mapping[str, Mapping[str, Any]]) -> None:
@@ -764,7 +694,7 @@ def _print_real(real: Mapping[str, Mapping[str, Any]]) -> None:
                 for u in units]
         mean = cells["mean"]
         mean_text = "-" if mean["f1"] is None else f"{mean['f1']:.2f} / {mean['shd']:.1f}"
-        print(f"{PAPER_NAMES.get(method, method):14} " + " ".join(f"{t:>13}" for t in text)
+        print(f"{_name(method):14} " + " ".join(f"{t:>13}" for t in text)
               + f" {mean_text:>13} {mean['n_scored']:>3}/{mean['n_units']:<3}")
 
 
@@ -856,38 +786,30 @@ def _cost(rows: Sequence[Mapping[str, Any]], wall: float) -> dict[str, Any]:
             "cpu_hours_by_method": {m: v / 3600 for m, v in sorted(by_method.items())}}
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
-         runner: Callable[..., list[dict[str, Any]]] | None = None) -> dict[str, Any]:
-    """Parse ``argv`` (default: sys.argv), run the grid, print the tables; returns the JSON output.
-
-    ``runner`` is :func:`causal_gym.eval.runner.run_plan` (``causal-gym reproduce arena`` passes
-    it); it may be omitted only with ``--plan``.
-    """
-    from causal_gym.discovery import check_method
-    from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
-
-    parser = argparse.ArgumentParser(
-        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    scale = parser.add_mutually_exclusive_group(required=True)
-    scale.add_argument("--quick", action="store_true",
-                       help="1 config per graph family at d=10 (obs, obs+int) and the grounded scenarios (obs), "
-                       "1 replicate")
-    scale.add_argument("--full", action="store_true",
-                       help="the paper's grid: 20 configs per (family, d) block, d in 10..100, 5 replicates, both "
-                       "splits, and the grounded scenarios")
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``causal-gym reproduce arena`` (the shared grammar of :mod:`causal_gym.envs.reproduce_args`)."""
+    parser = reproduce_parser(prog, __doc__)
+    add_common_reproduce_args(
+        parser, quick="1 config per graph family at d=10 (obs, obs+int) and the grounded scenarios (obs), 1 replicate",
+        full="the paper's grid: 20 configs per (family, d) block, d in 10..100, 5 replicates, both splits, and the "
+        "grounded scenarios",
+        instances="configurations per (graph family, d) block (default: quick 1, full 20; the sample-size suite 10)",
+        out="the resumable run stores, one per source (default runs/arena-quick or runs/arena-full); rerun with "
+        "the same arguments to resume")
+    add_deprecated_alias(parser, "--per-block", "--instances")
     parser.add_argument("--methods", help=f"comma-separated methods (default {','.join(METHODS)}; also "
-                        f"{','.join(EXTRA_METHODS)} or any name of causal_gym.discovery.methods())")
+                        f"{','.join(EXTRA_METHODS)}, any name of causal_gym.discovery.methods(), or a method of your "
+                        "own as 'package.module:function', whose row is then set against each other method's with "
+                        "paired differences)")
     parser.add_argument("--families", help="comma-separated graph families (default all 10)")
     parser.add_argument("--dims", help="comma-separated d (default: quick 10, full 10,20,30,50,100)")
-    parser.add_argument("--per-block", type=int, help="configs per (family, d) block (default: quick 1, full 20)")
     parser.add_argument("--splits", help="synthetic splits (default obs,obs+int)")
     parser.add_argument("--replicates", type=int, help="replicates per unit (default: quick 1, full 5)")
     parser.add_argument("--n-obs", type=int, help="observational rows (default 1000 obs, 800 obs+int)")
     parser.add_argument("--n-int", type=int, help="interventional rows of obs+int (default 200)")
     parser.add_argument("--sample-sizes", help="the sample-size suite instead of the synthetic splits (paper Table "
                         f"18: {','.join(map(str, _SIZES))}): obs units of each n rows, d = 30 and 10 configs per "
-                        "family unless --dims / --per-block say otherwise, no grounded units")
+                        "family unless --dims / --instances say otherwise, no grounded units")
     parser.add_argument("--real", action="store_true",
                         help="the real tables instead of the synthetic and grounded units: the Sachs table and "
                         "semi-synthetic SCMs on 5 bnlearn structures, obs (needs the extra 'real': cdt, pgmpy)")
@@ -897,17 +819,26 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     parser.add_argument("--grounded-splits", help="splits of the grounded units (default: quick obs, full obs,obs+int)")
     parser.add_argument("--backend", default="local", choices=("local", "ray"), help="local process pool or Ray")
     parser.add_argument("--address", help="Ray cluster address (with --backend ray; default a local Ray)")
-    parser.add_argument("--workers", type=int, default=1, help="units played at once (default 1)")
-    parser.add_argument("--out", help="directory of the run stores (default runs/arena-quick or runs/arena-full); "
-                        "rerun with the same arguments to resume")
     parser.add_argument("--load-split", action="store_true",
                         help="instead of the grid: time nested runs of the amortized methods among --methods "
                         "(default those that load here without a path) and fit T(k) = T_fixed + k T_graph per d (paper Table 4); quick: d 10,30 and "
                         f"k {','.join(map(str, _QUICK_K))}; full: the paper's d and k grids")
     parser.add_argument("--k", help="with --load-split: comma-separated k, the same at every d")
     parser.add_argument("--plan", action="store_true", help="print the plan's unit counts and stop")
-    parser.add_argument("--json", help="write the rows and tables to this file")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
+         runner: Callable[..., list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Parse ``argv`` (default: sys.argv), run the grid, print the tables; returns the JSON output.
+
+    ``runner`` is :func:`causal_gym.eval.runner.run_plan` (``causal-gym reproduce arena`` passes
+    it); it may be omitted only with ``--plan``.
+    """
+    from causal_gym.discovery import check_method, resolve
+    from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
+
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.address is not None and args.backend != "ray":
         parser.error("--address needs --backend ray")
@@ -936,13 +867,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
     grounded_splits = _names(args.grounded_splits, ("obs", "obs+int"), "split") or (
         ("obs",) if args.quick else ("obs", "obs+int"))
     timeout = args.timeout if args.timeout is not None else (600.0 if args.quick else 3600.0)
-    if args.workers < 1 or timeout <= 0:
-        parser.error("--workers must be >= 1 and --timeout > 0")
+    if timeout <= 0:
+        parser.error("--timeout must be > 0")
     out = Path(args.out or ("runs/arena-quick" if args.quick else "runs/arena-full"))
     try:
         plans = plan_runs(
             methods=methods, families=families, dims=dims,
-            per_block=args.per_block or (10 if sample_sizes else 1 if args.quick else None),
+            per_block=args.instances or (10 if sample_sizes else 1 if args.quick else None),
             splits=() if args.real else splits, replicates=args.replicates or (1 if args.quick else None),
             grounded=("real",) if args.real else () if args.no_grounded or sample_sizes else ("formula", "semantic"),
             grounded_splits=grounded_splits, sample_sizes=sample_sizes,
@@ -960,20 +891,25 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, *,
         raise ValueError("main() needs runner= (causal_gym.eval.runner.run_plan), as `causal-gym reproduce arena` "
                          "passes it")
 
-    start = time.perf_counter()
-    rows: list[dict[str, Any]] = []
-    for source, config in plans.items():
-        rows += store_rows(source, config, runner(config, out / source, progress=not args.quiet))
-    wall = time.perf_counter() - start
-    audits = _audits(rows)
-    summary = summarize_rows(rows, methods)
-    print_tables(summary, methods, audits)
-    cost = _cost(rows, wall)
-    print(f"\n{len(rows)} units of {sum(counts.values())} planned; this call {wall:.0f} s; methods' CPU "
-          f"{cost['method_cpu_hours']:.2f} h, episodes' summed wall time {cost['episode_wall_hours']:.2f} h")
+    with tables_to(out):  # also out/tables.txt
+        start = time.perf_counter()
+        rows: list[dict[str, Any]] = []
+        for source, config in plans.items():
+            try:
+                lines = runner(config, out / source, progress=not args.quiet)
+            except ValueError as err:  # e.g. a store of another version of your method: say so, no traceback
+                parser.exit(2, f"{parser.prog}: error: {err}\n")
+            rows += store_rows(source, config, lines)
+        wall = time.perf_counter() - start
+        audits = _audits(rows)
+        summary = summarize_rows(rows, methods, compared=[m for m in methods if not resolve(m).builtin])
+        print_tables(summary, methods, audits)
+        cost = _cost(rows, wall)
+        print(f"\n{len(rows)} units of {sum(counts.values())} planned; this call {wall:.0f} s; methods' CPU "
+              f"{cost['method_cpu_hours']:.2f} h, episodes' summed wall time {cost['episode_wall_hours']:.2f} h")
     output = {
         "config": {"methods": list(methods), "families": list(families), "dims": list(dims),
-                   "splits": list(splits), "per_block": args.per_block, "replicates": args.replicates,
+                   "splits": list(splits), "per_block": args.instances, "replicates": args.replicates,
                    "n_obs": args.n_obs, "n_int": args.n_int, "sample_sizes": sample_sizes, "timeout": timeout,
                    "grounded": not (args.no_grounded or sample_sizes or args.real), "real": args.real,
                    "grounded_splits": list(grounded_splits), "out": str(out)},

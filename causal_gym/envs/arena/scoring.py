@@ -195,11 +195,14 @@ def score_graph(
 
 
 def _call(name: str, data: np.ndarray, mask: np.ndarray | None, options: Mapping[str, Any]) -> tuple:
-    """``("ok", graph, edge_scores, runtime, None)`` or ``("failed", None, None, None, message)``."""
-    from causal_gym.discovery import run
+    """``("ok", graph, edge_scores, runtime, None)``, ``("invalid", ...)`` for an output that is no graph
+    of the data's variables, or ``("failed", None, None, None, message)``."""
+    from causal_gym.discovery import InvalidOutput, run
 
     try:
         result = run(name, data, mask, **options)
+    except InvalidOutput as err:
+        return ("invalid", None, None, None, str(err))
     except Exception as err:  # noqa: BLE001 -- every failure becomes a recorded row
         return ("failed", None, None, None, f"{type(err).__name__}: {err}")
     return ("ok", np.asarray(result.graph), result.extras.get("edge_scores"), result.runtime, None)
@@ -328,9 +331,9 @@ def average_replicates(
         out: dict[str, Any] = {}
         skip = {"replicate", "status", "error", "runtime", *METRICS}
         for column in group_rows[0]:
-            values = [r.get(column) for r in group_rows]
-            if column not in skip and all(v == values[0] for v in values):
-                out[column] = values[0]
+            shared = [r.get(column) for r in group_rows]
+            if column not in skip and all(v == shared[0] for v in shared):
+                out[column] = shared[0]
         for metric in METRICS:
             values = [r[metric] for r in ok if r.get(metric) is not None]
             out[metric] = float(np.mean(values)) if values else None
@@ -342,7 +345,7 @@ def average_replicates(
         elif ok:
             status = "partial"
         else:
-            status = max(sorted(failures), key=failures.get)
+            status = max(sorted(failures), key=lambda s: failures[s])
         out.update(n_replicates=len(group_rows), n_ok=len(ok), statuses=counts, status=status)
         averaged.append(out)
     return averaged

@@ -46,7 +46,13 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym._validation import check_adjacency, check_choice, check_count, check_instance_option, check_reset_options
+from causal_gym._validation import (
+    check_adjacency,
+    check_choice,
+    check_count,
+    check_instance_option,
+    check_reset_options,
+)
 from causal_gym.envs.arena.audits import AuditResult
 from causal_gym.envs.arena.card_pack import check_sealable, load_card_pack
 from causal_gym.envs.arena.catalogue import (
@@ -163,7 +169,8 @@ def score_submission(view: ArenaView, graph: np.ndarray) -> dict[str, Any]:
     graph = check_adjacency(graph, "graph", d=view.width)
     scores = score_graph(view.truth, graph, orient_seed=view.task.dataset.file_seed, targets=view.target_family)
     k = view.size
-    scores["nshd"] = scores["shd"] / (k * (k - 1)) if k > 1 else None
+    shd = scores["shd"]  # always an int; the dict's type allows None for other metrics
+    scores["nshd"] = shd / (k * (k - 1)) if k > 1 and shd is not None else None
     return scores
 
 

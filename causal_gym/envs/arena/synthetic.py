@@ -240,7 +240,8 @@ class ArenaConfig:
         keys = {"graph_family", "d", "seed", "mechanisms", "noises", "roots", "root_dependency", "stressors"}
         if not isinstance(data, Mapping) or set(data) != keys:
             raise ValueError(f"an arena config needs exactly the keys {sorted(keys)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return cls(**values)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -618,7 +619,9 @@ def generate(config: ArenaConfig) -> ArenaSCM:
 
     gen = np.random.default_rng(s_nodes)
     ref_gen = np.random.default_rng(s_reference)
-    block_hidden, copulas, block = ([], {}, {"kind": "independent"})
+    block_hidden: list[tuple[str, dict[str, Any]]] = []
+    copulas: dict[int, dict[str, Any]] = {}
+    block: dict[str, Any] = {"kind": "independent"}
     if dependency != "independent":
         block_hidden, copulas, block = _root_block(dependency, roots, gen)
     extra_of = {int(j): d + len(block_hidden) + i for i, j in enumerate(structural)} if "high_noise" in stressed else {}

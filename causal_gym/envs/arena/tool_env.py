@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
@@ -31,6 +31,9 @@ from causal_gym.harness.data_tools import DataTools
 from causal_gym.harness.menu import Menu, MenuEntry
 from causal_gym.harness.working_graph import variable_name
 from causal_gym.seal import Seal
+
+if TYPE_CHECKING:
+    from causal_gym.discovery import Method
 
 __all__ = ["ARENA_MENU", "DEFAULT_TOOL_BUDGETS", "menu_graph", "CausalArenaToolEnv"]
 
@@ -71,8 +74,9 @@ def _check_menu(menu: Menu | Sequence[str]) -> Menu:
     return menu if isinstance(menu, Menu) else Menu.of_methods(menu, WRAPPER_OPTIONS)
 
 
-def _menu_run(method: str, data: np.ndarray, mask: np.ndarray | None, options: Mapping[str, Any]) -> dict[str, Any]:
-    """One menu run (module level, so a time-limited call can send it to a worker process)."""
+def _menu_run(method: Method, data: np.ndarray, mask: np.ndarray | None, options: Mapping[str, Any]) -> dict[str, Any]:
+    """One menu run (module level, so a time-limited call can send it to a worker process, with the
+    resolved method: a method of the caller's own reaches the worker without a registration there)."""
     from causal_gym.discovery import run
     from causal_gym.stats.kci import single_threaded_blas
 
@@ -84,14 +88,14 @@ def menu_graph(dataset: ArenaDataset, entry: MenuEntry, time_limit: float | None
     """Menu entry ``entry``'s graph on ``dataset`` (its method with its options; the mask passed to
     interventional methods), cached on disk by content; a miss computes for at most ``time_limit``
     seconds (see :func:`causal_gym._cache.cached`)."""
-    from causal_gym.discovery import supports_interventions
     from causal_gym.discovery.amortized import cache_options
 
-    method, options = entry.method, dict(entry.options)
-    mask = dataset.mask if dataset.n_interventional and supports_interventions(method) else None
+    method, options = entry.resolved, dict(entry.options)
+    mask = dataset.mask if dataset.n_interventional and method.interventional else None
     digest = hashlib.sha256(dataset.data.tobytes() + np.packbits(dataset.mask).tobytes()).hexdigest()
-    key = {"what": "arena_menu", "version": _MENU_VERSION, "method": method, "options": cache_options(method, options),
-           "data": digest, "shape": list(dataset.data.shape), "mask": mask is not None}
+    key = {"what": "arena_menu", "version": _MENU_VERSION, **entry.cache_parts(),
+           "options": cache_options(method.name, options), "data": digest, "shape": list(dataset.data.shape),
+           "mask": mask is not None}
     compute = functools.partial(_menu_run, method, dataset.data, mask, options)
     return np.asarray(_cache.cached(key, compute, time_limit)["graph"], dtype=np.int8)
 
@@ -170,7 +174,7 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
 
     ## Arguments
     {arguments}    | ``budgets``          | None     | overrides of :data:`DEFAULT_TOOL_BUDGETS` (turns, tests, algorithm_calls, wall_time) |
-    | ``menu``             | ``ARENA_MENU`` | a :class:`~causal_gym.harness.menu.Menu` of any length, or distinct method names of :func:`causal_gym.discovery.methods` |
+    | ``menu``             | ``ARENA_MENU`` | a :class:`~causal_gym.harness.menu.Menu` of any length, or distinct method names of :func:`causal_gym.discovery.methods` or import paths ``"package.module:function"`` |
     | ``start``            | ``"empty"`` | ``"empty"`` or ``"complete"`` starting graph |
     | ``n_resamples``      | 10       | subsamples of ``stability`` |
     | ``subsample``        | 0.8      | share of rows per ``stability`` subsample |
@@ -357,4 +361,5 @@ class CausalArenaToolEnv(DataTools, WorkingGraphEnv):
         return graph
 
 
-CausalArenaToolEnv.__doc__ = CausalArenaToolEnv.__doc__.replace("{arguments}", ARGUMENTS_DOC.rstrip("\n") + "\n")
+CausalArenaToolEnv.__doc__ = (CausalArenaToolEnv.__doc__ or "").replace(  # None under python -OO
+    "{arguments}", ARGUMENTS_DOC.rstrip("\n") + "\n")

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.harness.agent import TaskSpec, typed_action
 from causal_gym.envs.causalab.env import COLUMNS, FREQ_PARENT_NOTE, SOURCES
 from causal_gym.envs.causalab.world import FREQ, MAX_TARGET, PROPERTIES
+from causal_gym.harness.agent import TaskSpec, typed_action
 
 __all__ = [
     "SHIFT",
@@ -101,7 +101,7 @@ def fit_frequency(
         return 0.0, {}
     kept = list(range(len(names)))
     while True:  # fit, drop the noise terms, refit until nothing more is dropped
-        columns = [np.ones(len(y))]
+        columns: list[np.ndarray] = [np.ones(len(y))]
         for j in kept:
             columns += [x[:, j] ** 2, x[:, j]] if quadratic else [x[:, j]]
         beta = np.linalg.lstsq(np.column_stack(columns), y, rcond=None)[0]
@@ -371,8 +371,10 @@ class SystematicExperimenter:
         self._freq_children = FREQ_PARENT_NOTE in task.description
         self._names: list[str] | None = None
         self._queue: list[str] = []
+        self._target: str  # the property of the intervention in flight (with _previous)
         self._previous: np.ndarray | None = None
         self._effects: dict[str, np.ndarray] = {}
+        self._freq: dict[str, tuple[float, ...]]  # the frequency equation's terms once fitted
         self._hypothesis = ""
         self._stage = "experiment"
         self._spread = 0
@@ -483,7 +485,7 @@ class SystematicExperimenter:
             terms, _ = _fit_curves(rows[manipulator], rows[manipulator, j], non_descendants(node), segment)
             edges += [(abs(c[0]), (p, node)) for p, c in terms.items()]
         terms, intercept = _fit_curves(rows, rows[:, _FREQ_COLUMN], names, np.zeros(len(rows), dtype=int))
-        self._base, self._freq = float(intercept[0]), terms
+        self._base, self._freq = float(intercept[0]), dict(terms)
         self._edges = [edge for _, edge in sorted(edges, key=lambda we: -we[0])]
         self._hypothesis = hypothesis_json(self._edges, self._base, self._freq)
 

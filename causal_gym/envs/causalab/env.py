@@ -51,7 +51,7 @@ from causal_gym.envs.causalab.world import (
 )
 from causal_gym.harness.budgets import Budgets
 from causal_gym.harness.tool_env import ERROR_PREFIX, Outcome, ToolEnv, ToolResult
-from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, ToolCall, Toolbox, ToolError, display_text
+from causal_gym.harness.toolbox import TEXT_CHARSET, ActionField, Tool, Toolbox, ToolCall, ToolError, display_text
 from causal_gym.seal import Seal, keyed_entropy, opaque_id, resolve_seal
 
 __all__ = [
@@ -319,7 +319,7 @@ class CausaLabEnv(ToolEnv):
 
     ## Episode End
 
-    ``terminated``: a successful submission (|prediction - target| < ``success_tol``; rule
+    ``terminated``: a successful submission (``|prediction - target| < success_tol``; rule
     ``success_rule``), a wrong submission when none is left (``max_submissions``, default 2: the
     original effectively allowed two), or ``give_up``. ``truncated``: the step limit
     (``step_limit``, default ``2 * intervention_budget + 24``, the original's allowance of env
@@ -590,11 +590,11 @@ class CausaLabEnv(ToolEnv):
                 pass  # the toolbox reports the argument as not a string
         return super().parse_tool_call(name, arguments)
 
-    def budgets(self) -> dict[str, float]:
+    def budgets(self) -> dict[str, float | None]:
         """Budget limits of the episode: interventions, steps, submissions (the same for every episode,
         so known before ``reset``; there is no wall-time limit)."""
         return {
-            "interventions": float(self.setting.intervention_budget),  # type: ignore[arg-type]
+            "interventions": float(self.setting.intervention_budget),  # type: ignore[arg-type]  # an int once built
             "steps": float(self.step_limit),
             "submissions": float(self.max_submissions),
         }
@@ -953,7 +953,7 @@ class CausaLabEnv(ToolEnv):
             "reactor_visible": np.int64(visible),
             "budgets_remaining": budgets.astype(np.float32),
             "lab_phase": np.int64(self._lab_phase),
-            "phase": np.int64(self._phase),
+            "phase": np.int64(self._open_phase),
             "last_result": display_text(self._last_text, self.toolbox.text_max_length),
             "last_ok": np.int64(self._last_ok),
         }

@@ -61,8 +61,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from causal_gym.envs.causalab.world import FREQ, KINDS
 from causal_gym._validation import check_choice, check_real
+from causal_gym.envs.causalab.world import FREQ, KINDS
 
 __all__ = [
     "FREQ",
@@ -500,7 +500,9 @@ def parse_hypothesis(
     raw, problems = _load(value)
     if raw is None:
         return HypothesisError(tuple(problems))
-    edges, terms, coefficients = set(), {}, {}
+    edges: set[tuple[str, str]] = set()
+    terms: dict[str, _Term] = {}
+    coefficients: dict[str, float] = {}
     if "edges" in raw:
         edges, found = _parse_edges(raw["edges"], nodes)
         problems += found

@@ -276,7 +276,7 @@ class MultiScientistCausaLab(ParallelEnv):
             self._accepted[agent] = problem is None
             if problem is not None:
                 messages[agent] = _ERROR + problem
-            elif verb == "wait":
+            elif call is None:  # the verb "wait"
                 messages[agent] = "waited"
             else:
                 calls[verb].append((agent, call))
@@ -313,9 +313,16 @@ class MultiScientistCausaLab(ParallelEnv):
 
     # -- a cycle -------------------------------------------------------------------------------
 
+    @property
+    def _lab_now(self) -> dict[str, Any]:
+        """The lab's latest observation (after ``reset``)."""
+        if self._lab_obs is None:
+            raise RuntimeError("no episode yet: call reset() first")
+        return self._lab_obs
+
     def _masks(self, agent: str) -> tuple[np.ndarray, ...]:
         """Per-component 0/1 masks of ``agent``'s action for the coming cycle."""
-        phase = int(self._lab_obs["lab_phase"])
+        phase = int(self._lab_now["lab_phase"])
         left = self._last_lab_info["budgets_remaining"]
         interventions_left, submissions_left = left["interventions"] >= 1, left["submissions"] >= 1
         verbs = np.array(
@@ -345,7 +352,7 @@ class MultiScientistCausaLab(ParallelEnv):
         verb_index, prop, setpoint, hundreds, units = (int(v) for v in values)
         verb = VERBS[verb_index]
         if not masks[0][verb_index]:
-            return verb, None, f"{verb} is not allowed now (lab phase {int(self._lab_obs['lab_phase'])})"
+            return verb, None, f"{verb} is not allowed now (lab phase {int(self._lab_now['lab_phase'])})"
         if verb == "intervene":
             name = _POOL[prop]
             if not masks[1][prop]:
@@ -379,8 +386,8 @@ class MultiScientistCausaLab(ParallelEnv):
                 messages[agent] = _ERROR + "the episode ended earlier in this cycle"
                 continue
             _, reward, terminated, truncated, info = self._lab_step(call)
-            self._accepted[agent] = bool(self._lab_obs["last_ok"]) or call.tool == "submit"
-            messages[agent] = self._lab_obs["last_result"]
+            self._accepted[agent] = bool(self._lab_now["last_ok"]) or call.tool == "submit"
+            messages[agent] = self._lab_now["last_result"]
             if terminated or truncated:
                 ending = (reward, terminated, truncated, info)
         return ending
@@ -394,7 +401,7 @@ class MultiScientistCausaLab(ParallelEnv):
     # -- observations and infos ----------------------------------------------------------------
 
     def _observations(self) -> dict[str, np.ndarray]:
-        lab = self._lab_obs
+        lab = self._lab_now
         shared = np.concatenate(
             [np.ravel(lab[key]).astype(np.float64) for key in (
                 "records", "record_mask", "record_source", "record_target", "in_graph", "manipulator",
@@ -416,7 +423,7 @@ class MultiScientistCausaLab(ParallelEnv):
             "accepted": self._accepted[agent],
             "result": message,
             "controlled": self._control[agent],
-            "lab_phase": int(self._lab_obs["lab_phase"]),
+            "lab_phase": int(self._lab_now["lab_phase"]),
             "budgets_remaining": dict(self._last_lab_info["budgets_remaining"]),
         }
 

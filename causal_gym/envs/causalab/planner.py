@@ -52,11 +52,11 @@ import numpy as np
 from gymnasium import spaces
 
 from causal_gym._validation import check_choice, check_real
-from causal_gym.harness.agent import TaskSpec
 from causal_gym.envs.causalab.baselines import hypothesis_json
 from causal_gym.envs.causalab.env import COLUMNS, SOURCES, VALUE_BOUND, VALUE_GRID, CausaLabEnv
 from causal_gym.envs.causalab.suites import SETTINGS
 from causal_gym.envs.causalab.world import FREQ, MAX_TARGET, PROPERTIES, HiddenSpec, Setting
+from causal_gym.harness.agent import TaskSpec
 from causal_gym.harness.record import EpisodeLog
 from causal_gym.harness.toolbox import ToolCall
 from causal_gym.seal import Seal
@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 THRESHOLD = 0.5
-"""Default edge threshold of the estimator: half the smallest |coefficient| of the linear family."""
+"""Default edge threshold of the estimator: half the smallest ``|coefficient|`` of the linear family."""
 
 PLANNER_REWARDS = ("edge_f1", "success+edge_f1")
 """Final rewards: the all-edge F1 of the estimated graph, or that plus the prediction's success (1/0)."""
@@ -348,8 +348,8 @@ class CausaLabPlannerEnv(gym.Env):
     ) -> None:
         self.reward = check_choice(reward, PLANNER_REWARDS, "reward")
         if intervention_budget is None:
-            given = isinstance(setting, Setting)
-            intervention_budget = (setting if given else SETTINGS[check_choice(setting, SETTINGS, "setting")]).n_nodes - 1
+            chosen = setting if isinstance(setting, Setting) else SETTINGS[check_choice(setting, SETTINGS, "setting")]
+            intervention_budget = chosen.n_nodes - 1
         self.lab = CausaLabEnv(
             setting, intervention_budget=intervention_budget, n_prior_records=n_prior_records, hidden=hidden,
             success_tol=success_tol, max_submissions=1, reward=self.reward, render_mode=render_mode, seal=seal,
@@ -368,7 +368,7 @@ class CausaLabPlannerEnv(gym.Env):
         self.threshold = check_real(threshold, "threshold", minimum=0.0)
         self.shaping = check_real(shaping, "shaping", minimum=0.0)
         self.render_mode = render_mode
-        self.budget = int(self.lab.setting.intervention_budget)  # type: ignore[arg-type]
+        self.budget = int(self.lab.setting.intervention_budget)  # type: ignore[arg-type]  # an int once built
         self.n_slots = m = self.lab.setting.n_nodes - 1
         self.action_space = spaces.Discrete(m * len(grid))
         self.observation_space = spaces.Dict(
@@ -419,10 +419,11 @@ class CausaLabPlannerEnv(gym.Env):
         if self._used >= self.budget:
             raise RuntimeError("the episode has ended; call reset() to start a new one")
         index = np.asarray(action)
-        if index.shape != () or index.dtype.kind not in "iu" or not 0 <= int(index) < self.action_space.n:
-            raise ValueError(f"action must be an integer in 0..{self.action_space.n - 1}, got {action!r}")
-        slot, value = divmod(int(index), len(self.value_grid))
-        value = self.value_grid[value]
+        n = self.n_slots * len(self.value_grid)  # the action space's size
+        if index.shape != () or index.dtype.kind not in "iu" or not 0 <= int(index) < n:
+            raise ValueError(f"action must be an integer in 0..{n - 1}, got {action!r}")
+        slot, position = divmod(int(index), len(self.value_grid))
+        value = self.value_grid[position]
         before = self._readings()
         self._lab_obs, _, _, _, lab_info = self.lab.step(self._lab_action("intervene", property=self.slots[slot],
                                                                           value=value))
@@ -458,7 +459,7 @@ class CausaLabPlannerEnv(gym.Env):
         weights, base = estimate_shift_mechanism(rows[manipulator], targets, rows[~manipulator], self.threshold)
         return MechanismEstimate((*self.slots, FREQ), weights, base)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         """The lab's text rendering (``"ansi"``)."""
         return self.lab.render()
 
@@ -485,7 +486,9 @@ class CausaLabPlannerEnv(gym.Env):
         return self.lab.toolbox.encode(ToolCall(tool, arguments))
 
     def _readings(self) -> np.ndarray:
-        return np.asarray(self._lab_obs["manipulator"], dtype=float)[self._columns]  # type: ignore[index]
+        if self._lab_obs is None:
+            raise RuntimeError("call reset() first")
+        return np.asarray(self._lab_obs["manipulator"], dtype=np.float64)[self._columns]
 
     def _conclude(self) -> tuple[float, dict[str, Any]]:
         """Enter the reactor and submit the estimator's prediction, stating the estimate on both calls."""

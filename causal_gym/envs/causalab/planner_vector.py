@@ -43,7 +43,12 @@ from gymnasium.vector.utils import batch_space
 from causal_gym._validation import check_count
 from causal_gym.envs.causalab.env import draw_index
 from causal_gym.envs.causalab.hypothesis import Hypothesis, parse_hypothesis
-from causal_gym.envs.causalab.planner import READING_SCALE, CausaLabPlannerEnv, MechanismEstimate, estimate_shift_mechanism
+from causal_gym.envs.causalab.planner import (
+    READING_SCALE,
+    CausaLabPlannerEnv,
+    MechanismEstimate,
+    estimate_shift_mechanism,
+)
 from causal_gym.envs.causalab.scoring import hypothesis_metrics, task_success
 from causal_gym.envs.causalab.suites import SUITE_SIZE
 from causal_gym.envs.causalab.world import FREQ, PROPERTIES, Episode, Manipulator, Setting
@@ -116,6 +121,14 @@ class CausaLabPlannerVectorEnv(VectorEnv):
         self._next: int | None = None
         self._episodes: list[_Running] = []
         self._needs_reset = False
+        # the batch's state, set by _start: readings now and before the last step, interventions per
+        # slot, effects seen, slots shifted, interventions used
+        self._readings: np.ndarray
+        self._last: np.ndarray
+        self._counts: np.ndarray
+        self._effects: np.ndarray
+        self._shifted: np.ndarray
+        self._used: int
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -157,7 +170,7 @@ class CausaLabPlannerVectorEnv(VectorEnv):
             self._start()
             return self._observation(), np.zeros(b), np.zeros(b, dtype=bool), np.zeros(b, dtype=bool), {}
         a = np.asarray(actions)
-        n = int(self.single_action_space.n)
+        n = self.n_slots * len(self.value_grid)  # the single action space's size
         if a.shape != (b,) or a.dtype.kind not in "iu" or a.min() < 0 or a.max() >= n:
             raise ValueError(f"actions must be {b} integers in 0..{n - 1}, got {actions!r}")
         slots, values = np.divmod(a.astype(np.int64), len(self.value_grid))

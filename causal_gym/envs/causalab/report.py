@@ -23,8 +23,20 @@ import numpy as np
 from causal_gym._files import OutputFolder, name_part
 from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.causalab.spec import SPEC
-from causal_gym.tables import (ReportTable, build_table, check_fields, check_finite, column, in_order, interval,
-                               interval_cells, mean, new_figure, played, figure_png)
+from causal_gym.tables import (
+    ReportTable,
+    build_table,
+    check_fields,
+    check_finite,
+    column,
+    figure_png,
+    in_order,
+    interval,
+    interval_cells,
+    mean,
+    new_figure,
+    played,
+)
 
 if TYPE_CHECKING:
     import pandas as pd

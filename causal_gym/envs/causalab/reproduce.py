@@ -2,8 +2,8 @@
 
 Usage
 -----
-    causal-gym reproduce causalab --quick      # 3node, 4node, 4node-freqparent; 10 instances each
-    causal-gym reproduce causalab              # every published setting, 50 instances each
+    causal-gym reproduce causalab --quick      # 3node, 4node, 4node-freqparent; 10 instances each (the default)
+    causal-gym reproduce causalab --full       # every published setting, 50 instances each
     causal-gym reproduce causalab --settings 4node,4node-quad --instances 20 --workers 2
 
 The baselines (:mod:`causal_gym.envs.causalab.baselines`, registry names ``causalab-observe``,
@@ -23,19 +23,23 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
+from causal_gym._files import write_atomic
 from causal_gym._validation import check_count
 from causal_gym._workers import process_pool
 from causal_gym.envs.benchmark import load
 from causal_gym.envs.causalab.report import causalab_agent_table, episode_columns
 from causal_gym.envs.causalab.spec import SPEC
 from causal_gym.envs.causalab.suites import SETTINGS, SUITE_SIZE
+from causal_gym.envs.reproduce_args import add_common_reproduce_args, reproduce_parser, tables_to
 from causal_gym.harness.rollout import episode_seeds, rollout
 from causal_gym.tables import build_table, format_table, score_columns
 
@@ -50,6 +54,7 @@ __all__ = [
     "env_for",
     "play_baselines",
     "print_table",
+    "build_parser",
     "main",
 ]
 
@@ -112,6 +117,7 @@ def _play(agent: str, setting: str, instance: int) -> dict[str, Any]:
     try:
         record = rollout(env, factory(**({"seed": agent_seed} if seeded else {})), seed=env_seed,
                          options={"split": "test", "instance": instance})
+        assert env.spec is not None  # gym.make sets it
         params = dict(env.spec.kwargs)
     finally:
         env.close()
@@ -181,19 +187,22 @@ def print_table(episodes: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``causal-gym reproduce causalab`` (the shared grammar of :mod:`causal_gym.envs.reproduce_args`)."""
+    parser = reproduce_parser(prog, __doc__)
+    add_common_reproduce_args(
+        parser, quick=f"{', '.join(QUICK_SETTINGS)} with {QUICK_INSTANCES} instances each",
+        full=f"every published setting with its {SUITE_SIZE}-instance test suite",
+        instances=f"test instances per setting (default: quick {QUICK_INSTANCES}, full {SUITE_SIZE})",
+        out="the episodes as episodes.csv and Table 7 as table7.csv")
+    parser.add_argument("--settings", help="comma-separated settings (default: quick "
+                        f"{','.join(QUICK_SETTINGS)}; full every published one)")
+    return parser
+
+
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     """Parse ``argv`` (default: sys.argv), run the baselines and print the table."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true",
-                        help=f"{', '.join(QUICK_SETTINGS)} with {QUICK_INSTANCES} instances each")
-    parser.add_argument("--settings", help="comma-separated settings (default: every published one; quick: "
-                        f"{','.join(QUICK_SETTINGS)})")
-    parser.add_argument("--instances", type=int, help=f"instances per setting (default {SUITE_SIZE}, quick "
-                        f"{QUICK_INSTANCES})")
-    parser.add_argument("--workers", type=int, default=1, help="episodes at once (default 1: in this process)")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
-    args = parser.parse_args(argv)
-
+    args = build_parser(prog).parse_args(argv)
     if args.settings:
         settings = tuple(filter(None, (s.strip() for s in args.settings.split(","))))
     else:
@@ -202,9 +211,17 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
         env_for(setting)  # unknown names fail before any episode
     instances = args.instances if args.instances is not None else (QUICK_INSTANCES if args.quick else SUITE_SIZE)
     start = time.perf_counter()
-    print_table(play_baselines(settings, instances, workers=args.workers, progress=not args.quiet))
-    print(f"\n{len(settings)} setting(s) x {instances} instance(s) x {len(BASELINES)} agents; "
-          f"{time.perf_counter() - start:.0f} s")
+    with tables_to(args.out):
+        episodes = play_baselines(settings, instances, workers=args.workers, progress=not args.quiet)
+        table = print_table(episodes)
+        print(f"\n{len(settings)} setting(s) x {instances} instance(s) x {len(BASELINES)} agents; "
+              f"{time.perf_counter() - start:.0f} s")
+    if args.out:
+        write_atomic(Path(args.out) / "episodes.csv", episodes.to_csv(index=False))
+        write_atomic(Path(args.out) / "table7.csv", table.to_csv(index=False))
+    if args.json:
+        output = {"episodes": episodes.to_dict(orient="records"), "table": table.to_dict(orient="records")}
+        write_atomic(args.json, json.dumps(output, indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def directed_shd(pred_edges: Iterable[Edge], true_edges: Iterable[Edge]) -> int:
         a, b = pair
         return (a, b) in edges, (b, a) in edges
 
-    pairs = {tuple(sorted(e)) for e in p | t}
+    pairs = {(min(e), max(e)) for e in p | t}
     return sum(relation(p, pair) != relation(t, pair) for pair in pairs)
 
 

@@ -54,12 +54,17 @@ _TEXT = {
     "6node-golden": "6 nodes, an offline Golden intervention chain instead of online interventions",
 }
 
+_REPRODUCES = {f"{n}node": ("Table 7",) for n in range(3, 8)}
+"""The settings whose rows the paper's Table 7 prints (its GPT-5-mini agent; our scripted baselines and
+any agent's run store give the same columns); the variants' suites are the paper's, their tables ours."""
+
 SPEC = BenchmarkSpec(
     name="causalab",
     title="CausaLab",
+    paper="the CausaLab paper and its released suites",
     envs=tuple(
         EnvEntry(env_id, "causal_gym.envs.causalab.env:CausaLabEnv", f"CausaLab -- {_TEXT[setting]}",
-                 {"setting": setting}, takes_seal=True)
+                 {"setting": setting}, takes_seal=True, reproduces=_REPRODUCES.get(setting, ()))
         for env_id, setting in SETTINGS_BY_ID.items()
     ) + tuple(
         EnvEntry(

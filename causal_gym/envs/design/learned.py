@@ -46,6 +46,7 @@ from torch import nn
 
 from causal_gym.envs.design.batch import encode_action
 from causal_gym.envs.design.sb3 import DesignSB3VecEnv
+from causal_gym.envs.design.vector import InterventionDesignVectorEnv
 
 __all__ = ["PAIR_FEATURES", "GLOBAL_FEATURES", "path_probabilities", "design_features", "DesignVecEnv", "PairScorer",
            "PairScorerPolicy", "q_targets", "fit_scorer"]
@@ -135,11 +136,16 @@ class DesignVecEnv(DesignSB3VecEnv):
 
     def __init__(self, env_id: str, num_envs: int, seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(env_id, num_envs, seed, observe_posterior=True, **kwargs)
-        unwrapped = self.env.unwrapped
+        unwrapped = self._design_env()
         self.budget, self.d, self.value_bound = unwrapped.setting.budget, unwrapped.setting.d, unwrapped.value_bound
         size = self.d * self.d * PAIR_FEATURES + GLOBAL_FEATURES
         self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
         self.action_space = spaces.Discrete(self.d)
+
+    def _design_env(self) -> InterventionDesignVectorEnv:
+        env = self.env.unwrapped
+        assert isinstance(env, InterventionDesignVectorEnv)  # DesignSB3VecEnv takes design ids only
+        return env
 
     def observe(self, obs: dict[str, np.ndarray]) -> np.ndarray:
         """:func:`design_features` of the batched env's observation."""
@@ -167,7 +173,7 @@ class DesignVecEnv(DesignSB3VecEnv):
             Before :meth:`reset`, when the batch's episodes have no step left, or on the ``dev`` and
             ``test`` suites (what would be an oracle there).
         """
-        unwrapped = self.env.unwrapped
+        unwrapped = self._design_env()
         batch = unwrapped._batch
         if batch.instances is None or batch.done:
             raise RuntimeError("lookahead needs an episode with steps left: reset() first")
@@ -180,7 +186,9 @@ class DesignVecEnv(DesignSB3VecEnv):
             twin = copy.deepcopy(batch, memo={id(batch.instances): batch.instances})
             rewards[:, k], _ = twin.play(self.encode(np.full(self.num_envs, k)))
             if with_features:
-                features.append(design_features(twin.observation(), self.budget))
+                observation = twin.observation()
+                assert isinstance(observation, dict)  # the rows observation, as this adapter plays it
+                features.append(design_features(observation, self.budget))
         return rewards, np.stack(features, axis=1) if with_features else None
 
 
@@ -236,15 +244,20 @@ class PairScorerPolicy(ActorCriticPolicy):
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = PairScorer(self.hidden)
-        self.mlp_extractor.latent_dim_pi = int(self.action_space.n)
+        scorer = PairScorer(self.hidden)
+        scorer.latent_dim_pi = spaces.flatdim(self.action_space)  # Discrete(d): d
+        # SB3 declares an MlpExtractor; any module with latent_dim_pi/vf and the forward methods serves
+        self.mlp_extractor = scorer  # type: ignore[assignment]
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         self.action_net = nn.Identity()  # the logits are the scores themselves: node order never matters
-        nn.init.orthogonal_(self.mlp_extractor.score.weight, gain=0.01)
-        nn.init.zeros_(self.mlp_extractor.score.bias)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        scorer = self.mlp_extractor
+        assert isinstance(scorer, PairScorer)
+        nn.init.orthogonal_(scorer.score.weight, gain=0.01)
+        nn.init.zeros_(scorer.score.bias)
+        # as SB3 builds it: optimizer_class is a concrete optimizer (Adam by default), which takes lr
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), "hidden": self.hidden}
@@ -269,6 +282,8 @@ def q_targets(scorer: PairScorer | None, rewards: np.ndarray, next_features: np.
     targets = np.asarray(rewards, dtype=np.float32).copy()
     if scorer is None or gamma == 0.0:
         return targets
+    if next_features is None:
+        raise ValueError("q_targets needs next_features with gamma > 0 (lookahead(with_features=True))")
     n, d, width = next_features.shape
     with torch.no_grad():
         for start in range(0, n, chunk):

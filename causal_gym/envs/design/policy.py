@@ -122,16 +122,21 @@ class NodePairPolicy(ActorCriticPolicy):
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = NodePairNet(self.hidden, self.values)
-        self.mlp_extractor.latent_dim_pi = int(self.action_space.n)
+        net = NodePairNet(self.hidden, self.values)
+        net.latent_dim_pi = spaces.flatdim(self.action_space)  # Discrete(1 + d G): its n
+        # SB3 declares an MlpExtractor; any module with latent_dim_pi/vf and the forward methods serves
+        self.mlp_extractor = net  # type: ignore[assignment]
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         self.action_net = nn.Identity()  # the logits are the net's own: node order never matters
-        for head in (self.mlp_extractor.node, self.mlp_extractor.observe):
+        net = self.mlp_extractor
+        assert isinstance(net, NodePairNet)
+        for head in (net.node, net.observe):
             nn.init.orthogonal_(head.weight, gain=0.01)
             nn.init.zeros_(head.bias)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        # as SB3 builds it: optimizer_class is a concrete optimizer (Adam by default), which takes lr
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), "hidden": self.hidden}

@@ -87,13 +87,24 @@ def _episode_draws(rng: np.random.Generator, size: int | None, n_entries: int) -
 
 
 def _check_menu(menu: Menu | Sequence[str]) -> Menu:
-    """The env's menu: a :class:`~causal_gym.harness.menu.Menu`, or names of :data:`MENU` entries
-    (a sub-menu that a JSON ``--env-kwargs`` can say)."""
+    """The env's menu: a :class:`~causal_gym.harness.menu.Menu`, or names of :data:`MENU` entries and
+    of other methods (a built-in or registered name, an import path ``"package.module:function"``),
+    what a JSON ``--env-kwargs`` can say."""
     if isinstance(menu, Menu):
         return menu
     if isinstance(menu, str) or not isinstance(menu, Sequence):
         raise ValueError(f"menu must be a Menu or a sequence of names of the Heuresis menu, got {menu!r}")
-    return Menu(tuple(MENU[check_choice(name, MENU, "menu entry")] for name in menu))
+    entries = []
+    for name in menu:
+        if isinstance(name, str) and name in MENU:
+            entries.append(MENU[name])
+            continue
+        try:
+            entries.append(MenuEntry(name, name))
+        except ValueError as err:
+            raise ValueError(f"menu: {name!r} is neither an entry of the Heuresis menu ({', '.join(MENU)}) nor a "
+                             f"method ({err})") from None
+    return Menu(tuple(entries))
 
 
 def _check_budgets(budgets: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -271,7 +282,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
     | ``sandbox``       | ``"auto"``       | ``run_code``'s backend: ``"auto"``, ``"bwrap"``, ``"unshare"`` (OS namespaces) or ``"process"`` (no OS isolation; :mod:`causal_gym.harness.sandbox`) |
     | ``algorithm_time_limit`` | 300.0     | seconds an uncached ``run_algorithm`` may compute before it is stopped (charged, no graph, not cached); None: no limit |
     | ``prefetch``      | 2                | on the train stream, upcoming instances whose PC-KCI reference a background worker computes during the episode (0: off) |
-    | ``menu``          | ``MENU``         | the algorithm menu: a :class:`~causal_gym.harness.menu.Menu` of any length, or names of ``MENU`` entries |
+    | ``menu``          | ``MENU``         | the algorithm menu: a :class:`~causal_gym.harness.menu.Menu` of any length, or names of ``MENU`` entries and of methods (``"package.module:function"``) |
     | ``start``         | None             | ``"empty"``: an unguided working graph starts with no edges instead of complete (a training setting, not one of the paper's conditions) |
 
     ```python
@@ -331,7 +342,7 @@ class HeuresisEnv(DataTools, WorkingGraphEnv):
         self.split = check_choice(split, SPLITS, "split")
         self.reward = check_choice(reward, REWARDS, "reward")
         self.budget_settings = _check_budgets(budgets)
-        depth = int(check_count(prefetch, "prefetch", 0))  # type: ignore[arg-type]
+        depth = int(check_count(prefetch, "prefetch", 0))
         self._prefetcher = ReferencePrefetcher(depth) if depth else None
         self._configure_data_tools(n_resamples, subsample, sandbox_limits, sandbox, algorithm_time_limit,
                                    _check_menu(menu))

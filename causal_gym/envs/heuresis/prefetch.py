@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from typing import Any
 
 from causal_gym._workers import in_daemonic_process, stop_pool, worker_pool
 from causal_gym.envs.heuresis.instances import make_instance
@@ -79,7 +79,7 @@ class ReferencePrefetcher:
         if isinstance(executor, ThreadPoolExecutor):
             executor.shutdown(wait=False, cancel_futures=True)
         else:
-            stop_pool(executor)  # type: ignore[arg-type]
+            stop_pool(executor)
 
     def _pool(self) -> Executor:
         if self._executor is None:

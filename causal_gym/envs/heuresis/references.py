@@ -54,7 +54,7 @@ import numpy as np
 from causal_gym._cache import cached, is_cached
 from causal_gym._validation import check_data
 from causal_gym._workers import process_pool
-from causal_gym.discovery import DeletionRecord, run
+from causal_gym.discovery import DeletionRecord, Method, run
 from causal_gym.discovery.amortized import cache_options
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.instances import (
@@ -76,6 +76,7 @@ __all__ = [
     "MENU",
     "FOUNDATION_BASELINES",
     "foundation_baselines",
+    "baseline_entry",
     "run_menu_entry",
     "menu_entry_is_cached",
     "ALPHA",
@@ -128,6 +129,25 @@ Reported on test instances next to the best chosen algorithm, like the router; n
 :func:`foundation_baselines` adds those whose checkpoint is configured on this machine."""
 
 
+def baseline_entry(name: str) -> MenuEntry:
+    """The menu entry of baseline ``name``: one of :func:`foundation_baselines`, or any method as it
+    is (a method of your own: an import path ``"package.module:function"``, a registered name).
+
+    Raises
+    ------
+    ValueError
+        Neither a foundation baseline nor a method (the message lists the foundation baselines).
+    """
+    known = foundation_baselines()
+    if name in known:
+        return known[name]
+    try:
+        return MenuEntry(name, name)
+    except ValueError as err:
+        raise ValueError(f"unknown baseline {name!r}: neither a pretrained baseline ({', '.join(known)}; cdfm needs "
+                         f"CAUSAL_GYM_CDFM_CHECKPOINT) nor a method ({err})") from None
+
+
 def foundation_baselines() -> Menu:
     """:data:`FOUNDATION_BASELINES`, plus CDFM (its calibrated threshold) when ``$CAUSAL_GYM_CDFM_CHECKPOINT``
     names a checkpoint: the released checkpoint, as the paper runs it; absent otherwise."""
@@ -143,7 +163,7 @@ ROUTER_SUBSAMPLE = 300
 """Rows of the router's fixed random subsample for the distance-correlation screen."""
 
 ROUTER_GAP = 0.15
-"""A deleted pair is flagged when distance correlation - |Pearson| >= this gap."""
+"""A deleted pair is flagged when distance correlation minus ``|Pearson|`` is at least this gap."""
 
 ROUTER_TAU = 0.2
 """The router switches to PC-KCI when at least this share of the deleted pairs is flagged."""
@@ -237,8 +257,9 @@ class PCReference:
         return [(r.x, r.y) for r in self.deletion_log]
 
 
-def _menu_run(method: str, data: np.ndarray, options: Mapping[str, Any]) -> dict[str, Any]:
-    """One menu run (module level, so a time-limited call can send it to a worker process)."""
+def _menu_run(method: Method, data: np.ndarray, options: Mapping[str, Any]) -> dict[str, Any]:
+    """One menu run (module level, so a time-limited call can send it to a worker process, with the
+    resolved method: a method of the caller's own reaches the worker without a registration there)."""
     result = run(method, data, **options)
     return {
         "graph": result.graph,
@@ -261,7 +282,7 @@ def run_menu_entry(
     none), raising :class:`causal_gym._workers.TimeLimitExceeded`.
     """
     entry = MENU[label] if isinstance(label, str) else label
-    compute = functools.partial(_menu_run, entry.method, instance.data, dict(entry.options))
+    compute = functools.partial(_menu_run, entry.resolved, instance.data, dict(entry.options))
     return cached(_menu_key(instance, entry), compute, time_limit)
 
 
@@ -272,9 +293,10 @@ def menu_entry_is_cached(instance: HeuresisInstance, label: str) -> bool:
 
 def _menu_key(instance: HeuresisInstance, entry: MenuEntry) -> dict[str, Any]:
     # name, method and options: the key of a default entry is the one it always had; a checkpoint
-    # read from a path or an environment variable is keyed by its content (cache_options)
-    return {"kind": "menu", "label": entry.name, "method": entry.method,
-            "options": cache_options(entry.method, entry.options), **_instance_key(instance)}
+    # read from a path or an environment variable is keyed by its content (cache_options), a method of
+    # the caller's own by its code's digest (MenuEntry.cache_parts)
+    return {"kind": "menu", "label": entry.name, **entry.cache_parts(),
+            "options": cache_options(entry.resolved.name, entry.options), **_instance_key(instance)}
 
 
 def _record(entry: Mapping[str, Any]) -> DeletionRecord:
@@ -437,7 +459,8 @@ class RouterResult(NamedTuple):
     flagged: tuple[tuple[int, int], ...]
 
 
-def router_screen(data: np.ndarray, deleted_pairs: Sequence[tuple[int, int]], seed: object) -> tuple[str, float, tuple[tuple[int, int], ...]]:
+def router_screen(data: np.ndarray, deleted_pairs: Sequence[tuple[int, int]],
+                  seed: int | np.random.SeedSequence | np.random.Generator) -> tuple[str, float, tuple[tuple[int, int], ...]]:
     """Screen and route steps of the router (Appendix E), given PC-Fisher-z's deleted pairs.
 
     On one fixed random subsample of ``min(n, 300)`` rows (drawn from ``seed``) every deleted
@@ -465,7 +488,7 @@ def router_screen(data: np.ndarray, deleted_pairs: Sequence[tuple[int, int]], se
     return ("pc_kci" if share >= ROUTER_TAU else "pc_fisherz"), share, tuple(flagged)
 
 
-def router_graph(data: np.ndarray, seed: object) -> RouterResult:
+def router_graph(data: np.ndarray, seed: int | np.random.SeedSequence | np.random.Generator) -> RouterResult:
     """The router baseline of Appendix E as a pure function of the data and a seed.
 
     1. Screen: PC with Fisher-z at alpha 0.05; :func:`router_screen` flags its deleted pairs.
@@ -519,8 +542,8 @@ def instance_row(
 
     ``labels`` chooses the menu algorithms (PC-Fisher-z and PC-KCI always run: the oracle, the
     floors and the router need them); ``seal`` picks the sealed instance (cached under its
-    fingerprint and content hash); ``baselines`` names entries of :func:`foundation_baselines` to
-    score too (row key ``"baselines"``, cached like menu runs).
+    fingerprint and content hash); ``baselines`` names entries of :func:`foundation_baselines` or
+    methods (:func:`baseline_entry`) to score too (row key ``"baselines"``, cached like menu runs).
     """
     instance = make_instance(family, split, index, d=d, n=n, expected_degree=expected_degree, seal=seal)
     labels = tuple(dict.fromkeys(("pc_fisherz", "pc_kci", *labels)))
@@ -543,7 +566,7 @@ def instance_row(
         "floors": trivial_floors(instance, reference),
         "router": {"branch": branch, "flagged_share": share, **{
             key: menu[branch][key] for key in ("precision", "recall", "f1", "nshd")}},
-        "baselines": {name: _scores_only(_scored_run(instance, foundation_baselines()[name])) for name in baselines},
+        "baselines": {name: _scores_only(_scored_run(instance, baseline_entry(name))) for name in baselines},
     }
 
 
@@ -577,11 +600,11 @@ def _progress(total: int, description: str) -> Callable[[], None]:
         return tick
     start, done = time.perf_counter(), [0]
 
-    def tick() -> None:
+    def print_tick() -> None:
         done[0] += 1
         print(f"{description}: {done[0]}/{total} ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
 
-    return tick
+    return print_tick
 
 
 def collect_rows(
@@ -611,11 +634,8 @@ def collect_rows(
             raise ValueError("the train split is unbounded: pass indices explicitly")
         indices = range(size)
     _check_labels(labels)
-    known = foundation_baselines()
-    unknown = sorted(set(baselines) - set(known))
-    if unknown:
-        raise ValueError(f"unknown baseline(s) {unknown}; known here: {list(known)} (cdfm needs "
-                         "CAUSAL_GYM_CDFM_CHECKPOINT)")
+    for name in baselines:
+        baseline_entry(name)  # an unknown one fails here, before any instance is computed
     tasks: list[_RowTask] = [(family, split, int(i), d, n, float(expected_degree), tuple(labels), seal,
                               tuple(baselines)) for family in families for i in indices]
     runs = [(task, label) for task in tasks for label in dict.fromkeys(("pc_fisherz", "pc_kci", *labels))]
@@ -633,8 +653,8 @@ def collect_rows(
             tick()
         return rows
     with process_pool(workers) as pool:
-        for future in as_completed([pool.submit(_menu_task, task, label) for task, label in runs]):
-            future.result()
+        for menu_run in as_completed([pool.submit(_menu_task, task, label) for task, label in runs]):
+            menu_run.result()
             tick()
         futures = [pool.submit(_row_task, task) for task in tasks]
         for future in as_completed(futures):

@@ -21,10 +21,10 @@ from gymnasium import spaces
 
 from causal_gym._validation import check_count
 from causal_gym.envs.heuresis.env import HeuresisEnv, load_instance
-from causal_gym.seal import Seal
 from causal_gym.harness.data_tools import CI_TESTS
 from causal_gym.harness.tool_env import LAST_TURN
 from causal_gym.harness.toolbox import ToolCall, ToolError
+from causal_gym.seal import Seal
 
 __all__ = [
     "DECISIONS",
@@ -336,9 +336,10 @@ class HeuresisRepairEnv(gym.Env):
         decision, slot, test, cond = (int(v) for v in values)
         if DECISIONS[decision] == "submit":
             return ToolCall("submit", {}), slot, None
-        if slot >= len(self._pairs):
-            return ToolError(f"candidate slot {slot} is empty: PC-KCI deleted {len(self._pairs)} pairs"), slot, None
-        x, y = self._pairs[slot]
+        pairs = self.candidate_pairs
+        if slot >= len(pairs):
+            return ToolError(f"candidate slot {slot} is empty: PC-KCI deleted {len(pairs)} pairs"), slot, None
+        x, y = pairs[slot]
         if DECISIONS[decision] == "restore":
             return ToolCall("set_edge", {"x": x, "y": y, "relation": "undirected"}), slot, None
         if DECISIONS[decision] == "keep":
@@ -351,7 +352,7 @@ class HeuresisRepairEnv(gym.Env):
             return self._conds[slot]
         if kind == "empty":
             return ()
-        x, y = self._pairs[slot]
+        x, y = self.candidate_pairs[slot]
         graph = self._heuresis_obs["working_graph"]
         adjacent = (graph | graph.T).astype(bool)
         neighbours = adjacent[x] | adjacent[y]
@@ -377,10 +378,11 @@ class HeuresisRepairEnv(gym.Env):
 
     def _observation(self) -> np.ndarray:
         table = np.concatenate([self._static, self._results.reshape(self.max_pairs, -1)], axis=1)
-        filled = len(self._pairs)
+        pairs = self.candidate_pairs
+        filled = len(pairs)
         if filled:
             graph = self._heuresis_obs["working_graph"]
-            xs, ys = np.array(self._pairs).T
+            xs, ys = np.array(pairs).T
             table[:filled, 4] = (graph[xs, ys] | graph[ys, xs]).astype(np.float32)
         shares = self._heuresis_obs["budgets_remaining"]
         glob = np.array(

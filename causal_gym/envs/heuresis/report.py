@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from causal_gym._files import OutputFolder
-from causal_gym.envs.benchmark import ReportOptions
 from causal_gym._validation import check_instance_option
+from causal_gym.envs.benchmark import ReportOptions
 from causal_gym.envs.heuresis.instances import DEFAULT_D, DEFAULT_EXPECTED_DEGREE, DEFAULT_N, split_size
 from causal_gym.envs.heuresis.spec import FAMILIES, SPEC
 from causal_gym.seal import Seal
@@ -66,6 +66,7 @@ from causal_gym.tables import (
     build_table,
     check_finite,
     error_bars,
+    figure_png,
     in_order,
     interval,
     interval_cells,
@@ -76,7 +77,6 @@ from causal_gym.tables import (
     paired_interval,
     per_unit,
     played,
-    figure_png,
 )
 
 if TYPE_CHECKING:
@@ -118,7 +118,8 @@ def episode_columns(params: Mapping[str, Any], line: Mapping[str, Any], info: Ma
     """Family, condition and instance shape of a Heuresis episode (None for the repair-policy ids).
 
     ``params`` (the registered kwargs with the run's ``env_kwargs``) always name the family and
-    the condition; ``d``, ``n`` and ``expected_degree`` default to the paper's instance shape.
+    the condition; ``d``, ``n`` and ``expected_degree`` default to the paper's instance shape. A run
+    without a split (``RunConfig(split=None)``) played the env's own: the final info names it.
     """
     if line["env_id"].rsplit(":", 1)[-1] not in _WORKING_GRAPH_IDS:
         return None
@@ -130,8 +131,10 @@ def episode_columns(params: Mapping[str, Any], line: Mapping[str, Any], info: Ma
         "expected_degree": float(params.get("expected_degree", DEFAULT_EXPECTED_DEGREE)),
     }
     if info:
-        check_instance_option(line["instance"], split_size(line.get("split")), "a Heuresis split")  # references need it
         _check_readable(line, info, columns["d"], params["guided"])
+        split = line.get("split") or info["scores"]["instance"].get("split")
+        check_instance_option(line["instance"], split_size(split), "a Heuresis split")  # references need it
+        columns["split"] = split
     return columns
 
 
@@ -273,7 +276,7 @@ def heuresis_references(
         return HeuresisReferences(units, dev, labels)
     _check_seal(episodes, seal)
     for (d, n, degree, sealed), group in episodes.groupby(["d", "n", "expected_degree", "seal"], dropna=False):
-        shape = {"d": int(d), "n": int(n), "expected_degree": float(degree),
+        shape: dict[str, Any] = {"d": int(d), "n": int(n), "expected_degree": float(degree),
                  "seal": None if is_missing(sealed) else seal}
         if dev is None:
             published = is_missing(sealed) and tuple(labels) == PUBLISHED_CHOICE["labels"] and all(
@@ -589,6 +592,7 @@ def heuresis_behaviour_table(frame: pd.DataFrame, seal: Seal | None = None) -> p
         merged: dict[str, tuple[float, int]] = {}  # family -> (merge* F1, episodes)
         for family, rows_of in _by_family(group):
             mine = [stats[i] for i in rows_of.index]
+            k: float  # merge*'s k (NaN on the row of all families)
             if family != "all":
                 k, f1 = best_k_merge([s["merge"] for s in mine])
                 merged[family] = (f1, len(mine))

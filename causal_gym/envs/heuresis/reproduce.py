@@ -3,11 +3,12 @@ and trivial floors (Table 11), each next to the paper's numbers.
 
 Usage
 -----
-    causal-gym reproduce heuresis --quick        # 4 dev + 4 test instances per family
-    causal-gym reproduce heuresis                # 100 dev + 32 test per family, full menu
-    causal-gym reproduce heuresis --difficulty-only --test 32   # Table 2 only (PC-KCI)
+    causal-gym reproduce heuresis --quick        # 4 dev + 4 test instances per family (the default)
+    causal-gym reproduce heuresis --full         # 100 dev + 32 test per family, full menu
+    causal-gym reproduce heuresis --difficulty-only --instances 32   # Table 2 only (PC-KCI)
 
-References are chosen on development instances and reported on test instances (paper §5).
+References are chosen on development instances and reported on test instances (paper §5):
+``--instances`` counts the test instances per family, ``--dev`` the development ones.
 ``--quick`` also leaves the slowest menu entry (RESIT, ``anm``: about 4.5 s per d=10 instance,
 twice PC-KCI) out of the menu unless ``--full-menu`` is given; it is never the best chosen
 algorithm in the paper. The full run (6 families x 132 instances, full menu) takes about 53 min
@@ -15,6 +16,10 @@ on 2 quiet cores on a cold cache (measured on 12 instances: 4.0 s per instance; 
 102 min on a machine shared with other jobs). Every run is cached
 on disk (``CAUSAL_GYM_CACHE``, default ``~/.cache/causal_gym``), so a second run or an
 interrupted one is fast.
+
+Table 3's foundation-model rows score the pretrained baselines (``--baselines``); AlterNet needs
+torch, which the core install leaves out, so there the rows are skipped with a note saying so:
+that is expected, and ``pip install 'causal-gym[arena]'`` adds them.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,11 +39,13 @@ from causal_gym._files import write_atomic
 from causal_gym.envs.heuresis.families import FAMILIES
 from causal_gym.envs.heuresis.references import (
     MENU,
+    baseline_entry,
     collect_rows,
     difficulty_table,
     foundation_baselines,
     reference_table,
 )
+from causal_gym.envs.reproduce_args import add_common_reproduce_args, add_deprecated_alias, reproduce_parser, tables_to
 
 # The paper's numbers as the spec decodes them (shared/specs/heuresis.md).
 # Table 2: PC-KCI's mean wrong deletions per test instance, share of instances with none, and the
@@ -53,7 +61,7 @@ PAPER_TABLE2 = {
 # Table 3 (values derived in the spec from agent F1 minus reported residual gain): BCA_phi and its
 # F1, the oracle. BCA_g is PC-KCI; H^s is .07 on lg and within +-.007 elsewhere. Only lg's oracle
 # (.973) is stated; elsewhere "between .97 and .99" (None here).
-PAPER_TABLE3 = {
+PAPER_TABLE3: dict[str, Any] = {  # "bca_g" holds a name, each family a cell
     "bca_g": "pc_kci",
     "lg": {"bca_phi": "not pc_kci", "f1_bca_phi": 0.935, "f1_pc_kci": 0.865, "f1_oracle": 0.973, "selection_headroom": 0.07},
     "anm": {"bca_phi": "pc_kci", "f1_bca_phi": 0.906, "f1_oracle": None, "selection_headroom": 0.0},
@@ -90,9 +98,11 @@ LEGENDS = {
         "router - BCA_phi": "F1 of the paper's Appendix-E router minus BCA_phi's",
         "KCI share": "share of instances the router sends to PC-KCI",
     },
-    "Table 3, foundation-model rows": {
-        "F1 name": "mean adjacency F1 of the pretrained baseline on test, 95% bootstrap interval",
+    "Table 3, baseline rows": {
+        "F1 name": "mean adjacency F1 of the baseline on test, 95% bootstrap interval",
         "name - BCA_phi": "its F1 minus BCA_phi's, paired over test instances (the paper's residual gain)",
+        "package.module:function": "a method of your own (--baselines), run once per instance on the data with its "
+                                   "defaults and scored as the menu is (Meek-completed, adjacency F1)",
         "alternet": "our amortized network (causal_gym.discovery.amortized), trained on its declared prior, not "
                     "on Heuresis; CDFM and TabCausal need their released checkpoints, which this machine cannot fetch",
         "cdfm": "the released CDFM network (cdfm-base) from the checkpoint CAUSAL_GYM_CDFM_CHECKPOINT names, "
@@ -151,14 +161,14 @@ def print_difficulty(rows: list[dict]) -> None:
           f"{'edges':>6} {'tests':>6} {'s/inst':>6}")
     table = difficulty_table(rows)
     for family, cell in table.items():
-        paper, few = PAPER_TABLE2[family], _few(cell["n"], "test")
+        paper, few = PAPER_TABLE2[family], _few(int(cell["n"]), "test")
         print(f"{family:9} {cell['n']:>3} {cell['wrong']:>6.2f} {few}| {paper['wrong']:>3.1f} "
               f"{cell['zero_share']:>6.0%} {few}| {paper['zero_share']:>3.0%} "
               f"{cell['headroom']:>6.3f} {few}| {paper['headroom']:>5.3f} "
               f"{cell['f1_pc_kci']:>10.3f} {cell['f1_oracle']:>10.3f} {cell['n_edges']:>6.1f} "
               f"{cell['n_tests']:>6.0f} {cell['pc_kci_runtime']:>6.1f}")
     _print_legend("Table 2")
-    _print_few_note({"test": min((cell["n"] for cell in table.values()), default=0)})
+    _print_few_note({"test": min((int(cell["n"]) for cell in table.values()), default=0)})
 
 
 def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
@@ -181,9 +191,9 @@ def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
     _print_few_note({"dev": n_dev, "test": n_test})
     names = list(next(iter(table["families"].values()))["baselines"]) if table["families"] else []
     if names:
-        print("\nTable 3, foundation-model rows -- pretrained baselines as released (shipped checkpoint, default "
-              "threshold, no family label) on test instances (paper: CDFM 10% to 19% below BCA_phi; no baseline "
-              "above it by more than .03)")
+        print("\nTable 3, baseline rows -- pretrained baselines as released (shipped checkpoint, default "
+              "threshold, no family label) and methods of your own, on test instances (paper: CDFM 10% to 19% below "
+              "BCA_phi; no foundation model above it by more than .03)")
         print(f"{'family':9} {'F1 BCA_phi':>25} " + " ".join(f"{'F1 ' + name:>25} {name + ' - BCA_phi':>25}"
                                                           for name in names))
         for family, cell in table["families"].items():
@@ -191,7 +201,7 @@ def print_references(dev_rows: list[dict], test_rows: list[dict]) -> dict:
             print(f"{family:9} {_interval(cell['f1_bca_phi']) + few:>25} " + " ".join(
                 f"{_interval(cell['baselines'][name]['f1']) + few:>25} "
                 f"{_interval(cell['baselines'][name]['residual_gain']) + few:>25}" for name in names))
-        _print_legend("Table 3, foundation-model rows")
+        _print_legend("Table 3, baseline rows")
     print("\nTable 11 -- trivial floors, adjacency F1 on test instances (paper cells not in its text: -)")
     floors = list(next(iter(table["families"].values()))["floors"])
     print(f"{'family':9} " + " ".join(f"{name:>25}" for name in floors))
@@ -214,28 +224,39 @@ def print_menu_cost(rows: list[dict]) -> None:
     print("  (an agent's run_algorithm call stops at the env's algorithm_time_limit, 300 s by default)")
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
-    """Parse ``argv`` (default: sys.argv), compute the tables and print them."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=_epilog(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="4 dev and 4 test instances per family")
-    parser.add_argument("--dev", type=int, help="dev instances per family (default 100, quick 4)")
-    parser.add_argument("--test", type=int, help="test instances per family (default 32, quick 4)")
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``causal-gym reproduce heuresis`` (the shared grammar of :mod:`causal_gym.envs.reproduce_args`)."""
+    parser = reproduce_parser(prog, __doc__, _epilog())
+    add_common_reproduce_args(
+        parser, quick="4 dev and 4 test instances per family, menu without RESIT",
+        full="100 dev and 32 test instances per family (the paper's), full menu",
+        instances="test instances per family (default: quick 4, full 32)")
+    add_deprecated_alias(parser, "--test", "--instances")
+    parser.add_argument("--dev", type=int, help="dev instances per family (default: quick 4, full 100)")
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
     parser.add_argument("--full-menu", action="store_true", help="keep anm (RESIT) in --quick")
     parser.add_argument("--difficulty-only", action="store_true", help="Table 2 only (PC-KCI on test)")
     parser.add_argument("--baselines", default="auto",
-                        help="comma-separated pretrained baselines scored on test instances for Table 3's "
-                        f"foundation-model rows ({','.join(foundation_baselines())}, and cdfm when "
-                        "CAUSAL_GYM_CDFM_CHECKPOINT names its checkpoint; default 'auto': those whose "
-                        "dependencies are installed, i.e. torch; 'none' for none)")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--json", help="write the rows and tables to this file")
-    args = parser.parse_args(argv)
+                        help="comma-separated baselines scored on test instances for Table 3's baseline rows, each "
+                        "with its F1 - BCA_phi: pretrained ones "
+                        f"({','.join(foundation_baselines())}, and cdfm when CAUSAL_GYM_CDFM_CHECKPOINT names its "
+                        "checkpoint) or methods of your own ('package.module:function', a registered name); default "
+                        "'auto': the pretrained ones whose dependencies are installed, i.e. torch; 'none' for none")
+    return parser
 
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
+    """Parse ``argv`` (default: sys.argv), compute the tables and print them."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    with tables_to(args.out):
+        _reproduce(args, parser)
+
+
+def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     families = tuple(args.families.split(","))
     n_dev = args.dev if args.dev is not None else (4 if args.quick else 100)
-    n_test = args.test if args.test is not None else (4 if args.quick else 32)
+    n_test = args.instances if args.instances is not None else (4 if args.quick else 32)
     labels = tuple(MENU)
     if args.difficulty_only:
         labels = ("pc_fisherz", "pc_kci")
@@ -248,20 +269,22 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> None:
     elif args.baselines == "auto":
         baselines = tuple(foundation_baselines()) if importlib.util.find_spec("torch") else ()
         if not baselines:
-            print("Table 3's foundation-model rows are left out: alternet needs torch (pip install "
-                  "'causal-gym[arena]')", file=sys.stderr)
+            print("note: Table 3's foundation-model rows are left out because alternet needs torch; that is expected "
+                  "on the core install (pip install 'causal-gym[arena]' adds torch and the rows)", file=sys.stderr)
     else:
         baselines = tuple(name.strip() for name in args.baselines.split(",") if name.strip())
-    unknown = sorted(set(baselines) - set(foundation_baselines()))
-    if unknown:
-        parser.error(f"unknown baseline(s) {unknown}; known here: {', '.join(foundation_baselines())} or none "
-                     "(cdfm needs CAUSAL_GYM_CDFM_CHECKPOINT)")
+    for name in baselines:
+        try:
+            baseline_entry(name)
+        except ValueError as err:
+            parser.error(str(err))
+    progress = not args.quiet
     test_rows = collect_rows(families, "test", range(n_test), labels=labels, workers=args.workers,
-                             baselines=baselines)
+                             baselines=baselines, progress=progress)
     print_difficulty(test_rows)
     output: dict = {"labels": labels, "test_rows": test_rows}
     if not args.difficulty_only:
-        dev_rows = collect_rows(families, "dev", range(n_dev), labels=labels, workers=args.workers)
+        dev_rows = collect_rows(families, "dev", range(n_dev), labels=labels, workers=args.workers, progress=progress)
         output["dev_rows"] = dev_rows
         output["table"] = print_references(dev_rows, test_rows)
         print_menu_cost(dev_rows + test_rows)

@@ -1,7 +1,7 @@
 """The router baseline of Heuresis (Appendix E) as an agent that plays through the public tools.
 
 What the router does: run PC with Fisher-z (alpha 0.05); for each pair it deleted, compute
-distance correlation minus |Pearson| on a fixed random subsample of at most 300 rows; a gap of at
+distance correlation minus ``|Pearson|`` on a fixed random subsample of at most 300 rows; a gap of at
 least 0.15 flags the pair; if at least tau = 0.2 of the deleted pairs are flagged, answer with
 PC-KCI's graph, else with PC-Fisher-z's. (The paper's KCI-branch re-test restores nothing on the
 full sample; see :func:`causal_gym.envs.heuresis.references.router_graph`.)
@@ -40,11 +40,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from causal_gym.envs.heuresis.baselines import guided_heuresis, menu_labels
-from causal_gym.harness.agent import TaskSpec, typed_action
 from causal_gym.envs.heuresis.references import ALPHA, ROUTER_GAP, ROUTER_SUBSAMPLE, ROUTER_TAU
 from causal_gym.harness import format_edge_list, parse_edge_list
+from causal_gym.harness.agent import TaskSpec, typed_action
 
 __all__ = ["ROUTER_PROGRAM", "RouterAgent"]
 
@@ -164,7 +165,9 @@ class RouterAgent:
 
     def reset(self, task: TaskSpec) -> None:
         """Start an episode; refuses tasks that are not the guided Heuresis condition (see the module docstring)."""
-        if not guided_heuresis(task):
+        space = task.observation_space
+        graph = space.spaces.get("working_graph") if isinstance(space, spaces.Dict) else None
+        if not guided_heuresis(task) or not isinstance(graph, spaces.MultiBinary):
             raise ValueError(
                 "RouterAgent plays the guided Heuresis condition only: its KCI branch answers with PC-KCI's graph, "
                 "which only the guided start reveals (the algorithm menu is masked). Use "
@@ -172,7 +175,7 @@ class RouterAgent:
             )
         self._task = task
         self._labels = menu_labels(task)
-        self._d = int(task.observation_space["working_graph"].shape[0])
+        self._d = int(graph.shape[0])
         self._stage = "start"
         self._screen: dict[str, Any] = {}
         self._outputs: dict[str, np.ndarray] = {}
@@ -227,6 +230,7 @@ class RouterAgent:
         return self._submit(self._outputs[best], f"menu entry {best}")
 
     def _submit(self, graph: np.ndarray | None, source: str) -> dict[str, Any]:
+        assert self._task is not None  # act() checked it
         self._stage = "submitted"
         self.decision["submitted"] = source
         edges = "" if graph is None else (format_edge_list(graph) or "none")

@@ -44,12 +44,20 @@ def env_id(family: str, guided: bool) -> str:
     return f"Heuresis-{family}{'-guided' if guided else ''}-v0"
 
 
+_TABLES = ("Table 2", "Table 3", "Table 4", "Table 6", "Table 11", "Table 13", "Figure 6")
+"""What the paper's tables and figures rebuild from episodes of either condition: Table 2 (PC-KCI's
+difficulty), 3 and 11 (references and floors) by ``causal-gym reproduce heuresis``; 3, 4, 6, 11, 13
+and Figure 6 from agents' run stores by ``causal-gym report``; guided runs add Table 8."""
+
+_GUIDED_TABLES = (*_TABLES[:4], "Table 8", *_TABLES[4:])
+
 _ENV = "causal_gym.envs.heuresis.env:HeuresisEnv"
 _REPAIR = "causal_gym.envs.heuresis.repair:HeuresisRepairEnv"
 
 SPEC = BenchmarkSpec(
     name="heuresis",
     title="Heuresis",
+    paper="the Heuresis paper",
     envs=tuple(
         EnvEntry(
             env_id(family, guided),
@@ -59,6 +67,7 @@ SPEC = BenchmarkSpec(
             {"family": family, "guided": guided},
             takes_seal=True,
             small_kwargs={"d": 4, "n": 60},
+            reproduces=_GUIDED_TABLES if guided else _TABLES,
         )
         for guided in (False, True)
         for family in FAMILIES

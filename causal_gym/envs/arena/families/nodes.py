@@ -63,9 +63,10 @@ class ArenaNode:
         z = np.clip((observed - mean) / std, -INPUT_GUARD, INPUT_GUARD)
         family = get_mechanism(params["form"])
         form_params = params["form_params"]
-        if callable(getattr(family, "calibrate", None)):
-            form_params = family.calibrate(form_params, z)
-        raw = family.evaluate(form_params, z, 0.0)
+        calibrate = getattr(family, "calibrate", None)  # an optional hook of the Mechanism protocol
+        if callable(calibrate):
+            form_params = calibrate(form_params, z)
+        raw = family.evaluate(form_params, z, np.zeros(len(z)))
         spread = float(raw.std())
         if not (np.isfinite(spread) and spread > 1e-12):
             raise ValueError(f"form {params['form']!r} is constant on the reference parents; cannot standardise it")
@@ -89,7 +90,7 @@ class ArenaNode:
     @staticmethod
     def signal(params: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
         """``gain * amplitude * (f(z) - center) / spread``."""
-        raw = get_mechanism(params["form"]).evaluate(params["form_params"], z, 0.0)
+        raw = get_mechanism(params["form"]).evaluate(params["form_params"], z, np.zeros(len(z)))
         return params["gain"] * params["amplitude"] * (raw - params["center"]) / params["spread"]
 
     def evaluate(self, params: Mapping[str, Any], parents: np.ndarray, noise: np.ndarray) -> np.ndarray:

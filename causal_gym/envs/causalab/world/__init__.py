@@ -29,10 +29,25 @@ from __future__ import annotations
 
 from causal_gym.envs.causalab.world.crystals import Crystal, Record, draw_exogenous, prior_records
 from causal_gym.envs.causalab.world.episodes import Episode, HiddenSpec, Setting, episode_from_scm, make_episode
-from causal_gym.envs.causalab.world.golden import GOLDEN_EMPTY_SHARE, GOLDEN_LENGTH_RULES, GOLDEN_ONE_PASS_SHARE, golden_records
+from causal_gym.envs.causalab.world.golden import (
+    GOLDEN_EMPTY_SHARE,
+    GOLDEN_LENGTH_RULES,
+    GOLDEN_ONE_PASS_SHARE,
+    golden_records,
+)
 from causal_gym.envs.causalab.world.hidden import HiddenConfig, hidden_config, hidden_priority
 from causal_gym.envs.causalab.world.manipulator import InterventionResult, Manipulator
-from causal_gym.envs.causalab.world.mechanism import Coefficient, DECOY_READINGS, FREQ, FREQ_LABEL, HIDDEN_VALUES, KINDS, LabSCM, MAX_TARGET, PROPERTIES
+from causal_gym.envs.causalab.world.mechanism import (
+    DECOY_READINGS,
+    FREQ,
+    FREQ_LABEL,
+    HIDDEN_VALUES,
+    KINDS,
+    MAX_TARGET,
+    PROPERTIES,
+    Coefficient,
+    LabSCM,
+)
 from causal_gym.envs.causalab.world.sampler import sample_equations, sample_lab_graph, sample_lab_scm
 
 __all__ = [

@@ -63,7 +63,7 @@ class Crystal:
         return {k: v for k, v in self.values.items() if k != FREQ}
 
 
-def draw_exogenous(scm: LabSCM, rng: np.random.Generator | int, k: int = 1) -> np.ndarray:
+def draw_exogenous(scm: LabSCM, rng: np.random.Generator | np.random.SeedSequence | int, k: int = 1) -> np.ndarray:
     """``(k, n - 1)`` integer exogenous terms uniform on ``0 .. 100`` (columns: ``scm.controllable``).
 
     Draws are row-major, so the first rows do not depend on ``k``.
@@ -77,7 +77,7 @@ def _row_dict(scm: LabSCM, row: np.ndarray) -> dict[str, float]:
     return {p: float(v) for p, v in zip(scm.controllable, row)}
 
 
-def prior_records(scm: LabSCM, rng: np.random.Generator | int, k: int) -> tuple[Record, ...]:
+def prior_records(scm: LabSCM, rng: np.random.Generator | np.random.SeedSequence | int, k: int) -> tuple[Record, ...]:
     """``k`` observational records: fresh exogenous terms per record, frequency included."""
     exo = draw_exogenous(scm, rng, k)
     values = scm.evaluate_rows(exo)

@@ -172,14 +172,12 @@ _MAX_REDRAWS = 1000
 
 
 def _entropy(seed: int | Sequence[int] | np.random.SeedSequence) -> tuple[int, ...]:
-    if isinstance(seed, np.random.SeedSequence):
-        entropy = seed.entropy
-        seed = entropy if isinstance(entropy, Sequence) else [entropy]
-    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        seed = [seed]
-    if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence) or not seed:
+    entropy: object = seed.entropy if isinstance(seed, np.random.SeedSequence) else seed
+    if isinstance(entropy, (int, np.integer)) and not isinstance(entropy, (bool, np.bool_)):
+        entropy = [entropy]
+    if isinstance(entropy, (str, bytes)) or not isinstance(entropy, Sequence) or not entropy:
         raise ValueError(f"seed must be a non-negative int or a sequence of them, got {seed!r}")
-    return tuple(check_count(s, "seed", minimum=0) for s in seed)  # type: ignore[misc]
+    return tuple(check_count(s, "seed", minimum=0) for s in entropy)
 
 
 class _Streams:

@@ -33,7 +33,7 @@ GOLDEN_EMPTY_SHARE: Mapping[int, float] = MappingProxyType({6: 14 / 50})
 
 def golden_records(
     scm: LabSCM,
-    rng: np.random.Generator | int,
+    rng: np.random.Generator | np.random.SeedSequence | int,
     n_bootstrap: int = 2,
     max_length: int = 6,
     stop_at_singleton: bool = False,

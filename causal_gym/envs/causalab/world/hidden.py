@@ -40,7 +40,7 @@ class HiddenConfig:
         return {node: self.edge_weight * h for node in self.affected}
 
 
-def hidden_priority(scm: LabSCM, rng: np.random.Generator | int) -> tuple[str, ...]:
+def hidden_priority(scm: LabSCM, rng: np.random.Generator | np.random.SeedSequence | int) -> tuple[str, ...]:
     """Properties in the order the hidden variable claims them: frequency's parents first
     (shuffled), then the other properties (shuffled). Prefixes give nested affected sets."""
     rng = as_generator(rng)
@@ -51,7 +51,7 @@ def hidden_priority(scm: LabSCM, rng: np.random.Generator | int) -> tuple[str, .
 
 def hidden_config(
     scm: LabSCM,
-    rng: np.random.Generator | int,
+    rng: np.random.Generator | np.random.SeedSequence | int,
     count: int,
     values: Sequence[float] = HIDDEN_VALUES,
     freqnode: bool = False,

@@ -287,9 +287,8 @@ class LabSCM:
         """Per node index: its ``(parent index, linear weight, quadratic weight)`` terms, parents in
         :attr:`properties` order (the quadratic weight is 0.0 in the linear family)."""
         out: list[list[tuple[int, float, float]]] = [[] for _ in self.properties]
-        linear = self.kind == "linear"
-        for (a, b), c in zip(self.edges, self.coefficients):
-            out[self._index[b]].append((self._index[a], c, 0.0) if linear else (self._index[a], c[1], c[0]))
+        for (a, b), c in zip(self.edges, self.coefficients):  # a float in the linear family, (quadratic, linear) else
+            out[self._index[b]].append((self._index[a], c[1], c[0]) if isinstance(c, tuple) else (self._index[a], c, 0.0))
         return tuple(tuple(terms) for terms in out)
 
     @cached_property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
 from causal_gym.envs.arena.scenarios.authoring import add, formula, mul, readout, root, uniform
-from causal_gym.envs.arena.scenarios.formula.constants import PI, DEG
+from causal_gym.envs.arena.scenarios.formula.constants import DEG, PI
 
 __all__ = ['SATELLITE_ORBIT', 'TRANSITING_EXOPLANET']
 

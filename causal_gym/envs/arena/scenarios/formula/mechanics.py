@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
 from causal_gym.envs.arena.scenarios.authoring import add, around, formula, mul, readout, root, uniform
-from causal_gym.envs.arena.scenarios.formula.constants import PI, DEG, G0
+from causal_gym.envs.arena.scenarios.formula.constants import DEG, G0, PI
 
 __all__ = ['SPRING_PROJECTILE', 'POISEUILLE_PIPE', 'EMERGENCY_BRAKING', 'PUMPED_PIPELINE']
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from causal_gym.envs.arena.grounded import ScenarioSpec, edges_into
-from causal_gym.envs.arena.scenarios.authoring import add, mul, formula, process, readout, root, uniform
+from causal_gym.envs.arena.scenarios.authoring import add, formula, mul, process, readout, root, uniform
 
 __all__ = ["SOC_ALERT_TRIAGE", "RANSOMWARE_RECOVERY", "CLOUD_SERVICE_INCIDENT"]
 
