@@ -18,7 +18,8 @@ of the training episodes since the last row, the dev return), with round-robin's
 reference; ``curve-<algo>-<policy>.png`` plots every seed. Each seed's model goes to
 ``<out>/<algo>-<policy>-seed<k>.zip``.
 
-``--evaluate`` plays every saved model (of ``--out``, or ``--models``), deterministically, on test instances ``0 .. --test - 1`` of
+``--evaluate`` plays every saved model (of ``--out``, or ``--models``), deterministically, on test instances
+``--first .. --first + --test - 1`` (default from 0) of
 the training id and of its out-of-distribution relatives (``--eval-ids``), one row per episode in the
 CSV format of ``examples/design_baselines.py`` (agent ``<algo>-<policy>-seed<k>``, with the CPU seconds of the
 policy's decisions and 0 posterior evaluations of its own), and with ``--baselines CSV`` (that
@@ -63,15 +64,15 @@ TRAIN_ID = "InterventionDesign-lg10-T3-v0"
 EVAL_IDS = ("InterventionDesign-lg10-T3-v0", "InterventionDesign-sf10-T3-v0", "InterventionDesign-gumbel10-T3-v0")
 ROUTE = {"action": "discrete", "value_grid": (1.0,), "observation": "summary"}
 """The env keywords of the route: the agent's whole interface."""
-METRICS = ("gain", "expected_shd", "auprc", "map_f1")
+METRICS = ("gain", "truth_gain", "information_gain", "expected_shd", "auprc", "map_f1")
 ALGOS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "dqn": DQN}
 POLICIES = ("mlp", "pair")
 
 
-def played(env_id: str, split: str, count: int,
-           choose: Callable[[np.ndarray, int], np.ndarray]) -> tuple[dict[str, np.ndarray], float]:
-    """Instances ``0 .. count - 1`` of ``split`` played by ``choose(observations, step)``: final scores and its CPU seconds."""
-    venv = DesignSB3VecEnv(env_id, count, options={"split": split, "instance": 0}, **ROUTE)
+def played(env_id: str, split: str, count: int, choose: Callable[[np.ndarray, int], np.ndarray],
+           first: int = 0) -> tuple[dict[str, np.ndarray], float]:
+    """Instances ``first .. first + count - 1`` of ``split`` played by ``choose(observations, step)``: final scores and its CPU seconds."""
+    venv = DesignSB3VecEnv(env_id, count, options={"split": split, "instance": first}, **ROUTE)
     obs = venv.reset()
     thinking = 0.0
     for step in range(venv.env.unwrapped.setting.budget):
@@ -83,9 +84,9 @@ def played(env_id: str, split: str, count: int,
     return dict(venv.last_scores), thinking
 
 
-def play(model: BaseAlgorithm, env_id: str, split: str, count: int) -> tuple[dict[str, np.ndarray], float]:
-    """The deterministic policy on instances ``0 .. count - 1`` of ``split``: final scores and policy CPU seconds."""
-    return played(env_id, split, count, lambda obs, step: model.predict(obs, deterministic=True)[0])
+def play(model: BaseAlgorithm, env_id: str, split: str, count: int, first: int = 0) -> tuple[dict[str, np.ndarray], float]:
+    """The deterministic policy on instances ``first .. first + count - 1`` of ``split``: final scores and policy CPU seconds."""
+    return played(env_id, split, count, lambda obs, step: model.predict(obs, deterministic=True)[0], first)
 
 
 def round_robin_dev(env_id: str, count: int) -> float:
@@ -203,8 +204,8 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
         algo = path.stem.split("-")[0]
         model = ALGOS[algo].load(path, device="cpu")
         for env_id in args.eval_ids:
-            scores, thinking = play(model, env_id, "test", args.test)
-            rows += [{"env_id": env_id, "agent": path.stem, "instance": k,
+            scores, thinking = play(model, env_id, "test", args.test, args.first)
+            rows += [{"env_id": env_id, "agent": path.stem, "instance": args.first + k,
                       **{m: float(scores[m][k]) for m in METRICS}, "seconds": thinking / args.test,
                       "evaluations": 0} for k in range(args.test)]
     write_csv(out / "eval.csv", rows)
@@ -214,8 +215,8 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
             baselines = [{**r, "instance": int(r["instance"]), "gain": float(r["gain"])} for r in csv.DictReader(handle)]
     agents = sorted({r["agent"] for r in rows})
     for env_id in args.eval_ids:
-        print(f"\n{env_id}: test instances 0..{args.test - 1}, return mean [95% bootstrap interval]")
-        gains = {name: by_instance(rows + baselines, env_id, name, args.test) for name in
+        print(f"\n{env_id}: test instances {args.first}..{args.first + args.test - 1}, return mean [95% bootstrap interval]")
+        gains = {name: by_instance(rows + baselines, env_id, name, args.first, args.test) for name in
                  agents + sorted({r["agent"] for r in baselines if r["env_id"] == env_id})}
         gains = {name: g for name, g in gains.items() if g is not None}
         learned = list(agents)
@@ -233,12 +234,13 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
                     print(f"  {name} - {other}: {diff[0]:+.2f} [{diff[1]:+.2f}, {diff[2]:+.2f}]")
 
 
-def by_instance(rows: list[dict[str, Any]], env_id: str, agent: str, count: int) -> np.ndarray | None:
-    """The returns of ``agent`` on instances ``0 .. count - 1`` in order, or None if it did not play them all."""
+def by_instance(rows: list[dict[str, Any]], env_id: str, agent: str, first: int, count: int) -> np.ndarray | None:
+    """The returns of ``agent`` on instances ``first .. first + count - 1`` in order, or None if it did not play them all."""
     gains = {int(r["instance"]): float(r["gain"]) for r in rows if r["env_id"] == env_id and r["agent"] == agent}
-    if not all(k in gains for k in range(count)):
+    wanted = range(first, first + count)
+    if not all(k in gains for k in wanted):
         return None
-    return np.array([gains[k] for k in range(count)])
+    return np.array([gains[k] for k in wanted])
 
 
 def main() -> None:
@@ -264,6 +266,7 @@ def main() -> None:
                         help="redraw curve-<algo>-<policy>.png from the CSV in --out (e.g. seeds trained apart, rows merged)")
     parser.add_argument("--eval-ids", nargs="+", default=list(EVAL_IDS))
     parser.add_argument("--test", type=int, default=200)
+    parser.add_argument("--first", type=int, default=0, help="--evaluate: the first test instance")
     parser.add_argument("--baselines", default=None, help="CSV of examples/design_baselines.py on --eval-ids")
     parser.add_argument("--out", default="runs/design-sb3")
     args = parser.parse_args()

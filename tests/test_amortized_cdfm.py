@@ -117,7 +117,7 @@ def test_without_a_checkpoint_the_error_says_where_to_get_one(tmp_path, monkeypa
 def test_the_environment_variable_points_to_the_checkpoint(checkpoint, method, monkeypatch):
     monkeypatch.setenv(CHECKPOINT_ENV, str(checkpoint))
     monkeypatch.delenv("CAUSAL_GYM_AVICI_CHECKPOINT", raising=False)
-    assert available_methods() == ("edgenet", "cdfm")
+    assert available_methods() == ("alternet", "cdfm")
     x = datasets(1, seed=9)[0]
     np.testing.assert_array_equal(load("cdfm").run(x).probabilities, method.run(x).probabilities)
 

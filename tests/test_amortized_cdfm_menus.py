@@ -1,4 +1,4 @@
-"""CDFM where EdgeNet is offered: ``discovery.run``, the arena's submit and tool modes, a Heuresis menu.
+"""CDFM where AlterNet is offered: ``discovery.run``, the arena's submit and tool modes, a Heuresis menu.
 
 On checkpoints made here in the ``cdfm-base`` package's format (:mod:`cdfm_checkpoints`). The
 references are the package's own ``CDFM.predict`` and ``discovery.run`` called directly; what an
@@ -74,7 +74,7 @@ def test_run_equals_the_package_predict_and_loads_once(checkpoint, unconfigured)
 
 
 def test_without_a_checkpoint_cdfm_is_absent_and_asking_for_it_says_how(unconfigured, tmp_path):
-    assert "cdfm" not in methods() and "edgenet" in methods()
+    assert "cdfm" not in methods() and "alternet" in methods()
     how = f"DMIRLAB/CDFM.*{CHECKPOINT_ENV}"
     with pytest.raises(FileNotFoundError, match=how):
         run("cdfm", chain())
@@ -202,7 +202,7 @@ def test_cache_keys_follow_the_checkpoint_content_not_its_path(tmp_path, monkeyp
     assert not any(str(tmp_path) in json.dumps(key) for key in keys)
     monkeypatch.setenv(CHECKPOINT_ENV, str(other))
     assert cache_options("cdfm", {}) == {"checkpoint_sha256": keys[2]["checkpoint_sha256"]}
-    assert cache_options("pc", {"alpha": 0.1}) == {"alpha": 0.1} and cache_options("edgenet", {}) == {}
+    assert cache_options("pc", {"alpha": 0.1}) == {"alpha": 0.1} and "checkpoint_sha256" in cache_options("alternet", {})
     # the same menu entry on the same data after the variable moves to another checkpoint: not the cached graph
     env = CausalArenaToolEnv(n_obs=100, menu=["cdfm"])
     env.reset(seed=0, options={"instance": 2})
@@ -249,11 +249,11 @@ def test_heuresis_foundation_rows_add_cdfm_only_when_configured(checkpoint, monk
     from causal_gym.metrics import adjacency_scores
 
     monkeypatch.delenv(CHECKPOINT_ENV, raising=False)
-    assert list(refs.foundation_baselines()) == ["edgenet"]
+    assert list(refs.foundation_baselines()) == ["alternet"]
     with pytest.raises(ValueError, match=f"unknown baseline.*{CHECKPOINT_ENV}"):
         refs.collect_rows(("lg",), "dev", range(1), d=5, n=150, labels=("pc_fisherz",), baselines=("cdfm",))
     monkeypatch.setenv(CHECKPOINT_ENV, str(checkpoint))
-    assert list(refs.foundation_baselines()) == ["edgenet", "cdfm"]
+    assert list(refs.foundation_baselines()) == ["alternet", "cdfm"]
     row = refs.instance_row("lg", "dev", 0, d=5, n=150, labels=("pc_fisherz",), baselines=("cdfm",))
     instance = make_instance("lg", "dev", 0, d=5, n=150)
     expected = adjacency_scores(instance.hidden.dag, load("cdfm", checkpoint).run(instance.data).graph)

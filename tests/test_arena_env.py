@@ -599,6 +599,20 @@ def test_root_and_difficulty_slices_average_replicates_and_count_a_paired_case_i
     assert "by root dependency, ours (paper Table 10" in printed
 
 
+
+def test_the_papers_pretrained_rows_print_beside_an_amortized_method_only(capsys):
+    # GES, not a graphical-search method, so no exposure check (which needs the units' factor tags)
+    rows = [{**_row("u1", 0.5, (), "independent"), "method": method} for method in ("ges_fast", "alternet")]
+    reproduce.print_tables(reproduce.summarize_rows(rows, ["ges_fast", "alternet"]), ["ges_fast", "alternet"], {})
+    printed = capsys.readouterr().out
+    block = printed.split("the paper's pretrained rows (Table 9), obs / obs+int:", 1)[1].splitlines()
+    # the paper's Table 9 at d = 10: FoundCause 0.67 obs only, TabCausal 0.56 / 0.58
+    assert block[1].split() == ["Arrow", "(paper)", "0.45", "/", "-"]
+    assert ["FoundCause", "(paper)", "0.67", "/", "-"] in [line.split() for line in block[1:8]]
+    assert ["TabCausal", "(paper)", "0.56", "/", "0.58"] in [line.split() for line in block[1:8]]
+    reproduce.print_tables(reproduce.summarize_rows(rows[:1], ["ges_fast"]), ["ges_fast"], {})
+    assert "pretrained rows" not in capsys.readouterr().out
+
 @pytest.mark.parametrize("method", ["ges_fast", "random_regress", "xges"])
 def test_method_agent_under_the_runner_matches_direct_discovery_on_z_scored_columns(tmp_path, method):
     from causal_gym import discovery

@@ -1,5 +1,5 @@
 """The pretraining-exposure check (paper Eq. 8, Fig. 15): hand cases, a loop reference, invariances, and the
-exact ID/OOD split of the shipped checkpoint's prior, end to end through ``causal-gym reproduce arena``."""
+ID/OOD split of the shipped checkpoint's declared prior, end to end through ``causal-gym reproduce arena``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from causal_gym.discovery.amortized import read_card
 from causal_gym.envs.arena.analysis import exposure_scores
 from causal_gym.envs.arena.families.tags import MECHANISM_TAGS, NOISE_TAGS, ROOT_FAMILIES
 from causal_gym.envs.arena.graph_families import GRAPH_FAMILIES
-from causal_gym.envs.arena.prior import EXPOSURE_AXES, PRIORS, Prior
+from causal_gym.envs.arena.prior import EXPOSURE_AXES, declared_coverage
 
 COVERAGE = {"graph_family": {"chain"}, "mechanism": {"lin"}}
 
@@ -102,43 +102,37 @@ def test_units_missing_a_score_are_left_out_and_bad_calls_are_errors() -> None:
     assert only_inside[0]["gain_ood"] is None and only_inside[-1]["axes"] == []
 
 
-def test_the_shipped_prior_covers_exactly_what_its_training_draws_use() -> None:
-    prior = Prior.from_dict(read_card()["prior"])
-    assert prior == PRIORS["core"]
-    coverage = prior.coverage()
+def test_the_shipped_card_declares_arena_tags_that_cover_what_its_training_draws_use() -> None:
+    from causal_gym.discovery.amortized.prior import PRIOR, draw
+
+    coverage = declared_coverage(read_card()["arena_coverage"])
     assert set(coverage) == set(EXPOSURE_AXES) == {"graph_family", "mechanism", "noise", "root"}
-    assert coverage["graph_family"] == set(prior.graph_families) < set(GRAPH_FAMILIES)
-    assert coverage["mechanism"] == set(prior.mechanisms) < set(MECHANISM_TAGS)
-    assert coverage["noise"] == set(prior.noises) < set(NOISE_TAGS)
-    assert coverage["root"] == set(ROOT_FAMILIES)  # draw() leaves roots to the generator's whole vocabulary
-    # every category a training draw uses is covered (the split is exact, not a reading of documentation)
-    from causal_gym.envs.arena.prior import draw
-    from causal_gym.envs.arena.synthetic import generate
-
-    for seed in range(6):
-        _, _, config = draw(prior, seed, d=6, n=50)
-        tags = generate(config).tags
-        assert {tags["graph_family"]} <= coverage["graph_family"]
-        assert set(tags["active_mechanisms"]) <= coverage["mechanism"]
-        assert set(tags["active_noises"]) <= coverage["noise"]
+    assert coverage == declared_coverage(PRIOR.arena_coverage())  # the card is of the prior in the code
+    assert coverage["graph_family"] == {"erdos_renyi", "scale_free", "small_world"} < set(GRAPH_FAMILIES)
+    assert coverage["mechanism"] < set(MECHANISM_TAGS) and coverage["noise"] < set(NOISE_TAGS)
+    assert coverage["root"] < set(ROOT_FAMILIES)
+    # every graph family a training draw reports is an arena family it declares; so is its noise law
+    for seed in range(12):
+        info = draw(seed, stream="train", d=6, n=50).info
+        assert info["graph_family"] in coverage["graph_family"] and info["noise"] in coverage["noise"]
     with pytest.raises(ValueError, match="unknown mechanism"):
-        Prior.from_dict({**prior.to_dict(), "mechanisms": ["linear_additive", "telepathy"]})
-    with pytest.raises(ValueError, match="exactly the keys"):
-        Prior.from_dict({"name": "x"})
+        declared_coverage({**PRIOR.arena_coverage(), "mechanism": ["linear_additive", "telepathy"]})
+    with pytest.raises(ValueError, match="exactly the axes"):
+        declared_coverage({"graph_family": ["chain"]})
 
 
-def test_reproduce_prints_the_exposure_of_edgenet_from_its_episodes(tmp_path, capsys) -> None:
+def test_reproduce_prints_the_exposure_of_alternet_from_its_episodes(tmp_path, capsys) -> None:
     from causal_gym.envs.arena.reproduce import main
     from causal_gym.eval.runner import run_plan
 
-    output = main(["--quick", "--methods", "edgenet,pc", "--families", "chain,small_world,collider_rich",
+    output = main(["--quick", "--methods", "alternet,pc", "--families", "chain,small_world,collider_rich",
                    "--instances", "1", "--no-grounded", "--splits", "obs", "--out", str(tmp_path), "--quiet"],
                   runner=run_plan)
-    assert "Pretraining exposure, synthetic obs, d = 10: edgenet" in capsys.readouterr().out
+    assert "Pretraining exposure, synthetic obs, d = 10: alternet" in capsys.readouterr().out
     rows = [r for r in output["averaged"] if r["protocol"] == "obs"]
     assert all(r["mechanisms"] and r["noises"] and r["roots"] for r in rows)  # the SCM's tags reached the rows
-    family = output["exposure"]["edgenet"]["by_d"]["10"][0]
-    assert family["id_categories"] == ["chain"] and family["ood_categories"] == ["collider_rich", "small_world"]
-    expected = _loop_reference(rows, "edgenet", {"chain"}, ["pc"], "graph_family")
+    family = output["exposure"]["alternet"]["by_d"]["10"][0]
+    assert family["id_categories"] == ["small_world"] and family["ood_categories"] == ["chain", "collider_rich"]
+    expected = _loop_reference(rows, "alternet", {"small_world"}, ["pc"], "graph_family")
     assert (family["f1_id"], family["gain_id"], family["f1_ood"], family["gain_ood"]) == pytest.approx(expected)
-    assert list(output["exposure"]["edgenet"]["by_d"]) == ["10"]  # one d: no "all" copy of it
+    assert list(output["exposure"]["alternet"]["by_d"]) == ["10"]  # one d: no "all" copy of it

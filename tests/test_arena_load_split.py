@@ -40,7 +40,7 @@ def test_the_sample_is_seeded_and_sized() -> None:
 
 
 def test_nested_runs_time_a_fresh_process_that_scores_k_graphs() -> None:
-    rows = nested_timings("edgenet", dims=(6,), ks=(1, 3), n=60, progress=False)
+    rows = nested_timings("alternet", dims=(6,), ks=(1, 3), n=60, progress=False)
     assert [(r["d"], r["k"]) for r in rows] == [(6, 1), (6, 3)]
     for row in rows:
         # the wall time holds the process's own load and inferences, and more (interpreter, imports)
@@ -52,6 +52,6 @@ def test_nested_runs_time_a_fresh_process_that_scores_k_graphs() -> None:
 def test_the_worker_refuses_a_k_beyond_its_file(tmp_path) -> None:
     path = tmp_path / "data.npz"
     np.savez(path, np.zeros((5, 3)))
-    done = subprocess.run([sys.executable, "-m", "causal_gym.discovery.amortized", "edgenet", str(path), "2"],
+    done = subprocess.run([sys.executable, "-m", "causal_gym.discovery.amortized", "alternet", str(path), "2"],
                           capture_output=True, text=True)
     assert done.returncode != 0 and "K must lie in 1..1" in done.stderr

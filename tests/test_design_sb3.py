@@ -138,9 +138,14 @@ ROUTES = [{}, {"action": "discrete"}, {"action": "multidiscrete", "observation":
           {"action": "box", "observation": "rows", "observe_posterior": True, "flatten": True}]
 
 
-@pytest.mark.parametrize("env_id", sorted(SETTINGS_BY_ID))
+@pytest.mark.parametrize("env_id", [pytest.param(env_id, marks=pytest.mark.slow) if SETTINGS_BY_ID[env_id].get("d", 10) > 16
+                                    else env_id for env_id in sorted(SETTINGS_BY_ID)])  # d = 20: a second a step
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: "-".join(f"{v}" for v in r.values()) or "default")
 def test_make_sb3_env_passes_both_checkers_on_every_design_id(env_id, route):
+    if route.get("action") == "discrete" and SETTINGS_BY_ID[env_id].get("targets_per_step", 1) > 1:
+        with pytest.raises(ValueError, match="'discrete' plays one design per step"):
+            make_sb3_env(env_id, **route)
+        return
     env = make_sb3_env(env_id, **route)
     discrete = route.get("action") in ("discrete", "multidiscrete")
     assert isinstance(env.action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete) if discrete else gym.spaces.Box)
@@ -306,3 +311,93 @@ def test_node_pair_policy_relabels_its_choice_with_the_nodes_and_plays_any_d():
     with pytest.raises(ValueError, match="route"):
         PPO(NodePairPolicy, DesignSB3VecEnv("InterventionDesign-lg10-T3-v0", 2, action="multidiscrete",
                                             observation="summary"), device="cpu")
+
+
+# -- the CAASL-style interface: the rows in, per-node scores and values out ---------------------
+
+
+def test_rows_adapter_packs_the_rows_and_plays_the_best_scoring_node_at_its_value():
+    import torch
+
+    from causal_gym.envs.design.rows import RowsVecEnv, unpack_rows
+
+    venv = RowsVecEnv("InterventionDesign-lg10-v0", 3, options={"instance": 7}, **SMALL)
+    rows = SMALL["n_observational"] + SMALL["budget"]
+    assert venv.action_space.shape == (8,) and venv.observation_space.shape == (2 * rows * 4 + rows + 1,)
+    singles = [InterventionDesignEnv(**SMALL) for _ in range(3)]
+    single_obs = [env.reset(options={"instance": 7 + k})[0] for k, env in enumerate(singles)]
+    obs = venv.reset()
+    rng = np.random.default_rng(0)
+    for step in range(SMALL["budget"]):
+        data, mask, filled, left = (t.numpy() for t in unpack_rows(torch.as_tensor(obs), 4))
+        for k in range(3):
+            np.testing.assert_allclose(data[k], single_obs[k]["data"], atol=1e-5)  # the values pass float32 once more
+            np.testing.assert_array_equal(mask[k], single_obs[k]["intervention_mask"])
+            np.testing.assert_array_equal(filled[k], single_obs[k]["filled"])
+            assert left[k, 0] == pytest.approx(single_obs[k]["budget_left"][0] / SMALL["budget"])
+        actions = rng.uniform(-1, 1, size=(3, 8)).astype(np.float32)
+        obs, rewards, _, _ = venv.step(actions)
+        for k, env in enumerate(singles):
+            target = int(np.argmax(actions[k, :4]))
+            single_obs[k], reward, *_ = env.step(encode_action(target, actions[k, 4 + target] * 5.0, 4, 5.0))
+            assert rewards[k] == pytest.approx(reward, abs=1e-5)
+    with pytest.raises(ValueError, match="fixes"):
+        RowsVecEnv("InterventionDesign-lg10-v0", 2, observe_posterior=True)
+
+
+def test_row_attention_policy_is_equivariant_in_the_nodes_and_invariant_in_the_rows():
+    import torch
+
+    from causal_gym.envs.design.rows import RowAttentionPolicy, RowsVecEnv, unpack_rows
+
+    venv = RowsVecEnv("InterventionDesign-lg10-T3-v0", 4, seed=0, n_observational=12)
+    model = PPO(RowAttentionPolicy, venv, n_steps=3, batch_size=12, seed=0, device="cpu",
+                policy_kwargs={"hidden": 8, "heads": 2})
+    model.learn(24)
+    venv.reset()
+    obs, *_ = venv.step(np.tile(np.linspace(-1, 1, 20, dtype=np.float32), (4, 1)))  # a filled interventional row
+    x = torch.as_tensor(obs)
+    data, mask, filled, left = unpack_rows(x, 10)
+    perm = torch.as_tensor(np.random.default_rng(1).permutation(10))
+    rows = torch.as_tensor(np.r_[np.random.default_rng(2).permutation(13), np.arange(13, data.shape[1])])
+
+    def pack(data, mask, filled):
+        return torch.cat([data.reshape(4, -1), mask.reshape(4, -1), filled, left], dim=1)
+
+    net = model.policy.mlp_extractor
+    with torch.no_grad():
+        means, value = net(x)
+        moved_means, moved_value = net(pack(data[:, :, perm], mask[:, :, perm], filled))
+        shuffled_means, shuffled_value = net(pack(data[:, rows], mask[:, rows], filled[:, rows]))
+    torch.testing.assert_close(moved_means.reshape(4, 2, 10), means.reshape(4, 2, 10)[:, :, perm])
+    torch.testing.assert_close(moved_value, value)
+    torch.testing.assert_close(shuffled_means, means, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(shuffled_value, value, atol=1e-5, rtol=1e-5)
+    assert model.policy.log_std.shape == (2,)
+    assert not torch.allclose(means[:, :10], means[:, :1].expand(-1, 10))  # not trivially constant
+
+
+@pytest.mark.slow
+def test_the_caasl_and_mix_scripts_train_and_evaluate_as_plain_scripts(tmp_path):
+    """``examples/train_design_caasl.py`` and ``train_design_mix.py`` run as users run them, from another folder."""
+    examples = SHIPPED.parents[2]
+    caasl = [sys.executable, str(examples / "train_design_caasl.py"), "--out", str(tmp_path / "caasl"), "--seeds", "1"]
+    subprocess.run([*caasl, "--timesteps", "48", "--n-envs", "4", "--rollout-episodes", "2", "--batch-size", "8",
+                    "--eval-every", "24", "--dev", "4", "--device", "cpu"], check=True, capture_output=True,
+                   timeout=600, cwd=tmp_path)
+    subprocess.run([*caasl, "--evaluate", "--test", "4", "--eval-ids", "InterventionDesign-lg10-T3-v0"], check=True,
+                   capture_output=True, timeout=600, cwd=tmp_path)
+    with open(tmp_path / "caasl" / "eval-caasl.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(r["instance"]) for r in rows] == [400, 401, 402, 403] and rows[0]["agent"] == "caasl-rows-seed1"
+    mix = [sys.executable, str(examples / "train_design_mix.py"), "--out", str(tmp_path / "mix"), "--seeds", "2"]
+    subprocess.run([*mix, "--timesteps", "1", "--n-envs", "2", "--rollout-episodes", "1", "--batch-size", "6",
+                    "--dev", "2"], check=True, capture_output=True, timeout=600, cwd=tmp_path)
+    subprocess.run([*mix, "--evaluate", "--test", "3", "--eval", "er7-gaussian-deg3-T3", "InterventionDesign-sf10-T3-v0"],
+                   check=True, capture_output=True, timeout=600, cwd=tmp_path)
+    with open(tmp_path / "mix" / "eval-mix.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(r["env_id"], r["setting"]) for r in rows} == {("InterventionDesign-lg10-T3-v0", "er7-gaussian-deg3-T3"),
+                                                          ("InterventionDesign-sf10-T3-v0", "")}
+    with open(tmp_path / "mix" / "curve-mix.csv") as handle:
+        assert [r["final"] for r in csv.DictReader(handle)][-1] == "1"

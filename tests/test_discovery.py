@@ -306,7 +306,7 @@ def test_methods_and_options_listed(monkeypatch):
     monkeypatch.delenv("CAUSAL_GYM_CDFM_CHECKPOINT", raising=False)  # cdfm is listed only when configured
     assert set(methods()) == {"pc", "fci", "ges", "direct_lingam", "anm", "notears", "gies", "dagma", "random_regress",
                               "ges_fast", "gies_fast", "xges", "notears_mlp", "das", "sdcd", "igsp", "cdis",
-                              "edgenet"}
+                              "alternet"}
     assert method_options("pc") == {"test": "fisherz", "alpha": 0.05}
     assert method_options("notears")["lambda1"] == 0.1 and method_options("notears")["w_threshold"] == 0.3
 

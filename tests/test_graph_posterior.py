@@ -197,12 +197,48 @@ def test_dp_handles_scores_hundreds_of_nats_apart():
     np.testing.assert_allclose(post.edge_probs, brute_force_marginals(scores), atol=ATOL_DP, rtol=0)
 
 
+def brute_force_entropies(scores, prior="size"):
+    """``(H(order, G), H(G))`` by enumeration: each DAG's joint weight is ``prod beta``, once per linear extension."""
+    log_w = log_weights(scores, prior)  # log(L(G) x prod beta)
+    log_pair = log_w - np.log(enumerate_dags(scores.shape[0])[2])  # one (order, G) pair's log weight
+    finite = np.isfinite(log_w)
+    log_z = np.logaddexp.reduce(log_w[finite])
+    p_dag = np.exp(log_w[finite] - log_z)
+    joint = -(p_dag * (log_pair[finite] - log_z)).sum()  # each of G's L(G) pairs has probability w / Z
+    seen = p_dag > 0
+    return joint, -(p_dag[seen] * np.log(p_dag[seen])).sum()
+
+
+@pytest.mark.parametrize("d", [2, 3, 4, 5])
+def test_entropy_of_the_order_dag_posterior_equals_enumeration(d):
+    scores = np.random.default_rng(70 + d).normal(scale=3.0, size=(d, 1 << (d - 1)))
+    _, data, mask = mixed_data(d, 30, 4, seed=d + 70)
+    for table in (scores, gp.local_scores(data, mask), gp.local_scores(data, mask, max_parents=1)):
+        joint, dag = brute_force_entropies(table)
+        post = gp.edge_posterior(table)
+        assert float(post.entropy) == pytest.approx(joint, abs=1e-8)
+        # H(G) = H(order, G) - E[log L(G)]: the order given the DAG is uniform over its linear extensions
+        dags, _, extensions = enumerate_dags(d)
+        log_w = log_weights(table)
+        p_dag = np.exp(log_w - np.logaddexp.reduce(log_w))
+        assert joint - dag == pytest.approx((p_dag * np.log(extensions)).sum(), abs=1e-8)
+        assert 0.0 <= joint - dag <= math.log(math.factorial(d)) + 1e-9
+
+
+def test_entropy_is_batched_and_log_d_factorial_plus_the_parent_sets_without_data():
+    post = gp.edge_posterior(np.zeros((2, 3, 3, 4)), parent_prior="uniform")
+    # no evidence, uniform rho: every (order, G) pair equally likely: d! orders x 2^(d(d-1)/2) DAGs each
+    np.testing.assert_allclose(post.entropy, np.full((2, 3), math.log(6) + 3 * math.log(2)), atol=1e-12)
+    far = np.random.default_rng(1).normal(scale=400.0, size=(4, 8))  # the log-space DP's members too
+    assert float(gp.edge_posterior(far).entropy) == pytest.approx(brute_force_entropies(far)[0], abs=1e-7)
+
+
 def test_linear_dp_equals_the_log_dp_where_it_holds():
     # the design env's regime: d = 10, about 55 rows, a batch of episodes
     rng = np.random.default_rng(5)
     data = rng.normal(size=(12, 55, 10)) @ np.triu(rng.normal(scale=2.0, size=(10, 10)), 1) + rng.normal(size=(12, 55, 10))
     beta = gp.bge_local_scores(gp.BGeStats.from_data(data)) + gp.log_parent_prior(10)
-    parent_set, log_z, held = gp._linear_dp(beta, 10)
+    parent_set, log_z, held, _ = gp._linear_dp(beta, 10)
     assert held.all()
     reference, reference_z = gp._log_dp(beta, 10)
     np.testing.assert_allclose(parent_set, reference, atol=1e-11, rtol=0)
@@ -216,7 +252,7 @@ def test_linear_dp_over_several_kernel_chunks_equals_one_member_at_a_time():
     rng = np.random.default_rng(23)
     scales = np.where(np.arange(37) % 9 == 4, 1500.0, 3.0)
     beta = rng.normal(size=(37, d, 1 << (d - 1))) * scales[:, None, None] + gp.log_parent_prior(d)
-    parent_set, log_z, held = gp._linear_dp(beta, d)
+    parent_set, log_z, held, _ = gp._linear_dp(beta, d)
     assert held.tolist() == (scales < 1000).tolist()
     reference, reference_z = gp._log_dp(beta, d)
     for k in range(37):
@@ -648,6 +684,8 @@ def test_best_dag_maximises_the_prior_weighted_score_over_all_dags(d):
     log_rho = np.array([-math.log(math.comb(d - 1, k)) for k in range(d)])
     total = (scores[np.arange(d), codes] + log_rho[dags.sum(axis=1)]).sum(axis=1)  # no linear extensions
     np.testing.assert_array_equal(gp.best_dag(scores), dags[np.argmax(total)])
+    batch = np.stack([scores, scores[::-1], -scores])  # a batch: each member its own mode
+    np.testing.assert_array_equal(gp.best_dag(batch), np.stack([gp.best_dag(member) for member in batch]))
 
 
 def test_predictive_density_is_the_change_of_the_local_scores():

@@ -450,10 +450,10 @@ def test_foundation_baseline_rows_score_the_shipped_network_on_the_instance(smal
     monkeypatch.delenv("CAUSAL_GYM_CDFM_CHECKPOINT", raising=False)  # cdfm is a baseline only when configured
 
     inst = small_instances[0]
-    row = refs.instance_row(inst.family, "dev", 0, d=6, n=200, labels=("pc_fisherz",), baselines=("edgenet",))
-    direct = load("edgenet").run(inst.data).graph  # an independent load, the default threshold
+    row = refs.instance_row(inst.family, "dev", 0, d=6, n=200, labels=("pc_fisherz",), baselines=("alternet",))
+    direct = load("alternet").run(inst.data).graph  # an independent load, the default threshold
     expected = adjacency_scores(inst.hidden.dag, direct)
-    scores = row["baselines"]["edgenet"]
+    scores = row["baselines"]["alternet"]
     assert (scores["precision"], scores["recall"], scores["f1"]) == pytest.approx(
         (expected.precision, expected.recall, expected.f1))
     assert refs.instance_row(inst.family, "dev", 0, d=6, n=200, labels=("pc_fisherz",))["baselines"] == {}
@@ -464,7 +464,7 @@ def test_foundation_baseline_rows_score_the_shipped_network_on_the_instance(smal
 def test_the_table_reports_each_baseline_against_the_family_choice():
     rows = [_row("lg", {"ges": 0.95, "pc_kci": 0.85}, 0.97), _row("lg", {"ges": 0.93, "pc_kci": 0.87}, 0.97)]
     for row, f1 in zip(rows, (0.70, 0.81)):
-        row["baselines"] = {"edgenet": {"f1": f1}}
-    cell = refs.reference_table(rows, rows)["families"]["lg"]["baselines"]["edgenet"]
+        row["baselines"] = {"alternet": {"f1": f1}}
+    cell = refs.reference_table(rows, rows)["families"]["lg"]["baselines"]["alternet"]
     assert cell["f1"][0] == pytest.approx(0.755)
     assert cell["residual_gain"][0] == pytest.approx(0.755 - 0.94)  # BCA_phi on lg is ges

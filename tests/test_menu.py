@@ -165,10 +165,10 @@ def test_heuresis_menu_of_any_length_end_to_end(menu):
     assert len(maps) > 1
 
 
-@pytest.mark.parametrize("methods", [ARENA_3, ARENA_9, ("pc", "edgenet", "direct_lingam")],
+@pytest.mark.parametrize("methods", [ARENA_3, ARENA_9, ("pc", "alternet", "direct_lingam")],
                          ids=["3", "9", "3-with-amortized"])
 def test_arena_menu_of_any_length_end_to_end(methods):
-    if "edgenet" in methods:
+    if "alternet" in methods:
         pytest.importorskip("torch")
     env = CausalArenaToolEnv(n_obs=80, menu=methods, budgets={"algorithm_calls": None}, sandbox="process")
     labels = menu_labels(len(methods))

@@ -72,7 +72,8 @@ def test_the_wheel_ships_the_type_information_and_the_package_data(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     # PEP 561: py.typed makes a plug-in's type checker read causal_gym's annotations
     assert "causal_gym/py.typed" in names
-    assert {"causal_gym/discovery/amortized/edgenet.pt", "causal_gym/discovery/amortized/edgenet.card.json"} <= names
+    assert {"causal_gym/discovery/amortized/alternet.pt", "causal_gym/discovery/amortized/alternet.card.json",
+            "causal_gym/discovery/amortized/alternet.curve.csv"} <= names
 
 
 def test_readme_shows_the_command_ci_runs():

@@ -27,8 +27,9 @@ name               method
                    the Hessian's off-diagonal, CAM spline pruning; a DAG (:mod:`~causal_gym.discovery.das`)
 ``sdcd``           SDCD (``sdcd`` package, ``--no-deps``, torch): two-stage MLP fit with the spectral
                    acyclicity penalty and a time limit; uses an intervention ``mask`` when given; a DAG
-``edgenet``        our amortized EdgeNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
-                   once per process; thresholded edge probabilities, the probabilities in extras
+``alternet``       our amortized AlterNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
+                   once per process; uses an intervention ``mask`` when given; a directed graph
+                   from its edge probabilities, the probabilities in extras
 ``cdfm``           the released CDFM network (:mod:`~causal_gym.discovery.amortized`, ``cdfm-base``),
                    from the checkpoint folder ``checkpoint=`` or ``$CAUSAL_GYM_CDFM_CHECKPOINT``
                    names; :func:`methods` lists it only when the variable names one
@@ -148,7 +149,7 @@ _METHODS: dict[str, Callable[..., MethodOutput]] = {
     "sdcd": sdcd.sdcd,
     "igsp": igsp.igsp,
     "cdis": cdis.cdis,
-    "edgenet": amortized.edgenet,
+    "alternet": amortized.alternet,
     "cdfm": amortized.cdfm,
     "avici": amortized.avici,
 }
@@ -157,7 +158,7 @@ _NEEDS_CHECKPOINT = {"cdfm": amortized.cdfm_checkpoint.require, "avici": amortiz
 """Methods whose weights are not shipped: runnable with a ``checkpoint`` option, listed by
 :func:`methods` only when configured on this machine (:func:`.amortized.available_methods`)."""
 
-INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd", "igsp", "cdis", "avici")
+INTERVENTIONAL_METHODS = ("gies", "gies_fast", "sdcd", "igsp", "cdis", "avici", "alternet")
 """Methods that take an intervention mask (their second positional parameter)."""
 
 

@@ -127,6 +127,21 @@ expected number of correct off-diagonal entries, ``sum_{i != j} max(p_ij, 1 - p_
 :func:`expected_shd` its expected SHD; :func:`posterior_scores` adds the edge AUPRC and the F1
 of the prediction against a true DAG.
 
+Entropy of the posterior
+------------------------
+The DP's posterior is over (order, DAG) pairs, ``P(order, G | data) = prod_j beta_j(pa(j)) / Z``
+for ``G`` consistent with the order (``Z = F(V)``), so its entropy is exact in one pass over the
+parent-set posteriors: ``H(order, G) = log Z - sum_j sum_P P(Pa_j = P) log beta_j(P)``
+(:attr:`GraphPosterior.entropy`). The entropy of the DAG alone is not: given ``G`` the order is
+uniform over ``G``'s linear extensions ``L(G)``, so ``H(G) = H(order, G) - E[log L(G)]``, between
+``H(order, G) - log d!`` and ``H(order, G)``, and ``E[log L(G)]`` is no sum the DP can factor. The
+*change* of ``H(order, G)`` after new data is nevertheless the right information gain in
+expectation: the data depend on ``(order, G)`` only through ``G``, so the expected reduction of
+either entropy under the posterior predictive is the same mutual information between the new rows
+and the DAG (the change of ``E[log L(G)]`` averages to zero over the predictive, ``P(G | data)``
+being a martingale). Realised reductions differ by the change of ``E[log L(G)]``;
+``tests/test_graph_posterior.py`` checks both entropies against enumeration of every DAG.
+
 Samples, the best DAG and the posterior predictive
 --------------------------------------------------
 :func:`sample_dags` draws DAGs exactly from the posterior of the order-modular prior: an order
@@ -661,11 +676,15 @@ class GraphPosterior:
         Posterior probability that node ``j`` has exactly the parent set coded by ``c``.
     log_evidence : (...) array
         ``log sum_G P(G) p(data | G)`` with the prior normalised over DAGs.
+    entropy : (...) array
+        Entropy in nats of the posterior over (order, DAG) pairs, the latent of the
+        order-modular model (module docstring, "Entropy of the posterior").
     """
 
     edge_probs: np.ndarray
     parent_set_probs: np.ndarray
     log_evidence: np.ndarray
+    entropy: np.ndarray
 
 
 def _check_scores(scores: object) -> tuple[np.ndarray, int]:
@@ -714,17 +733,21 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
     check_choice(parent_prior, PARENT_PRIORS, "parent prior")
     beta = (s + _log_parent_prior(d, parent_prior)).reshape(-1, d, 1 << q)
     m = beta.shape[0]
-    parent_set, log_z, exact = _linear_dp(beta, d)
+    parent_set, log_z, exact, entropy = _linear_dp(beta, d)
+    excluded = None
     if not exact.all():  # the few the linear pass cannot hold: the log-space DP, exact at any spread
         redo = np.flatnonzero(~exact)
         parent_set[redo], log_z[redo] = _log_dp(beta[redo], d)
+        excluded = np.isneginf(s).reshape(m, d, 1 << q)
+        entropy[redo] = _order_dag_entropy(beta[redo], parent_set[redo], log_z[redo], excluded[redo])
     edges = np.zeros((m, d, d))
     if q:
         marginal = parent_set @ tables["bits"]  # (m, d, q): P(parent_of[j, b] -> j)
         parent_of = tables["parent_of"]
         child = np.broadcast_to(np.arange(d)[:, None], parent_of.shape)
         edges[:, parent_of, child] = marginal
-    excluded = np.isneginf(s).reshape(m, d, 1 << q)
+    if excluded is None:
+        excluded = np.isneginf(s).reshape(m, d, 1 << q)
     cap = _size_cap(excluded, d) if excluded.any() else d - 1
     log_prior_z: float | np.ndarray
     if cap is not None:  # no set excluded, or exactly those above a size cap: the prior's mass is cached
@@ -736,7 +759,21 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
         edges.reshape(*batch, d, d),
         parent_set.reshape(*batch, d, 1 << q),
         (log_z - log_prior_z).reshape(batch),
+        entropy.reshape(batch),
     )
+
+
+def _order_dag_entropy(beta: np.ndarray, parent_set: np.ndarray, log_z: np.ndarray, excluded: np.ndarray) -> np.ndarray:
+    """``H = log Z - sum_j sum_P P(Pa_j = P) log beta_j(P)`` for ``m`` members (module docstring), ``(m,)``.
+
+    Each ``beta_j`` is taken relative to its maximum ``c_j`` (the posterior of each node's parent set
+    sums to 1, so ``sum_j c_j`` moves to ``log Z``): the terms then stay near the entropy's size
+    instead of cancelling at the size of the scores.
+    """
+    top = beta.max(axis=-1)  # (m, d)
+    centred = np.where(excluded, 0.0, beta - top[..., None])
+    expected = np.einsum("mjc,mjc->m", parent_set, centred)
+    return log_z - top.sum(axis=-1) - expected
 
 
 _NORMAL = 1e-250
@@ -761,8 +798,8 @@ def _scratch(entries: int) -> np.ndarray:
     return np.empty(entries)
 
 
-def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held)`` of ``beta (m, d, 2^(d-1))``.
+def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held, entropy)`` of ``beta (m, d, 2^(d-1))``.
 
     Compiled (:func:`~causal_gym.stats._posterior_kernels.linear_dp`: loops along the batch, no
     index tables) and as exact as :func:`_log_dp` where it holds: it exponentiates once
@@ -774,6 +811,8 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     ``w(u) = exp(sF(u) + sB(u + 1) - sF(d))``. An episode is *held* when no value it needs fell
     below :data:`_NORMAL` (nothing underflowed), its weights are finite and each node's
     parent-set posterior sums to 1 within 1e-9; the others are redone by :func:`_log_dp`.
+    The entropy of the held ones comes from the same pass (:func:`_order_dag_entropy`'s sum, with
+    ``log Z - sum_j c_j = log F~(V)``).
     """
     top_score = beta.max(axis=-1)  # (m, d): c_j
     ratio = beta - top_score[..., None]
@@ -782,10 +821,12 @@ def _linear_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.nda
     chunk = max(1, _DP_CHUNK_ENTRIES // (d << (d - 1)))
     entries = ((d << (d - 1)) + (2 << d)) * min(chunk, len(ratio))
     work = _scratch(entries) if entries <= _DP_CHUNK_ENTRIES * 2 else np.empty(entries)
-    parts = [kernels.linear_dp(ratio[i : i + chunk], size, _NORMAL, _MAX_LOG_WEIGHT, work)
+    parts = [kernels.linear_dp(ratio[i : i + chunk], beta[i : i + chunk], top_score[i : i + chunk], size, _NORMAL,
+                               _MAX_LOG_WEIGHT, work)
              for i in range(0, max(len(ratio), 1), chunk)]
-    parent_set, log_f, held = parts[0] if len(parts) == 1 else (np.concatenate(arrays) for arrays in zip(*parts))
-    return parent_set, top_score.sum(axis=1) + log_f, held
+    parent_set, log_f, held, expected = (parts[0] if len(parts) == 1
+                                         else (np.concatenate(arrays) for arrays in zip(*parts)))
+    return parent_set, top_score.sum(axis=1) + log_f, held, log_f - expected
 
 
 def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -827,7 +868,7 @@ def _size_cap(excluded: np.ndarray, d: int) -> int | None:
 def _log_prior_normaliser(d: int, parent_prior: str, cap: int) -> float:
     """``log sum_{order, G} prod_j rho_j(pa(j))`` over DAGs of at most ``cap`` parents per node: the prior's total mass."""
     prior = np.where(_tables(d)["size"] > cap, -np.inf, _log_parent_prior(d, parent_prior))[None]
-    _, log_z, held = _linear_dp(prior, d)  # the prior's weights lie within 12 nats of each other: held
+    _, log_z, held, _ = _linear_dp(prior, d)  # the prior's weights lie within 12 nats of each other: held
     return float(log_z[0] if held[0] else _log_dp(prior, d)[1][0])
 
 
@@ -1002,6 +1043,7 @@ def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
     Found exactly by the recursion over subsets of Silander & Myllymäki (2006): the best parent
     set of ``j`` within every ``U`` (a running maximum over subsets), then the best sink of every
     subset, then back from the full set. Ties go to the smaller node index and parent-set code.
+    ``scores`` may carry leading batch axes ``(..., d, 2^(d-1))``; the result is ``(..., d, d)`` int8.
 
     Examples
     --------
@@ -1011,9 +1053,11 @@ def best_dag(scores: np.ndarray, *, parent_prior: str = "size") -> np.ndarray:
     >>> best_dag(scores).tolist()
     [[0, 1], [0, 0]]
     """
-    beta, d = _single_table(scores, parent_prior)
-    parents = kernels.best_parents(beta)
-    return _adjacency_of(parents)
+    s, d = _check_scores(scores)
+    check_choice(parent_prior, PARENT_PRIORS, "parent prior")
+    beta = (s + _log_parent_prior(d, parent_prior)).reshape(-1, d, 1 << (d - 1))
+    parents = kernels.best_parents(np.ascontiguousarray(beta))
+    return _adjacency_of(parents).reshape(*s.shape[:-2], d, d)
 
 
 # ---------------------------------------------------------------------------------------------

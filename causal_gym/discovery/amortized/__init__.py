@@ -8,8 +8,9 @@ pays a load once and a forward pass per dataset, so results keep ``load_seconds`
 =============  =================================================================================
 name           method
 =============  =================================================================================
-``edgenet``    our AVICI-style network (:mod:`.network`), trained on a declared arena prior by
-               ``examples/train_amortized.py``; the checkpoint and its training card ship here
+``alternet``   our AVICI-style network (:mod:`.network`), trained on the declared prior of
+               :mod:`.prior` by ``examples/train_amortized.py``; the checkpoint and its training
+               card ship here. ``run(data, mask)`` feeds an intervention mask as its second channel
 ``cdfm``       the released CDFM network (Qiao et al. 2026) through the ``cdfm-base`` package
                (:mod:`.cdfm_checkpoint`); its checkpoint (Hugging Face ``DMIRLAB/CDFM``) is not
                shipped: pass its folder as ``path`` or set ``CAUSAL_GYM_CDFM_CHECKPOINT``. Its
@@ -21,7 +22,7 @@ name           method
                feeds an intervention mask as AVICI's second channel
 =============  =================================================================================
 
-:func:`available_methods` lists those that load without a ``path`` on this machine. :func:`edgenet`
+:func:`available_methods` lists those that load without a ``path`` on this machine. :func:`alternet`
 and :func:`cdfm` are the same networks as methods of :func:`causal_gym.discovery.run` (so menus and
 the arena's submit mode offer them); ``cdfm`` is listed there only when its checkpoint is configured.
 """
@@ -48,8 +49,8 @@ from causal_gym.discovery.amortized.digest import files_digest
 from causal_gym.discovery.amortized.result import AmortizedResult
 from causal_gym.discovery.result import MethodOutput
 
-__all__ = ["AmortizedMethod", "AmortizedResult", "EdgeNetMethod", "CDFMMethod", "AVICIMethod", "AMORTIZED_METHODS",
-           "load", "available_methods", "default_checkpoint", "edgenet", "cdfm", "avici", "cache_options"]
+__all__ = ["AmortizedMethod", "AmortizedResult", "AlterNetMethod", "CDFMMethod", "AVICIMethod", "AMORTIZED_METHODS",
+           "load", "available_methods", "default_checkpoint", "alternet", "cdfm", "avici", "cache_options"]
 
 
 class AmortizedMethod(Protocol):
@@ -73,66 +74,80 @@ class AmortizedMethod(Protocol):
 
 
 def default_checkpoint() -> Path:
-    """The shipped checkpoint (its card is ``edgenet.card.json`` beside it)."""
-    return Path(str(resources.files(__package__) / "edgenet.pt"))
+    """The shipped checkpoint (its card is ``alternet.card.json`` beside it)."""
+    return Path(str(resources.files(__package__) / "alternet.pt"))
 
 
-class EdgeNetMethod:
-    """:class:`.network.EdgeNet` from a checkpoint; columns are standardized before the forward pass.
+class AlterNetMethod:
+    """:class:`.network.AlterNet` from a checkpoint: columns z-scored, statistics from every row,
+    attention over at most ``max_rows`` rows (:func:`.network.pick_rows`).
 
-    ``max_rows`` caps the rows the network reads (the first ones; rows are i.i.d.): attention over
-    samples is quadratic in them, so a cap trades information for speed. None reads all.
+    ``threshold`` (default: the checkpoint's, chosen on its dev set) applies to ``p_ij + p_ji``: a
+    pair above it is an edge pointing the likelier way (:func:`.network.orient`), so the graph has
+    no undirected edges. ``max_rows`` (default: the rows it trained on) trades attention cost
+    (quadratic in rows) for information; the statistics read every row whatever it is.
     """
 
-    name = "edgenet"
+    name = "alternet"
 
-    def __init__(self, path: str | Path | None = None, threshold: float = 0.5, max_rows: int | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, threshold: float | None = None,
+                 max_rows: int | None = None) -> None:
         import torch
 
-        from causal_gym.discovery.amortized.network import EdgeNet
+        from causal_gym.discovery.amortized.network import AlterNet
 
-        if not 0.0 < threshold < 1.0:
-            raise ValueError(f"threshold must lie in (0, 1), got {threshold}")
+        if threshold is not None and not 0.0 < threshold < 2.0:
+            raise ValueError(f"threshold must lie in (0, 2) (it applies to p_ij + p_ji), got {threshold}")
         if max_rows is not None and max_rows < 2:
             raise ValueError(f"max_rows must be None or at least 2, got {max_rows}")
-        self.max_rows = max_rows
         start = time.perf_counter()
         state = torch.load(Path(path) if path is not None else default_checkpoint(), map_location="cpu")
-        self.net = EdgeNet(**state["hyper"])
+        self.net = AlterNet(**state["hyper"])
         self.net.load_state_dict(state["weights"])
         self.net.eval()
-        self.threshold = threshold
+        self.threshold = float(state["threshold"]) if threshold is None else float(threshold)
+        self.max_rows = int(state["max_rows"]) if max_rows is None else max_rows
         self.load_seconds = time.perf_counter() - start
 
-    def infer(self, data: np.ndarray) -> np.ndarray:
+    def infer(self, data: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         import torch
 
-        x = check_data(data)[: self.max_rows]
-        x = (x - x.mean(axis=0)) / x.std(axis=0)
+        from causal_gym.discovery.amortized.network import inputs
+
+        x = check_data(data)
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape != x.shape or not np.isin(mask, (0, 1)).all():
+                raise ValueError(f"mask must be a 0/1 array of the data's shape {x.shape}, got shape {mask.shape}")
         with torch.no_grad():
-            logits = self.net(torch.as_tensor(x, dtype=torch.float32)[None])[0]
+            logits = self.net(inputs(x, mask, self.max_rows))[0]
         p = torch.sigmoid(logits).numpy().astype(float)
         np.fill_diagonal(p, 0.0)
         return p
 
-    def run(self, data: np.ndarray) -> AmortizedResult:
+    def run(self, data: np.ndarray, mask: np.ndarray | None = None) -> AmortizedResult:
+        from causal_gym.discovery.amortized.network import orient
+
         start = time.perf_counter()
-        p = self.infer(data)
+        p = self.infer(data, mask)
         seconds = time.perf_counter() - start
-        return AmortizedResult(self.name, p, (p > self.threshold).astype(np.int8), self.threshold, self.load_seconds, seconds)
+        return AmortizedResult(self.name, p, orient(p, self.threshold), self.threshold, self.load_seconds, seconds)
 
-    def run_many(self, datasets: Sequence[np.ndarray]) -> list[AmortizedResult]:
-        return [self.run(data) for data in datasets]
+    def run_many(self, datasets: Sequence[np.ndarray], masks: Sequence[np.ndarray | None] | None = None) -> list[AmortizedResult]:
+        masks = [None] * len(datasets) if masks is None else list(masks)
+        if len(masks) != len(datasets):
+            raise ValueError(f"{len(datasets)} datasets but {len(masks)} masks")
+        return [self.run(data, mask) for data, mask in zip(datasets, masks)]
 
 
-AMORTIZED_METHODS: dict[str, type] = {"edgenet": EdgeNetMethod, "cdfm": CDFMMethod, "avici": AVICIMethod}
+AMORTIZED_METHODS: dict[str, type] = {"alternet": AlterNetMethod, "cdfm": CDFMMethod, "avici": AVICIMethod}
 
 _READY = {"cdfm": cdfm_ready, "avici": avici_ready}
 """Methods without a shipped checkpoint: whether each can load without a ``path`` here."""
 
 
 def available_methods() -> tuple[str, ...]:
-    """The amortized methods that :func:`load` can open without a ``path`` here: ``edgenet`` (shipped),
+    """The amortized methods that :func:`load` can open without a ``path`` here: ``alternet`` (shipped),
     ``cdfm`` when ``cdfm-base`` is installed and ``CAUSAL_GYM_CDFM_CHECKPOINT`` names a checkpoint, and
     ``avici`` when ``avici`` imports and ``CAUSAL_GYM_AVICI_CHECKPOINT`` names one. Defaults that run
     every amortized method should run these, not all of :data:`AMORTIZED_METHODS`."""
@@ -177,26 +192,28 @@ def _as_output(name: str, path: str | None, digest: str | None, data: np.ndarray
         "load_seconds": result.load_seconds if loaded_now else 0.0, "infer_seconds": result.infer_seconds})
 
 
-def edgenet(data: np.ndarray, *, checkpoint: str | None = None, threshold: float = 0.5,
-            max_rows: int | None = None) -> MethodOutput:
-    """EdgeNet as a method of :func:`causal_gym.discovery.run`, so menus and the arena's submit mode
+def alternet(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: str | None = None,
+             threshold: float | None = None, max_rows: int | None = None) -> MethodOutput:
+    """AlterNet as a method of :func:`causal_gym.discovery.run`, so menus and the arena's submit mode
     can offer it like any batch method.
 
-    The network is loaded once per process and option set. Both directions above ``threshold`` read
-    as ``i -- j`` in the causal_gym encoding. ``extras``: ``probabilities`` (``[i, j]`` for
-    ``i -> j``), ``threshold``, ``load_seconds`` (0 after the first call), ``infer_seconds``.
+    Loaded once per process and option set. ``mask`` (``mask[r, j]``: node ``j`` intervened on in row
+    ``r``) is its second input channel. The graph is directed (:func:`.network.orient`). ``extras``:
+    ``probabilities`` (``[i, j]`` for ``i -> j``), ``threshold``, ``load_seconds`` (0 after the first
+    call), ``infer_seconds``.
 
     Parameters
     ----------
     checkpoint : str, optional
         A checkpoint path (default: the shipped one, :func:`default_checkpoint`).
-    threshold : float, default 0.5
-        Edge probability above which ``i -> j`` is an edge.
+    threshold : float, optional
+        Pairs with ``p_ij + p_ji`` above it are edges; default the checkpoint's.
     max_rows : int, optional
-        Rows the network reads (attention over rows is quadratic); None reads all.
+        Rows the attention stack reads (quadratic cost); default the checkpoint's training rows.
     """
-    return _as_output("edgenet", None if checkpoint is None else str(checkpoint), None, data,
-                      threshold=float(threshold), max_rows=max_rows)
+    path = default_checkpoint() if checkpoint is None else Path(checkpoint)
+    return _as_output("alternet", None if checkpoint is None else str(checkpoint), files_digest([path]), data, mask,
+                      threshold=None if threshold is None else float(threshold), max_rows=max_rows)
 
 
 def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | None = None) -> MethodOutput:
@@ -205,7 +222,7 @@ def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | 
     Without ``checkpoint`` the folder is ``$CAUSAL_GYM_CDFM_CHECKPOINT``
     (:func:`.cdfm_checkpoint.checkpoint_folder`); without either it raises FileNotFoundError saying
     how to get one. Both directions above the threshold read as ``i -- j``. ``extras`` as
-    :func:`edgenet`'s, the threshold being the one this dataset got, and ``calibrated``.
+    the ``alternet`` function's, the threshold being the one this dataset got, and ``calibrated``.
 
     Parameters
     ----------
@@ -226,7 +243,7 @@ def avici(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: str |
     Without ``checkpoint`` the folder is ``$CAUSAL_GYM_AVICI_CHECKPOINT``
     (:func:`.avici_checkpoint.checkpoint_folder`); without either it raises FileNotFoundError saying
     how to get one. ``mask`` (``mask[r, j]``: node ``j`` intervened on in row ``r``) is AVICI's second
-    input channel. Both directions above the threshold read as ``i -- j``. ``extras`` as :func:`edgenet`'s.
+    input channel. Both directions above the threshold read as ``i -- j``. ``extras`` as the ``alternet`` function's.
 
     Parameters
     ----------
@@ -245,14 +262,16 @@ def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
     from a path or an environment variable becomes its content digest (``"checkpoint_sha256"``).
 
     So a cached graph is never one of another checkpoint that later sat at the same path or
-    variable, and no cache key carries a path. Other methods' options (and EdgeNet's shipped
-    default) are returned unchanged, so their keys stay the ones they always were.
+    variable, and no cache key carries a path. AlterNet's key holds the digest of the
+    checkpoint it reads, the shipped one included (a retrained checkpoint is a different method).
+    Other methods' options are returned unchanged, so their keys stay the ones they always were.
     """
     out = dict(options)
     if method == "cdfm":
         out["checkpoint_sha256"] = fingerprint(out.pop("checkpoint", None))
     elif method == "avici":
         out["checkpoint_sha256"] = avici_checkpoint.fingerprint(out.pop("checkpoint", None))
-    elif method == "edgenet" and out.get("checkpoint") is not None:
-        out["checkpoint_sha256"] = files_digest([Path(out.pop("checkpoint"))])
+    elif method == "alternet":
+        path = out.pop("checkpoint", None)
+        out["checkpoint_sha256"] = files_digest([Path(path) if path is not None else default_checkpoint()])
     return out

@@ -12,7 +12,7 @@ Usage
     causal-gym reproduce arena --quick --families chain,tree --methods pc,gies_fast --n-obs 200 --n-int 50
     causal-gym reproduce arena --full --sample-sizes 100,200,500,1000,2000,5000,10000 --replicates 1
                                             # the sample-size suite (Table 18): d = 30, 10 configs per family
-    causal-gym reproduce arena --full --real --methods edgenet,pc,ges_fast,gies_fast
+    causal-gym reproduce arena --full --real --methods alternet,pc,ges_fast,gies_fast
                                             # the real tables: the Sachs table and 5 bnlearn networks, obs
 
 How it runs: one unit = one episode of the runner
@@ -115,6 +115,9 @@ from causal_gym.envs.arena.paper_numbers import (
     _ROOT_ORDER,
     _SIZES,
     PAPER_NAMES,
+    PAPER_PRETRAINED_SACHS,
+    PAPER_PRETRAINED_TABLE9,
+    PAPER_PRETRAINED_TABLE18,
     PAPER_TABLE2,
     PAPER_TABLE8,
     PAPER_TABLE9,
@@ -162,6 +165,10 @@ ENV_IDS = {"synthetic": "CausalArena-synthetic-v0", "formula": "CausalArena-form
 def _name(method: str) -> str:
     """A method's name in the tables: the paper's, or an import path's function (its whole path heads its paired table)."""
     return PAPER_NAMES.get(method, method.rpartition(":")[2])
+
+
+AMORTIZED = ("alternet", "cdfm", "avici")
+"""Our amortized methods: a run with one of them prints the paper's pretrained rows beside it."""
 
 
 def _paper(table: Mapping[str, Any], method: str) -> Any:
@@ -487,24 +494,25 @@ GRAPHICAL_SEARCH = ("cdis", "gies", "gies_fast", "igsp", "pc")
 
 
 def exposure_summary(observational: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
-    """The pretraining-exposure check (paper Fig. 15) of EdgeNet when it is among ``methods``.
+    """The pretraining-exposure check (paper Fig. 15) of AlterNet when it is among ``methods``.
 
-    Its prior is read from its training card, so the ID/OOD split is exact (we know what it trained
-    on); a published checkpoint such as CDFM has no card here. The reference is the graphical-search methods of the run
+    Its prior's coverage of the arena's tags is read from its training card (:mod:`.prior`), so the
+    ID/OOD split follows what its training generator draws; a published checkpoint such as CDFM has no
+    card here. The reference is the graphical-search methods of the run
     (:data:`GRAPHICAL_SEARCH`). Returns ``method -> {"reference", "by_d": {d, and "all" over several d: rows of
     :func:`~.analysis.exposure_scores`}}``; empty without an amortized method, a reference method
     or scored obs units.
     """
     from causal_gym.discovery.amortized import read_card
     from causal_gym.envs.arena.analysis import exposure_scores
-    from causal_gym.envs.arena.prior import Prior
+    from causal_gym.envs.arena.prior import declared_coverage
 
     reference = [m for m in methods if m in GRAPHICAL_SEARCH]
     out: dict[str, Any] = {}
     for method in methods:
-        if method != "edgenet" or not reference:  # the amortized method whose training card declares its prior
+        if method != "alternet" or not reference:  # the amortized method whose training card declares its prior
             continue
-        coverage = Prior.from_dict(read_card()["prior"]).coverage()  # the shipped checkpoint's card
+        coverage = declared_coverage(read_card()["arena_coverage"])  # the shipped checkpoint's card
         by_d: dict[str, Any] = {}
         dims = sorted({r["d"] for r in observational})
         for d in dims + (["all"] if len(dims) > 1 else []):
@@ -516,6 +524,13 @@ def exposure_summary(observational: Sequence[Mapping[str, Any]], methods: Sequen
         if by_d:
             out[method] = {"reference": reference, "by_d": by_d}
     return out
+
+
+def _pair(cell: tuple[float, float | None] | None) -> str:
+    """A paper-only ``obs / obs+int`` cell."""
+    if cell is None:
+        return "-"
+    return f"{cell[0]:.2f} / " + ("-" if cell[1] is None else f"{cell[1]:.2f}")
 
 
 def _cell(value: float | None, paper: float | None, digits: int = 2) -> str:
@@ -565,6 +580,11 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
             line += f" {_cell(cells['all']['f1'], paper_all[0]):>12} {_cell(cells['all']['shd'], paper_all[1], 1):>15}"
             line += f" {cells['all']['n_scored']:>3}/{cells['all']['n_units']:<3}"
             print(line)
+        if set(methods) & set(AMORTIZED):
+            print("the paper's pretrained rows (Table 9), obs / obs+int:")
+            for name, cells9 in PAPER_PRETRAINED_TABLE9.items():
+                print(f"{name + ' (paper)':23} " + " ".join(
+                    f"{_pair(cells9.get(d)):>12}" for d in dims))
     if summary.get("by_n"):
         sizes = sorted({int(n) for cells in summary["by_n"].values() for n in cells})
         print("\nSample-size suite: directed F1 / SHD by n, obs, ours (paper Table 18, d = 30)")
@@ -578,6 +598,11 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                 f1, shd = paper.get(n, (None, None))
                 line += f" {_cell(cell['f1'], f1) + ' ' + _cell(cell['shd'], shd, 1):>24}"
             print(line)
+        if set(methods) & set(AMORTIZED) and any(key.endswith("/30") for key in summary["by_n"]):
+            print("the paper's pretrained rows (Table 18, d = 30), F1 / SHD:")
+            for name, cells18 in PAPER_PRETRAINED_TABLE18.items():
+                print(f"{name + ' (paper)':18} " + " ".join(
+                    f"{'-' if n not in cells18 else f'{cells18[n][0]:.2f} / {cells18[n][1]:.1f}':>24}" for n in sizes))
     slices = (("graph family", "by_family", _FAMILY_ORDER, PAPER_TABLE8, "Table 8"),
               ("root dependency", "by_root", _ROOT_ORDER, PAPER_TABLE10, "Table 10"),
               ("difficulty component", "by_component", _COMPONENT_ORDER, PAPER_TABLE11, "Table 11"))
@@ -614,6 +639,10 @@ def print_tables(summary: Mapping[str, Any], methods: Sequence[str], audits: Map
                 print(line)
     if summary.get("real"):
         _print_real(summary["real"])
+        if set(methods) & set(AMORTIZED):
+            print("the paper's pretrained rows on Sachs, obs (Table 17; its Sachs data with the intervention rows "
+                  "dropped, not our 1,000-row sample), F1 / SHD: " + ", ".join(
+                      f"{name} {f1:.2f} / {shd:.0f}" for name, (f1, shd) in PAPER_PRETRAINED_SACHS.items()))
     for method, exposure in summary.get("exposure", {}).items():
         _print_exposure(method, exposure)
     if summary.get("paired_differences"):

@@ -1,4 +1,4 @@
-"""Scripted designers: random, round-robin, observational-only and a greedy one-step lookahead.
+"""Scripted designers: random, round-robin, observational-only, an uncertainty heuristic and a greedy one-step lookahead.
 
 Each implements the agent protocol (:class:`causal_gym.harness.agent.Agent`): ``reset(task)``
 reads the setting from ``task.condition`` (``d``, ``value_bound``), ``act(observation, info)``
@@ -11,14 +11,21 @@ They read only the observation.
   ``-value_bound`` on the next pass): every node intervened once as hard as the box allows.
 - :class:`ObservationalDesigner`: an observational row every step (what experiments add over
   more passive data).
+- :class:`UncertaintyDesigner`: the not-yet-targeted node whose edges the posterior is least sure
+  of, ``sum_j min(p_kj, 1 - p_kj) + min(p_jk, 1 - p_jk)``, at ``+value_bound``: no lookahead, the
+  posterior the env shows (``observe_posterior=True``: no evaluation of its own) or one it computes.
 - :class:`GreedyDesigner`: for every candidate design (each node at each value of a grid, and
-  "observe"), the expected gain in the posterior's expected correct entries after one more row,
+  "observe"), the expected value of the reward's quantity (``objective``) after one more row,
   estimated from ``samples`` posterior-predictive outcomes (a DAG drawn exactly from the
   posterior, then the row from the BGe predictive under that DAG); it plays the best
-  candidate. Candidates see common random numbers. This is the myopic Bayes-optimal design up to
+  candidate. Candidates see common random numbers. For ``objective="confidence"`` (the
+  posterior's expected correct entries) and ``"information_gain"`` (minus the entropy over (order,
+  DAG) pairs) this is the myopic Bayes-optimal design up to
   Monte-Carlo error, the strong heuristic a learned policy must match: it costs ``samples x
   (d x |grid| + 1)`` posterior evaluations per decision (168 at d = 10 by default), a policy one
-  forward pass.
+  forward pass. ``"truth"`` pays agreement with the hidden graph, which the designer cannot see; under
+  its own posterior the expected agreement after the row is ``sum_{i != j} E[p'^2 + (1 - p')^2]``
+  (the true graph drawn from the updated posterior ``p'``), which it maximises instead.
 """
 
 from __future__ import annotations
@@ -28,11 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym._validation import check_count, check_real
+from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.design.batch import encode_action
 from causal_gym.harness.agent import TaskSpec
 from causal_gym.stats.graph_posterior import (
     BGeStats,
+    GraphPosterior,
     bge_local_scores,
     edge_posterior,
     expected_correct_entries,
@@ -40,14 +48,22 @@ from causal_gym.stats.graph_posterior import (
     sample_predictive,
 )
 
-__all__ = ["RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "GreedyDesigner", "observed_stats"]
+__all__ = ["RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "UncertaintyDesigner", "GreedyDesigner",
+           "GREEDY_OBJECTIVES", "observed_stats"]
+
+_EVALUATION_ENTRIES = 2**22
+"""Local scores per posterior call of :class:`GreedyDesigner` (32 MB): all 168 candidates at d = 10 in one call,
+16 at d = 16 (all 264 at once would hold over a GB of scores)."""
+
+GREEDY_OBJECTIVES = ("confidence", "truth", "information_gain")
+"""What :class:`GreedyDesigner` maximises (the env's reward modes; module docstring)."""
 
 
-def _setting(task: TaskSpec, who: str) -> tuple[int, float]:
+def _condition(task: TaskSpec, who: str) -> Mapping[str, Any]:
     condition = task.condition
     if condition.get("benchmark") != "design":
         raise ValueError(f"{who} plays the intervention-design envs, got a task with condition {dict(condition)}")
-    return int(condition["d"]), float(condition["value_bound"])
+    return condition
 
 
 def observed_stats(observation: Mapping[str, Any]) -> BGeStats:
@@ -59,20 +75,33 @@ def observed_stats(observation: Mapping[str, Any]) -> BGeStats:
 
 
 class _Designer:
-    """Shared bookkeeping: the setting of the task and the step within the episode."""
+    """Shared bookkeeping: the setting of the task and the step within the episode.
+
+    A designer returns the ``k = targets_per_step`` designs of a step (:meth:`designs`); with
+    ``k > 1`` its action is the ``(k, 2)`` box of a batch design. Node costs (``node_costs`` of the
+    task) are known to it: :class:`GreedyDesigner` weighs them, the others ignore them.
+    """
 
     def reset(self, task: TaskSpec) -> None:
-        self.d, self.value_bound = _setting(task, type(self).__name__)
+        condition = _condition(task, type(self).__name__)
+        self.d, self.value_bound = int(condition["d"]), float(condition["value_bound"])
+        cap = condition.get("max_parents")
+        self.max_parents = None if cap is None else int(cap)
+        self.k = int(condition.get("targets_per_step", 1))
+        costs = condition.get("node_costs")
+        self.costs = np.zeros(self.d) if costs is None else np.asarray(costs, dtype=np.float64)
         self.step = 0
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> np.ndarray:
         if not hasattr(self, "d"):
             raise RuntimeError(f"{type(self).__name__}.act() called before reset(task)")
-        target, value = self.design(observation)
+        chosen = self.designs(observation)
         self.step += 1
-        return encode_action(target, value, self.d, self.value_bound)
+        actions = [encode_action(target, value, self.d, self.value_bound) for target, value in chosen]
+        return actions[0] if self.k == 1 else np.stack(actions)
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        """The ``k`` designs ``(target or None to observe, value)`` of this step."""
         raise NotImplementedError
 
 
@@ -88,23 +117,55 @@ class RandomDesigner(_Designer):
         self._rng = np.random.default_rng(np.random.SeedSequence([self.seed, self._episode]))
         self._episode += 1
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
-        return int(self._rng.integers(self.d)), float(self._rng.uniform(-self.value_bound, self.value_bound))
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        return [(int(self._rng.integers(self.d)), float(self._rng.uniform(-self.value_bound, self.value_bound)))
+                for _ in range(self.k)]
 
 
 class RoundRobinDesigner(_Designer):
-    """Nodes in turn at ``+value_bound``, the sign flipping on each pass over the nodes."""
+    """Nodes in turn at ``+value_bound``, the sign flipping on each pass over the nodes (a batch takes the next ``k``)."""
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
-        sweep, node = divmod(self.step, self.d)
-        return node, self.value_bound * (1.0 if sweep % 2 == 0 else -1.0)
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        out: list[tuple[int | None, float]] = []
+        for i in range(self.k):
+            sweep, node = divmod(self.step * self.k + i, self.d)
+            out.append((node, self.value_bound * (1.0 if sweep % 2 == 0 else -1.0)))
+        return out
 
 
 class ObservationalDesigner(_Designer):
     """An observational row every step."""
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
-        return None, 0.0
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        return [(None, 0.0)] * self.k
+
+
+class UncertaintyDesigner(_Designer):
+    """The not-yet-targeted node with the largest summed expected error of its edges, at ``+value_bound``.
+
+    Reads ``edge_probs`` when the observation shows it (the env made with ``observe_posterior=True``:
+    no posterior of its own), else computes the posterior of the rows (counted in
+    :attr:`evaluations`). Once every node has been targeted, all are candidates again. Ties go to
+    the smaller index.
+    """
+
+    def __init__(self) -> None:
+        self.evaluations = 0
+
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        if "edge_probs" in observation:
+            p = np.asarray(observation["edge_probs"], dtype=np.float64)
+        else:
+            p = edge_posterior(bge_local_scores(observed_stats(observation), max_parents=self.max_parents)).edge_probs
+            self.evaluations += 1
+        error = np.minimum(p, 1.0 - p)
+        np.fill_diagonal(error, 0.0)
+        uncertainty = error.sum(axis=0) + error.sum(axis=1)
+        targeted = np.asarray(np.asarray(observation["intervention_mask"]).any(axis=0))
+        if targeted.all():
+            targeted[:] = False
+        ranked = np.lexsort((np.arange(self.d), -uncertainty, targeted))  # untargeted first, then most uncertain
+        return [(int(node), self.value_bound) for node in np.resize(ranked, self.k)]
 
 
 class GreedyDesigner(_Designer):
@@ -120,10 +181,13 @@ class GreedyDesigner(_Designer):
         Also consider an observational row.
     seed : int, default 0
         Seeds the draws (``SeedSequence([seed, episode, step])``).
+    objective : {"confidence", "truth", "information_gain"}, default "confidence"
+        The quantity whose expectation after the row it maximises (module docstring).
     """
 
     def __init__(self, samples: int = 8, value_grid: Sequence[float] = (-1.0, 1.0), observe: bool = True,
-                 seed: int = 0) -> None:
+                 seed: int = 0, objective: str = "confidence") -> None:
+        self.objective = check_choice(objective, GREEDY_OBJECTIVES, "objective")
         self.samples = check_count(samples, "samples", 1)
         self.value_grid = np.array([check_real(v, "value_grid member", -1.0) for v in value_grid])
         if not self.value_grid.size or (self.value_grid > 1.0).any():
@@ -146,10 +210,10 @@ class GreedyDesigner(_Designer):
         return targets, values
 
     def expected_gains(self, observation: Mapping[str, Any]) -> np.ndarray:
-        """Monte-Carlo expected expected-correct-entries after each candidate, ``(C,)``."""
+        """Monte-Carlo expectation of the objective's quantity after each candidate, ``(C,)``."""
         stats = observed_stats(observation)
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, self._episode, self.step]))
-        dags = sample_dags(bge_local_scores(stats), self.samples, rng=rng)
+        dags = sample_dags(bge_local_scores(stats, max_parents=self.max_parents), self.samples, rng=rng)
         targets, values = self.candidates()
         outcomes = sample_predictive(stats, dags, targets, values, rng=rng)  # (K, C, d)
         k, c, d = outcomes.shape
@@ -158,12 +222,40 @@ class GreedyDesigner(_Designer):
                          np.broadcast_to(stats.scatter, lead + (d, d, d)))
         intervened = np.broadcast_to(targets[:, None] == np.arange(d)[None, :], lead + (d,))
         after = batch.add_row(outcomes, np.ascontiguousarray(intervened))
-        probs = edge_posterior(bge_local_scores(after)).edge_probs
+        flat = [a.reshape(k * c, *a.shape[2:]) for a in (after.count, after.mean, after.scatter)]
+        step = max(1, _EVALUATION_ENTRIES // (d << (d - 1)))  # posteriors per call: memory bounded at any d
+        values = np.concatenate([
+            _objective(edge_posterior(bge_local_scores(BGeStats(*(a[i:i + step] for a in flat)),
+                                                       max_parents=self.max_parents)), self.objective)
+            for i in range(0, k * c, step)])
         self.evaluations += k * c
-        return np.asarray(expected_correct_entries(probs)).mean(axis=0)
+        return values.reshape(k, c).mean(axis=0)
 
-    def design(self, observation: Mapping[str, Any]) -> tuple[int | None, float]:
-        gains = self.expected_gains(observation)
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        """The best candidate by expected objective minus its node's cost; a batch takes the ``k`` best on distinct nodes.
+
+        (Each candidate is valued as one more row on its own: for a batch, the top ``k`` of those
+        values, a myopic stand-in for the joint choice; "observe" may repeat.)
+        """
         targets, values = self.candidates()
-        best = int(np.argmax(gains))
-        return (None if targets[best] < 0 else int(targets[best])), float(values[best])
+        gains = self.expected_gains(observation) - np.where(targets >= 0, self.costs[np.maximum(targets, 0)], 0.0)
+        chosen: list[tuple[int | None, float]] = []
+        for best in np.argsort(-gains, kind="stable"):
+            target = int(targets[best])
+            if target >= 0 and any(t == target for t, _ in chosen):
+                continue
+            chosen.append((None if target < 0 else target, float(values[best])))
+            if len(chosen) == self.k:
+                break
+        return chosen
+
+
+def _objective(posterior: GraphPosterior, objective: str) -> np.ndarray:
+    """The quantity :class:`GreedyDesigner` maximises, for every posterior of a batch."""
+    p = posterior.edge_probs
+    if objective == "confidence":
+        return np.asarray(expected_correct_entries(p))
+    if objective == "information_gain":
+        return -posterior.entropy
+    off = ~np.eye(p.shape[-1], dtype=bool)
+    return (p**2 + (1.0 - p) ** 2)[..., off].sum(axis=-1)

@@ -15,16 +15,38 @@ scales the value, ``value = a[1] * value_bound``. Finite points outside the box 
 into it (as a policy's Gaussian may propose); a non-finite point is an invalid action: it
 costs its step, yields no row and leaves the posterior unchanged (the info says why).
 
-Reward (``reward=``)
---------------------
-- ``"dense"``: after every step, the gain of the exact posterior's expected number of correct
-  entries of the directed adjacency matrix, ``sum_{i != j} max(p_ij, 1 - p_ij)``
-  (:func:`~causal_gym.stats.graph_posterior.expected_correct_entries`): the reward of CAASL
-  (Annadani et al. 2024) with the exact posterior in place of AVICI's amortised one. The
-  episode's return is the final value minus the value on the observational batch.
-- ``"sparse"``: that return, paid once at the last step (posterior computed twice per episode).
+Rewards (``reward=``)
+---------------------
+Each is the change, after a step, of one quantity of the exact posterior (a ``metric``):
+
+- ``"confidence"`` (default; ``"dense"`` is its old name): the posterior's expected number of
+  correct entries of its own Bayes-optimal directed adjacency matrix, ``sum_{i != j} max(p_ij, 1 -
+  p_ij)`` (:func:`~causal_gym.stats.graph_posterior.expected_correct_entries`): how sure the
+  posterior is of itself. No truth enters it.
+- ``"truth"``: CAASL's reward (Annadani et al. 2024) with the exact posterior in place of AVICI's
+  amortised one: the posterior's expected number of entries that agree with the *true* graph,
+  ``sum_{i != j} [A*_ij p_ij + (1 - A*_ij)(1 - p_ij)]`` (at most ``d (d - 1)``). It is a training
+  reward the env computes from the hidden SCM, as CAASL's simulator does; the observations never
+  hold the truth, but the rewards are a function of it, so an agent under evaluation should not be
+  shown them (the runner and the agent protocol never pass rewards to an agent).
+- ``"information_gain"``: the reduction of the entropy of the exact posterior over (order, DAG)
+  pairs (:attr:`~causal_gym.stats.graph_posterior.GraphPosterior.entropy`, nats). Its expectation
+  under the posterior predictive is the expected information gain about the DAG itself; a realised
+  step differs from the reduction of the DAG entropy by the change of ``E[log #linear extensions]``
+  (graph_posterior's docstring, "Entropy of the posterior").
 - ``"none"``: no posterior at all (reward 0, no posterior scores at the end): for throughput
   measurements and for learners that bring their own reward.
+
+``sparse=True`` pays a mode's whole return (final value minus the value on the observational
+batch) at the last step, 0 before; without an observation that shows the posterior, it is then
+computed twice per episode only.
+
+Metrics: after every step whose posterior is computed, the info holds ``metrics`` of that posterior
+alone (:data:`POSTERIOR_METRICS`: ``confidence``, ``entropy``, ``expected_shd``); the final info
+holds each episode's ``trajectory``, those and the truth-based :data:`TRUTH_METRICS` (``truth``,
+and the F1 and SHD of the highest-scoring DAG, ``map_f1``, ``map_shd``) at the observational batch
+and after every step (NaN where no posterior was computed). Nothing derived from the truth appears
+before the end.
 
 Posterior: BGe local scores (default hyperparameters of
 :func:`~causal_gym.stats.graph_posterior.bge_local_scores`), intervened cells left out of their
@@ -43,22 +65,95 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from causal_gym._validation import check_choice, check_real
+from causal_gym._validation import check_choice, check_count, check_real
 from causal_gym.envs.design.world import DesignSetting, Instances
-from causal_gym.metrics import directed_edge_scores, shd
+from causal_gym.metrics import edge_average_precision
 from causal_gym.stats.graph_posterior import (
     BGeStats,
     best_dag,
     bge_local_scores,
     edge_posterior,
     expected_correct_entries,
-    posterior_scores,
+    expected_shd,
 )
 
-__all__ = ["REWARDS", "ACTIONS", "OBSERVATIONS", "DesignBatch", "DesignInterface", "decode_actions", "encode_action"]
+__all__ = ["REWARDS", "ACTIONS", "OBSERVATIONS", "POSTERIOR_METRICS", "TRUTH_METRICS", "DesignBatch",
+           "DesignInterface", "check_node_costs", "check_reward", "decode_actions", "encode_action", "graph_scores", "truth_agreement"]
 
-REWARDS = ("dense", "sparse", "none")
-"""Reward modes (see the module docstring)."""
+REWARDS = ("confidence", "truth", "information_gain", "none")
+"""Reward modes (see the module docstring); ``"dense"`` is accepted as ``"confidence"``'s old name."""
+
+_ALIASES = {"dense": "confidence"}
+
+POSTERIOR_METRICS = ("confidence", "entropy", "expected_shd")
+"""Per-step metrics of the posterior alone (in every step's info where the posterior is computed)."""
+
+TRUTH_METRICS = ("truth", "map_f1", "map_shd")
+"""Per-step metrics against the hidden graph (only in the final info's ``trajectory``)."""
+
+
+def check_reward(reward: object, sparse: object = False) -> tuple[str, bool]:
+    """``(mode, sparse)`` of the env's ``reward=`` and ``sparse=`` arguments, the mode's canonical name.
+
+    Raises
+    ------
+    ValueError
+        An unknown mode, the removed ``"sparse"`` mode (now ``sparse=True``), or ``sparse`` with ``"none"``.
+    """
+    if reward == "sparse":
+        raise ValueError("reward='sparse' is now a switch: use reward='confidence', sparse=True "
+                         "(or sparse=True with 'truth' or 'information_gain')")
+    mode = check_choice(_ALIASES.get(reward, reward) if isinstance(reward, str) else reward, REWARDS, "reward")
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise ValueError(f"sparse must be True or False, got {sparse!r}")
+    if sparse and mode == "none":
+        raise ValueError("sparse=True pays the return at the last step; reward='none' has none")
+    return mode, bool(sparse)
+
+
+def check_node_costs(costs: object, d: int) -> np.ndarray | None:
+    """``node_costs`` as a float array of ``d`` finite non-negative costs (None stays None).
+
+    Raises
+    ------
+    ValueError
+        Anything else.
+    """
+    if costs is None:
+        return None
+    c = np.asarray(costs, dtype=np.float64) if not isinstance(costs, (str, bytes)) else np.array([])
+    if c.shape != (d,) or not np.isfinite(c).all() or (c < 0).any():
+        raise ValueError(f"node_costs must be {d} finite non-negative numbers (one per node), got {costs!r}")
+    return c
+
+
+def graph_scores(truth: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Directed-edge F1 and SHD of DAG guesses against true DAGs, batched: ``(...,)`` each from ``(..., d, d)``.
+
+    :func:`causal_gym.metrics.directed_edge_scores` and :func:`causal_gym.metrics.shd` over leading
+    axes (the same conventions: an empty guess of an empty truth has F1 1).
+    """
+    t, e = np.asarray(truth).astype(bool), np.asarray(guess).astype(bool)
+    tp = (t & e).sum(axis=(-2, -1))
+    fp = (e & ~t).sum(axis=(-2, -1))
+    fn = (t & ~e).sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(tp + fp > 0, tp / (tp + fp), (fn == 0).astype(float))
+        recall = np.where(tp + fn > 0, tp / (tp + fn), (fp == 0).astype(float))
+        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    differs = t != e
+    d = t.shape[-1]
+    upper = np.triu(np.ones((d, d), dtype=bool), 1)
+    return f1, ((differs | np.swapaxes(differs, -1, -2)) & upper).sum(axis=(-2, -1)).astype(float)
+
+
+def truth_agreement(edge_probs: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """The posterior's expected number of off-diagonal entries equal to the true graph's (CAASL's), ``(...,)``."""
+    p = np.asarray(edge_probs, dtype=np.float64)
+    a = np.asarray(truth).astype(bool)
+    off = ~np.eye(p.shape[-1], dtype=bool)
+    return np.where(a, p, 1.0 - p)[..., off].sum(axis=-1)
+
 
 ACTIONS = ("box", "discrete", "multidiscrete")
 """Action spaces (see :class:`DesignInterface`)."""
@@ -81,7 +176,13 @@ class DesignInterface:
     - ``"multidiscrete"``: ``MultiDiscrete([d + 1, G])``: ``[t, g]`` as above, ``t = d`` observes
       (its value index is ignored).
 
-    An integer outside the space costs its step and adds no row, like a non-finite box action.
+    Batch designs (``targets=k > 1``): each step plays ``k`` designs at once, the step's rows split
+    evenly between them (``rows_per_step`` a multiple of ``k``): the box is ``Box(-1, 1, (k, 2))``,
+    one row per design, and ``"multidiscrete"`` is the flat ``MultiDiscrete([d + 1, G] * k)``
+    (SB3 takes only one-dimensional ones); ``"discrete"`` has no batch form. Designs may repeat a node.
+
+    An integer outside the space costs its step and adds no row, like a non-finite box action (in a
+    batch design, one invalid design voids the whole step).
 
     Observations (``observation=``)
     -------------------------------
@@ -98,9 +199,14 @@ class DesignInterface:
     value_grid: Sequence[float] = (-1.0, 1.0)  # kept as a tuple
     observation: str = "rows"
     observe_posterior: bool = False
+    targets: int = 1
 
     def __post_init__(self) -> None:
         check_choice(self.action, ACTIONS, "action")
+        check_count(self.targets, "targets_per_step", 1)
+        if self.targets > 1 and self.action == "discrete":
+            raise ValueError("action='discrete' plays one design per step; with targets_per_step > 1 use "
+                             "'box' or 'multidiscrete'")
         check_choice(self.observation, OBSERVATIONS, "observation")
         grid = self.value_grid
         if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or not grid:
@@ -119,14 +225,18 @@ class DesignInterface:
     def action_space(self, d: int) -> spaces.Space:
         """The action space of one episode on ``d`` nodes."""
         if self.action == "box":
-            return spaces.Box(-1.0, 1.0, (2,), np.float32)
+            return spaces.Box(-1.0, 1.0, self.action_shape(), np.float32)
         if self.action == "discrete":
             return spaces.Discrete(1 + d * len(self.value_grid))
-        return spaces.MultiDiscrete([d + 1, len(self.value_grid)])
+        return spaces.MultiDiscrete(np.tile([d + 1, len(self.value_grid)], self.targets))
 
     def action_shape(self) -> tuple[int, ...]:
         """The shape of one episode's action."""
-        return () if self.action == "discrete" else (2,)
+        if self.action == "discrete":
+            return ()
+        if self.action == "multidiscrete":
+            return (2 * self.targets,)
+        return (2,) if self.targets == 1 else (self.targets, 2)
 
     def observation_space(self, setting: DesignSetting) -> spaces.Space:
         """The observation of one episode (see the class docstring)."""
@@ -167,12 +277,23 @@ class DesignInterface:
     def decode(self, actions: np.ndarray, d: int, value_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(targets, values, valid)`` of a batch of actions; target ``-1`` is an observational row.
 
+        ``targets`` and ``values`` are ``(B,)``, or ``(B, k)`` for batch designs; ``valid`` is ``(B,)``.
+
         Raises
         ------
         ValueError
             If ``actions`` is not a batch of this interface's actions (shape ``(B,) + action_shape()``,
             integers for the discrete spaces).
         """
+        if self.targets > 1:
+            a = np.asarray(actions)
+            if a.shape[1:] != self.action_shape():
+                raise ValueError(f"batch-design actions must have shape (B,) + {self.action_shape()}, got {a.shape}")
+            single = DesignInterface(self.action, self.value_grid, self.observation, self.observe_posterior)
+            targets, values, valid = single.decode(a.reshape(-1, 2), d, value_bound)
+            b = a.shape[0]
+            return (targets.reshape(b, self.targets), values.reshape(b, self.targets),
+                    np.asarray(valid.reshape(b, -1).all(axis=1)))
         if self.action == "box":
             return decode_actions(actions, d, value_bound)
         a = np.asarray(actions)
@@ -242,13 +363,20 @@ _POSTERIOR_CHUNK = 16
 and 1.6 ms of system time per 16 episodes per step, none at 16: their arrays no longer fit the allocator's reuse)."""
 
 
-def _posterior(stats: BGeStats) -> np.ndarray:
-    """Edge marginals ``(B, d, d)`` of every episode, in chunks of :data:`_POSTERIOR_CHUNK` episodes."""
+def _posterior(stats: BGeStats, max_parents: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edge marginals ``(B, d, d)``, entropies ``(B,)`` and highest-scoring DAGs ``(B, d, d)`` of every episode.
+
+    In chunks of :data:`_POSTERIOR_CHUNK` episodes; ``max_parents`` caps the parent sets.
+    """
     b = stats.count.shape[0]
     if b <= _POSTERIOR_CHUNK:
-        return edge_posterior(bge_local_scores(stats)).edge_probs
-    parts = (slice(i, i + _POSTERIOR_CHUNK) for i in range(0, b, _POSTERIOR_CHUNK))
-    return np.concatenate([_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k])) for k in parts])
+        scores = bge_local_scores(stats, max_parents=max_parents)
+        posterior = edge_posterior(scores)
+        return posterior.edge_probs, posterior.entropy, best_dag(scores)
+    parts = [_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k]), max_parents)
+             for k in (slice(i, i + _POSTERIOR_CHUNK) for i in range(0, b, _POSTERIOR_CHUNK))]
+    probs, entropy, best = (np.concatenate(arrays) for arrays in zip(*parts))
+    return probs, entropy, best
 
 
 class DesignBatch:
@@ -259,27 +387,39 @@ class DesignBatch:
     setting : DesignSetting
     value_bound : float
         Largest intervention value in absolute terms.
-    reward : {"dense", "sparse", "none"}
+    reward : {"confidence", "truth", "information_gain", "none"}
+        A canonical mode (:func:`check_reward`).
     interface : DesignInterface, optional
         The action and observation spaces (default: the box and the rows). An observation that
         shows the posterior keeps it current after every step, whatever the reward mode.
+    sparse : bool, default False
+        Pay the return at the last step only.
+    node_costs : (d,) array, optional
+        Cost of each intervention on each node, taken from the reward of the step that plays it
+        (observing is free; with ``sparse``, the episode's total at the end).
 
     Raises
     ------
     ValueError
-        An observation showing the posterior with ``reward="none"`` (that mode computes no posterior).
+        An observation showing the posterior with ``reward="none"`` (that mode computes no posterior),
+        or ``rows_per_step`` not a multiple of the interface's designs per step.
     """
 
     def __init__(self, setting: DesignSetting, value_bound: float, reward: str,
-                 interface: DesignInterface | None = None) -> None:
+                 interface: DesignInterface | None = None, sparse: bool = False,
+                 node_costs: np.ndarray | None = None) -> None:
         self.interface = DesignInterface() if interface is None else interface
-        if self.interface.needs_posterior and reward == "none":
+        if setting.rows_per_step % self.interface.targets:
+            raise ValueError(f"rows_per_step ({setting.rows_per_step}) must be a multiple of targets_per_step "
+                             f"({self.interface.targets}): the rows are split evenly between the designs")
+        self.node_costs = None if node_costs is None else np.asarray(node_costs, dtype=np.float64)
+        self.reward, self.sparse = check_reward(reward, sparse)
+        if self.interface.needs_posterior and self.reward == "none":
             raise ValueError("observe_posterior needs a posterior (so does observation='summary'): "
-                             "use reward='dense' or 'sparse', not 'none'")
+                             "use a reward mode other than 'none'")
         self.setting = setting
         self.value_bound = value_bound
-        self.reward = reward
-        self._per_step = reward == "dense" or self.interface.needs_posterior  # posterior recomputed after every step
+        self._per_step = not self.sparse or self.interface.needs_posterior  # posterior recomputed after every step
         self.instances: Instances | None = None
 
     def start(self, instances: Instances) -> None:
@@ -294,18 +434,39 @@ class DesignBatch:
         self.filled[:, :n0] = 1
         self.rows = np.full(b, n0)
         self.used = 0
+        self.spent = np.zeros(b)  # the costs of the interventions played
         self.stats: BGeStats | None = None
         self.edge_probs: np.ndarray | None = None
-        self._final_table: np.ndarray | None = None  # every episode's local scores, once the scores are asked for
+        self.computed = False  # whether the last step recomputed the posterior (its metrics are then in the info)
         if self.reward != "none":
             self.stats = BGeStats.from_data(instances.observational)
-            self.edge_probs = _posterior(self.stats)
-            self.start_correct = np.asarray(expected_correct_entries(self.edge_probs)).reshape(b)
-            self.correct = self.start_correct.copy()
+            self.edge_probs, self.entropy, self.best = _posterior(self.stats, self.setting.max_parents)
+            steps = s.budget + 1  # the observational batch, then after every step
+            self._probs_seen = np.full((b, steps, d, d), np.nan)
+            self._best_seen = np.zeros((b, steps, d, d), dtype=np.int8)
+            self._entropy_seen = np.full((b, steps), np.nan)
+            self._keep(0)
+            self.start_value = self._value()
+            self.value = self.start_value.copy()
 
     @property
     def done(self) -> bool:
         return self.used >= self.setting.budget
+
+    def _keep(self, step: int) -> None:
+        """Remember the current posteriors as those after ``step`` experiments (for the trajectory)."""
+        self._probs_seen[:, step] = self.edge_probs
+        self._best_seen[:, step] = self.best
+        self._entropy_seen[:, step] = self.entropy
+        self.computed = True
+
+    def _value(self) -> np.ndarray:
+        """The quantity whose change the reward pays, per episode ``(B,)``."""
+        if self.reward == "confidence":
+            return np.asarray(expected_correct_entries(self.posterior)).reshape(-1)
+        if self.reward == "truth":
+            return truth_agreement(self.posterior, self.started.adjacency)
+        return -self.entropy
 
     @property
     def started(self) -> Instances:
@@ -340,45 +501,57 @@ class DesignBatch:
         targets, values, valid = self.interface.decode(actions, s.d, self.value_bound)
         if len(targets) != b:
             raise ValueError(f"expected {b} actions, got {len(targets)}")
+        designs = targets.reshape(b, -1), values.reshape(b, -1)  # (B, K): the step's designs
+        per = k // designs[0].shape[1]  # rows of each design
         played = np.flatnonzero(valid)
+        self.computed = False
+        cost = np.zeros(b)
         if played.size:
-            noise_rows = self.used * k + np.arange(k)
-            new = instances.rows(played, np.broadcast_to(noise_rows, (played.size, k)), targets[played],
-                                 values[played])
+            row_targets = np.repeat(designs[0][played], per, axis=1)  # (m, k): each row's target
+            new = np.concatenate([
+                instances.rows(played, np.broadcast_to(self.used * k + i * per + np.arange(per), (played.size, per)),
+                               designs[0][played, i], designs[1][played, i])
+                for i in range(designs[0].shape[1])], axis=1)
             slots = self.rows[played, None] + np.arange(k)
             self.data[played[:, None], slots] = new
             self.filled[played[:, None], slots] = 1
-            hit = targets[played] >= 0
-            self.mask[played[hit, None], slots[hit], targets[played][hit, None]] = 1
+            hit = row_targets >= 0
+            self.mask[np.broadcast_to(played[:, None], hit.shape)[hit], slots[hit], row_targets[hit]] = 1
             self.rows[played] += k
+            if self.node_costs is not None:
+                chosen = designs[0][played]
+                cost[played] = np.where(chosen >= 0, self.node_costs[np.maximum(chosen, 0)], 0.0).sum(axis=1)
+                self.spent += cost
             if self.stats is not None:
-                self._update(self.stats, played, new, targets[played])
+                self._update(self.stats, played, new, row_targets)
         self.used += 1
         rewards = np.zeros(b)
-        if self.stats is not None and (self.reward == "dense" or self.done):  # stats: unless reward == "none"
-            if not self._per_step:
-                self.edge_probs = _posterior(self.stats)
-            new_correct = np.asarray(expected_correct_entries(self.posterior)).reshape(b)
-            rewards = new_correct - (self.correct if self.reward == "dense" else self.start_correct)
-            self.correct = new_correct
-        return rewards, {"target": targets, "value": values, "valid": valid}
+        if self.stats is not None:
+            if self.done and not self._per_step:
+                self.edge_probs, self.entropy, self.best = _posterior(self.stats, self.setting.max_parents)
+            if self._per_step or self.done:
+                self._keep(self.used)
+            if not self.sparse or self.done:
+                value = self._value()
+                rewards = value - (self.start_value if self.sparse else self.value)
+                self.value = value
+        if self.reward != "none":
+            rewards -= self.spent if self.sparse and self.done else (0.0 if self.sparse else cost)
+        return rewards, {"target": targets, "value": values, "valid": valid, "cost": cost}
 
     def _update(self, stats: BGeStats, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
-        """Add the new rows to ``stats``, of the episodes that played (the others keep theirs)."""
+        """Add the new rows ``(m, k, d)`` with their targets ``(m, k)`` to ``stats``, of the episodes that played."""
         count, mean, scatter = stats.count.copy(), stats.mean.copy(), stats.scatter.copy()
         part = BGeStats(count[played], mean[played], scatter[played])
-        intervened = np.zeros((played.size, self.setting.d), dtype=bool)
-        hit = targets >= 0
-        intervened[np.flatnonzero(hit), targets[hit]] = True
         for r in range(new.shape[1]):
+            intervened = targets[:, r, None] == np.arange(self.setting.d)  # -1 (observe) matches no node
             part = part.add_row(new[:, r], intervened)
         count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
         self.stats = BGeStats(count, mean, scatter)
-        self._final_table = None
         if self._per_step:
-            probs = self.posterior.copy()
-            probs[played] = _posterior(part)
-            self.edge_probs = probs
+            probs, entropy, best = self.posterior.copy(), self.entropy.copy(), self.best.copy()
+            probs[played], entropy[played], best[played] = _posterior(part, self.setting.max_parents)
+            self.edge_probs, self.entropy, self.best = probs, entropy, best
 
     def observation(self, b: int | None = None) -> np.ndarray | dict[str, np.ndarray]:
         """The observation of episode ``b``, or of all (leading axis ``B``) when None: the summary
@@ -397,39 +570,77 @@ class DesignBatch:
             obs["edge_probs"] = self.posterior.astype(np.float32)
         return obs if b is None else {key: value[b] for key, value in obs.items()}
 
-    def final_scores(self, b: int) -> dict[str, float]:
-        """Episode ``b``'s scores against its hidden graph (only after the last step).
+    def metrics(self) -> dict[str, np.ndarray]:
+        """:data:`POSTERIOR_METRICS` of every episode's current posterior, ``(B,)`` each (none of the truth)."""
+        return {"confidence": np.asarray(expected_correct_entries(self.posterior)).reshape(-1),
+                "entropy": self.entropy.copy(),
+                "expected_shd": np.asarray(expected_shd(self.posterior)).reshape(-1)}
 
-        ``expected_correct`` (and its ``gain`` over the observational batch), ``expected_shd``,
-        ``auprc`` of the edge posterior; ``correct``, ``shd`` and ``f1`` of the Bayes-optimal
-        adjacency (``P(i -> j) > 1/2``); ``map_f1`` and ``map_shd`` of the highest-scoring DAG
+    def trajectory(self) -> dict[str, np.ndarray]:
+        """Every metric after 0, 1, ..., ``budget`` experiments, ``(B, budget + 1)`` each (only after the last step).
+
+        NaN where no posterior was computed (``sparse=True`` without an observed posterior).
+        Empty with ``reward="none"``.
+        """
+        if self.stats is None:
+            return {}
+        probs, truth = self._probs_seen, self.started.adjacency[:, None]
+        seen = ~np.isnan(self._entropy_seen)
+        f1, distance = graph_scores(truth, self._best_seen)
+        nan = np.where(seen, 0.0, np.nan)
+        return {"confidence": np.asarray(expected_correct_entries(np.nan_to_num(probs))) + nan,
+                "entropy": self._entropy_seen.copy(),
+                "expected_shd": np.asarray(expected_shd(np.nan_to_num(probs))) + nan,
+                "truth": truth_agreement(probs, truth),
+                "map_f1": f1 + nan, "map_shd": distance + nan}
+
+    def final_scores(self) -> dict[str, np.ndarray]:
+        """Every episode's scores against its hidden graph, ``(B,)`` each (only after the last step).
+
+        The final values and gains over the observational batch of the three rewards' quantities:
+        ``expected_correct`` and ``gain`` (``"confidence"``; ``cost``, the interventions' costs, and
+        ``net_gain = gain - cost``, its return with node costs), ``truth`` and ``truth_gain``,
+        ``entropy`` and ``information_gain``; ``expected_shd``, ``auprc`` of the edge posterior;
+        ``correct``, ``shd`` and ``f1`` of the Bayes-optimal adjacency (``P(i -> j) > 1/2``);
+        ``map_f1`` and ``map_shd`` of the highest-scoring DAG
         (:func:`~causal_gym.stats.graph_posterior.best_dag`). Empty with ``reward="none"``.
         """
         if self.stats is None:
             return {}
-        truth = self.started.adjacency[b]
-        probs = self.posterior[b]
-        scores = posterior_scores(probs, truth)
-        if self._final_table is None:  # one batched call for all the episodes that end together
-            self._final_table = bge_local_scores(self.stats)
-        mode = best_dag(self._final_table[b])
+        path = self.trajectory()
+        truth, probs = self.started.adjacency, self.posterior
+        guess = np.asarray(probs > 0.5).astype(np.int8)
+        off = ~np.eye(self.setting.d, dtype=bool)
+        f1, distance = graph_scores(truth, guess)
+        auprc = [edge_average_precision(t, p) if t[off].any() and not t[off].all() else np.nan
+                 for t, p in zip(truth, probs)]
         return {
-            "expected_correct": scores.expected_correct,
-            "gain": float(scores.expected_correct - self.start_correct[b]),
-            "expected_shd": scores.expected_shd,
-            "auprc": scores.auprc,
-            "correct": float(scores.correct),
-            "shd": float(scores.shd),
-            "f1": scores.f1,
-            "map_f1": directed_edge_scores(truth, mode).f1,
-            "map_shd": float(shd(truth, mode)),
+            "expected_correct": path["confidence"][:, -1],
+            "gain": path["confidence"][:, -1] - path["confidence"][:, 0],
+            "cost": self.spent.copy(),
+            "net_gain": path["confidence"][:, -1] - path["confidence"][:, 0] - self.spent,
+            "truth": path["truth"][:, -1],
+            "truth_gain": path["truth"][:, -1] - path["truth"][:, 0],
+            "entropy": path["entropy"][:, -1],
+            "information_gain": path["entropy"][:, 0] - path["entropy"][:, -1],
+            "expected_shd": path["expected_shd"][:, -1],
+            "auprc": np.array(auprc, dtype=float),
+            "correct": (guess == truth)[:, off].sum(axis=1).astype(float),
+            "shd": distance,
+            "f1": f1,
+            "map_f1": path["map_f1"][:, -1],
+            "map_shd": path["map_shd"][:, -1],
         }
 
     def design(self, b: int, step: dict[str, np.ndarray]) -> dict[str, Any]:
-        """Episode ``b``'s design of the last step, as its info reports it."""
-        target = int(step["target"][b])
-        info: dict[str, Any] = {"target": None if target < 0 else target, "value": float(step["value"][b]),
+        """Episode ``b``'s design of the last step, as its info reports it (lists for batch designs)."""
+        targets, values = np.atleast_1d(step["target"][b]), np.atleast_1d(step["value"][b])
+        chosen = [None if t < 0 else int(t) for t in targets]
+        info: dict[str, Any] = {"target": chosen[0] if len(chosen) == 1 else chosen,
+                                "value": float(values[0]) if len(values) == 1 else [float(v) for v in values],
                                 "budget_left": self.setting.budget - self.used}
+        if self.node_costs is not None:
+            info["cost"] = float(step["cost"][b])
         if not step["valid"][b]:
             info["error"] = self.interface.invalid_text()
             info["target"], info["value"] = None, None

@@ -14,7 +14,7 @@ from causal_gym._validation import (
     check_real,
     check_reset_options,
 )
-from causal_gym.envs.design.batch import REWARDS, DesignBatch, DesignInterface
+from causal_gym.envs.design.batch import DesignBatch, DesignInterface, check_node_costs, check_reward
 from causal_gym.envs.design.world import (
     SPLITS,
     SUITE_SIZE,
@@ -48,16 +48,36 @@ def resolve_split(options: Any, suite: str = "the test suite") -> tuple[str, int
     return split, check_instance_option(options["instance"], size, f"the {split} split")
 
 
-def task_text(setting: DesignSetting, value_bound: float) -> str:
-    """The task statement (it names the setting's prior, never an instance)."""
+_PAYS = {
+    "confidence": "the gain in the exact BGe posterior's expected number of correctly predicted entries of the "
+                  "directed adjacency matrix (its confidence in its own prediction)",
+    "truth": "the gain in the exact BGe posterior's expected number of entries of the directed adjacency matrix "
+             "that agree with the hidden graph (CAASL's reward; a training signal computed by the environment)",
+    "information_gain": "the reduction of the entropy of the exact BGe posterior over (order, DAG) pairs, in nats",
+    "none": "nothing (no reward)",
+}
+
+
+def task_text(setting: DesignSetting, value_bound: float, reward: str = "confidence", sparse: bool = False,
+              targets_per_step: int = 1, node_costs: np.ndarray | None = None) -> str:
+    """The task statement (it names the setting's prior, the design space and the reward, never an instance)."""
     graph = {"er": "Erdős–Rényi", "sf": "scale-free (Barabási–Albert)"}[setting.graph]
+    if targets_per_step == 1:
+        step = (f"each a hard intervention do(x_target = value) with |value| <= {value_bound:g} (or one more "
+                f"observational row) yielding {setting.rows_per_step} row(s)")
+    else:
+        step = (f"each a batch of {targets_per_step} designs (a hard intervention do(x_target = value) with "
+                f"|value| <= {value_bound:g}, or an observational row) sharing its {setting.rows_per_step} rows evenly")
+    costs = ("" if node_costs is None else
+             " Intervening on node i costs " + ", ".join(f"x{i}: {c:g}" for i, c in enumerate(node_costs))
+             + " (observing is free), taken from the reward.")
+    cap = "" if setting.max_parents is None else f" No node has more than {setting.max_parents} parents."
     return (
         f"A hidden linear SCM on {setting.d} variables ({graph} DAG, expected degree {setting.expected_degree:g}, "
-        f"{setting.noise} noise). You see {setting.n_observational} observational rows; then you have "
-        f"{setting.budget} experiments, each a hard intervention do(x_target = value) with |value| <= {value_bound:g} "
-        f"(or one more observational row) yielding {setting.rows_per_step} row(s). Choose them so that the exact "
-        "BGe posterior over DAGs learns the graph: each step pays the gain in the posterior's expected number of "
-        "correctly predicted entries of the directed adjacency matrix."
+        f"{setting.noise} noise).{cap} You see {setting.n_observational} observational rows; then you have "
+        f"{setting.budget} experiments, {step}. Choose them so that the exact BGe posterior over DAGs learns the "
+        f"graph: {'the last step' if sparse else 'each step'} pays {_PAYS[reward]}"
+        f"{' over the whole episode' if sparse else ''}.{costs}"
     )
 
 
@@ -72,7 +92,7 @@ class InterventionDesignEnv(gym.Env):
     intervention ``do(x_target = value)`` yielding ``rows_per_step`` rows (or an observational row).
     After every experiment the exact posterior edge marginals ``P(i -> j | data)`` are recomputed
     (BGe scores, interventional rows left out of their target's score, Koivisto's DP over subsets:
-    :mod:`causal_gym.stats.graph_posterior`, about 1.5 ms at d = 10). Learning matters: which node
+    :mod:`causal_gym.stats.graph_posterior`, about 0.2 ms at d = 10, a second at d = 20). Learning matters: which node
     to set, and how hard, depends on what the data so far leave uncertain.
 
     ## Action Space
@@ -106,9 +126,19 @@ class InterventionDesignEnv(gym.Env):
     needs a posterior, so not with ``reward="none"``).
 
     ## Rewards
-    ``reward="dense"`` (default): the gain, after each step, of the posterior's expected number of
-    correct directed-adjacency entries (at most ``d (d - 1)``); the return is the total gain over
-    the observational batch. ``"sparse"``: the total paid at the last step. ``"none"``: 0 (no posterior).
+    ``reward=`` picks the quantity of the exact posterior whose change each step pays
+    (:mod:`causal_gym.envs.design.batch` gives the formulas):
+
+    | ``reward``              | each step pays                                                            |
+    |-------------------------|---------------------------------------------------------------------------|
+    | ``"confidence"`` (default; ``"dense"``) | gain of ``sum_{i != j} max(p_ij, 1 - p_ij)``: the posterior's expected number of correct entries of its own prediction |
+    | ``"truth"``             | gain of ``sum_{i != j} P(A_ij = A*_ij)`` against the true graph ``A*`` (CAASL's reward) |
+    | ``"information_gain"``  | reduction of the entropy (nats) of the posterior over (order, DAG) pairs  |
+    | ``"none"``              | 0 (no posterior is computed)                                              |
+
+    ``"truth"`` is a training reward computed by the env from the hidden SCM (as CAASL's simulator
+    computes it): the observations never contain the truth, but the rewards depend on it, so an
+    agent being evaluated must not read them. ``sparse=True`` pays the whole return at the last step.
 
     ## Starting State
     ``reset()`` draws a fresh instance of the ``train`` stream; ``options={"instance": k}`` plays
@@ -116,15 +146,23 @@ class InterventionDesignEnv(gym.Env):
     (1000 instances each; streams disjoint by construction; sealed with ``seal=``).
 
     ## Episode End
-    Terminated after ``budget`` steps. The final info holds ``scores`` (expected correct entries
-    and gain, expected SHD, the posterior's edge AUPRC, F1/SHD of the Bayes-optimal adjacency and
-    F1/SHD of the highest-scoring DAG) and ``truth`` (the SCM). Nothing before holds either.
+    Terminated after ``budget`` steps. Every step's info holds ``metrics`` of the posterior after
+    it (``confidence``, ``entropy``, ``expected_shd``: functions of the rows shown) when the
+    posterior was computed. The final info holds ``scores`` (each reward's final value and gain:
+    ``expected_correct``/``gain``, ``truth``/``truth_gain``, ``entropy``/``information_gain``;
+    expected SHD, the posterior's edge AUPRC, F1/SHD of the Bayes-optimal adjacency and F1/SHD of
+    the highest-scoring DAG), ``trajectory`` (every metric, the truth-based ``truth``, ``map_f1``
+    and ``map_shd`` too, after 0, 1, ..., ``budget`` experiments) and ``truth`` (the SCM). Nothing
+    before holds anything derived from the truth.
 
     ## Arguments
-    ``d`` (10), ``graph`` ("er" | "sf"), ``expected_degree`` (6.0), ``noise`` ("gaussian" | "gumbel" |
-    "laplace" | "uniform"), ``n_observational`` (50), ``budget`` (10), ``rows_per_step`` (1),
-    ``value_bound`` (5.0), ``reward`` ("dense"), ``observe_posterior`` (False), ``action`` ("box" |
-    "discrete" | "multidiscrete"), ``value_grid`` ((-1.0, 1.0): the discrete actions' values),
+    ``d`` (10; 2 to 20), ``graph`` ("er" | "sf"), ``expected_degree`` (6.0), ``noise`` ("gaussian" |
+    "gumbel" | "laplace" | "uniform" | "mixed": a family per instance), ``n_observational`` (50),
+    ``budget`` (10), ``rows_per_step`` (1), ``max_parents`` (None: no cap; required above d = 16, at
+    most 4: the instances' parents and the posterior's are capped alike), ``value_bound`` (5.0), ``reward`` ("confidence"), ``sparse`` (False), ``observe_posterior`` (False), ``action`` ("box" |
+    "discrete" | "multidiscrete"), ``value_grid`` ((-1.0, 1.0): the discrete actions' values), ``targets_per_step`` (1: ``k`` designs
+    per step share its rows, :class:`~causal_gym.envs.design.batch.DesignInterface`), ``node_costs`` (None:
+    ``d`` costs, each paid from the reward of a step that intervenes on its node),
     ``observation`` ("rows" | "summary"), ``seal`` (None: open splits unless ``CAUSAL_GYM_SEAL`` is
     set), ``render_mode`` (None | "ansi").
 
@@ -148,28 +186,35 @@ class InterventionDesignEnv(gym.Env):
         n_observational: int = 50,
         budget: int = 10,
         rows_per_step: int = 1,
+        max_parents: int | None = None,
         value_bound: float = VALUE_BOUND,
-        reward: str = "dense",
+        reward: str = "confidence",
+        sparse: bool = False,
         observe_posterior: bool = False,
         action: str = "box",
         value_grid: Sequence[float] = (-1.0, 1.0),
+        targets_per_step: int = 1,
+        node_costs: Sequence[float] | None = None,
         observation: str = "rows",
         seal: Seal | str | None = None,
         render_mode: str | None = None,
     ) -> None:
-        self.setting = DesignSetting(d, graph, expected_degree, noise, n_observational, budget, rows_per_step)
+        self.setting = DesignSetting(d, graph, expected_degree, noise, n_observational, budget, rows_per_step,
+                                     max_parents)
         self.value_bound = check_real(value_bound, "value_bound", 0.0)
         if self.value_bound == 0.0:
             raise ValueError("value_bound must be positive")
-        self.reward_mode = check_choice(reward, REWARDS, "reward")
+        self.reward_mode, self.sparse = check_reward(reward, sparse)
         self.seal = resolve_seal(seal)
         if render_mode is not None:
             check_choice(render_mode, self.metadata["render_modes"], "render_mode")
         self.render_mode = render_mode
-        self.interface = DesignInterface(action, value_grid, observation, observe_posterior)
+        self.interface = DesignInterface(action, value_grid, observation, observe_posterior, targets_per_step)
+        self.node_costs = check_node_costs(node_costs, self.setting.d)
         self.observation_space = self.interface.observation_space(self.setting)
         self.action_space = self.interface.action_space(self.setting.d)
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface, self.sparse,
+                                  self.node_costs)
         self._where: dict[str, Any] = {}
         self._last: dict[str, Any] = {}
 
@@ -214,10 +259,14 @@ class InterventionDesignEnv(gym.Env):
         rewards, design = self._batch.play(a[None])
         info = self._batch.design(0, design)
         self._last = info
+        if self._batch.computed:
+            info["metrics"] = {name: float(values[0]) for name, values in self._batch.metrics().items()}
         terminated = self._batch.done
         if terminated:
-            info["scores"] = self._batch.final_scores(0)
-            info["truth"] = self._batch.started.truth(0, self.setting.noise)
+            info["scores"] = {name: float(values[0]) for name, values in self._batch.final_scores().items()}
+            if self._batch.stats is not None:
+                info["trajectory"] = {name: values[0].tolist() for name, values in self._batch.trajectory().items()}
+            info["truth"] = self._batch.started.truth(0)
             info["instance"] = dict(self._where)
         return self._batch.observation(0), float(rewards[0]), terminated, False, info
 
@@ -233,21 +282,23 @@ class InterventionDesignEnv(gym.Env):
             text = f"{self.setting.n_observational} observational rows"
         elif last.get("error"):
             text = last["error"]
-        elif last["target"] is None:
-            text = "last: observe"
         else:
-            text = f"last: do(x{last['target']} = {last['value']:.3g})"
+            targets = last["target"] if isinstance(last["target"], list) else [last["target"]]
+            values = last["value"] if isinstance(last["value"], list) else [last["value"]]
+            text = "last: " + ", ".join("observe" if t is None else f"do(x{t} = {v:.3g})" for t, v in zip(targets, values))
         return f"{text}; {int(self._batch.rows[0])} rows; {left} experiment(s) left"
 
     # -- what an agent is told -----------------------------------------------------------------
 
     def task_description(self) -> str:
         """The task statement (no instance-specific content)."""
-        return task_text(self.setting, self.value_bound)
+        return task_text(self.setting, self.value_bound, self.reward_mode, self.sparse, self.interface.targets,
+                         self.node_costs)
 
     def budgets(self) -> dict[str, float]:
         return {"experiments": float(self.setting.budget)}
 
     def task_condition(self) -> dict[str, Any]:
         return {"benchmark": "design", **self.setting.to_dict(), "value_bound": self.value_bound,
-                "reward": self.reward_mode}
+                "reward": self.reward_mode, "sparse": self.sparse, "targets_per_step": self.interface.targets,
+                "node_costs": None if self.node_costs is None else self.node_costs.tolist()}

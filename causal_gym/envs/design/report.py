@@ -1,8 +1,9 @@
 """The intervention-design tables of ``causal-gym report`` (see :mod:`causal_gym.envs.benchmark`).
 
 One table: per setting and agent, the episodes played and, with 95% bootstrap intervals over
-instances, the return (gain in the posterior's expected correct entries), the final expected
-SHD, the posterior's edge AUPRC and the best DAG's F1.
+instances, the return of each reward mode (``gain``: ``"confidence"``, the posterior's expected
+correct entries; ``truth_gain``: ``"truth"``, CAASL's; ``information_gain``: the entropy
+reduction), the final expected SHD, the posterior's edge AUPRC and the best DAG's F1.
 """
 
 from __future__ import annotations
@@ -16,17 +17,25 @@ from causal_gym.tables import ReportTable, build_table, column, interval, interv
 
 __all__ = ["episode_columns", "report_tables"]
 
-_SETTING_KEYS = ("d", "graph", "expected_degree", "noise", "n_observational", "budget", "rows_per_step")
-_METRICS = ("gain", "expected_shd", "auprc", "map_f1")
+_SETTING_KEYS = ("d", "graph", "expected_degree", "noise", "n_observational", "budget", "rows_per_step", "max_parents")
+_METRICS = ("gain", "truth_gain", "information_gain", "expected_shd", "auprc", "map_f1")
 
 
 def episode_columns(params: dict[str, Any], line: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
-    """The setting's name (with ``-vb<bound>`` when the value bound is not the default) and size, and the final scores."""
+    """The setting's name and size, and the final scores.
+
+    The name adds ``-vb<bound>`` for a value bound other than the default, ``-x<k>`` for batch designs
+    of ``k`` and ``-costs`` with node costs, so that variants sharing instances stay apart.
+    """
     setting = DesignSetting(**{key: params[key] for key in _SETTING_KEYS if key in params})
     name = setting.name
     bound = params.get("value_bound", VALUE_BOUND)
     if bound != VALUE_BOUND:
         name += f"-vb{bound:g}"
+    if params.get("targets_per_step", 1) != 1:
+        name += f"-x{params['targets_per_step']}"
+    if params.get("node_costs") is not None:
+        name += "-costs"
     return {"setting": name, "d": setting.d, "expected_degree": setting.expected_degree,
             "scores": line.get("scores") or {}}
 

@@ -25,6 +25,19 @@ the reference; ``examples/design_baselines.py`` measures greedy - round-robin on
 - ``InterventionDesign-sf10-T3-v0``, ``InterventionDesign-gumbel10-T3-v0``: ``sf10`` and ``gumbel10``
   with 3 experiments: out-of-distribution tests of a policy trained on ``lg10-T3``.
 
+Richer designs and sizes:
+
+- ``InterventionDesign-lg10-B2x2-v0``: 2 experiments, each a batch of 2 designs with a row each
+  (``targets_per_step=2``): which nodes go together is the decision, with no feedback within a batch.
+- ``InterventionDesign-lg10-B1x3-v0``: 1 experiment, a batch of 3 designs with a row each: the whole
+  design chosen at once, with no feedback at all.
+- ``InterventionDesign-lg10-T5-costs-v0``: ``lg10-T5`` where intervening on an odd node costs 2 and on
+  an even node 0.5, taken from the reward (``node_costs``; the return is ``net_gain``).
+- ``InterventionDesign-lg20-T3-v0``: d = 20, expected degree 4, at most 4 parents per node in the
+  instances and in the posterior (exact for that capped prior; about a second per posterior).
+- ``InterventionDesign-mixed10-T3-v0``: ``lg10-T3`` with each instance's noise family drawn from the
+  four (``noise="mixed"``).
+
 The variants share the instances (graphs, weights, observational rows) of their base id (``lg10``,
 ``sf10``, ``gumbel10``) instance by instance: the budget and the value bound do not enter the streams.
 
@@ -53,6 +66,11 @@ SETTINGS_BY_ID: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "InterventionDesign-lg10-T5-bounded-v0": {"budget": 5, "value_bound": 2.0},
     "InterventionDesign-sf10-T3-v0": {"graph": "sf", "budget": 3},
     "InterventionDesign-gumbel10-T3-v0": {"noise": "gumbel", "budget": 3},
+    "InterventionDesign-lg10-B2x2-v0": {"budget": 2, "rows_per_step": 2, "targets_per_step": 2},
+    "InterventionDesign-lg10-B1x3-v0": {"budget": 1, "rows_per_step": 3, "targets_per_step": 3},
+    "InterventionDesign-lg10-T5-costs-v0": {"budget": 5, "node_costs": (0.5, 2.0) * 5},
+    "InterventionDesign-lg20-T3-v0": {"d": 20, "expected_degree": 4.0, "max_parents": 4, "budget": 3},
+    "InterventionDesign-mixed10-T3-v0": {"noise": "mixed", "budget": 3},
 })
 """Id -> its keyword arguments (the rest are the env's defaults)."""
 
@@ -66,6 +84,11 @@ _TEXT = {
     "InterventionDesign-lg10-T5-bounded-v0": "lg10 with 5 do-interventions at |value| <= 2",
     "InterventionDesign-sf10-T3-v0": "sf10 with 3 do-interventions (lg10-T3's scale-free test)",
     "InterventionDesign-gumbel10-T3-v0": "gumbel10 with 3 do-interventions (lg10-T3's misspecified-noise test)",
+    "InterventionDesign-lg10-B2x2-v0": "lg10 with 2 batch experiments of 2 designs each (one row per design)",
+    "InterventionDesign-lg10-B1x3-v0": "lg10 with 1 batch experiment of 3 designs (one row per design; no feedback)",
+    "InterventionDesign-lg10-T5-costs-v0": "lg10 with 5 do-interventions; odd nodes cost 2, even nodes 0.5",
+    "InterventionDesign-lg20-T3-v0": "d=20 ER (degree 4, at most 4 parents: the capped exact posterior), 3 do-interventions",
+    "InterventionDesign-mixed10-T3-v0": "lg10-T3 with a noise family drawn per instance (Gaussian, Gumbel, Laplace, uniform)",
 }
 
 SPEC = BenchmarkSpec(
@@ -77,7 +100,8 @@ SPEC = BenchmarkSpec(
         EnvEntry(env_id, "causal_gym.envs.design.env:InterventionDesignEnv",
                  f"Intervention design (RL) -- {_TEXT[env_id]}; reward: exact-posterior gain",
                  dict(kwargs), vector_entry_point="causal_gym.envs.design.vector:InterventionDesignVectorEnv",
-                 takes_seal=True, small_kwargs={"d": 4, "expected_degree": 2.0, "n_observational": 20, "budget": 5})
+                 takes_seal=True, small_kwargs={"d": 4, "expected_degree": 2.0, "n_observational": 20, "budget": 5,
+                                                **({"node_costs": (0.5, 2.0) * 2} if "node_costs" in kwargs else {})})
         for env_id, kwargs in SETTINGS_BY_ID.items()
     ),
     agents={
@@ -87,6 +111,8 @@ SPEC = BenchmarkSpec(
                                          "Design: targets 0, 1, ..., d-1 in turn at +-value_bound"),
         "design-observe": AgentEntry("causal_gym.envs.design.baselines:ObservationalDesigner",
                                      "Design: observational rows only (no intervention)"),
+        "design-uncertainty": AgentEntry("causal_gym.envs.design.baselines:UncertaintyDesigner",
+                                         "Design: the untargeted node whose edges the posterior is least sure of, at +value_bound"),
         "design-greedy": AgentEntry("causal_gym.envs.design.baselines:GreedyDesigner",
                                     "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)",
                                     takes_seed=True),

@@ -10,8 +10,9 @@ Instances: on the ``train`` stream each reset draws a whole batch from one entro
 ``options={"instance": k}`` (``test``, or ``{"split": "dev", "instance": k}``) the batch is
 instances ``k .. k + B - 1`` of the suite, exactly those the single env plays, and each
 autoreset moves on to the next ``B`` (wrapping at the suite's end). Per-episode results of the
-last step are in the info as arrays (``info["scores"][name]`` of shape ``(B,)``) with
-Gymnasium's ``"_"``-prefixed masks.
+last step are in the info as arrays (``info["scores"][name]`` of shape ``(B,)``,
+``info["trajectory"][name]`` of shape ``(B, budget + 1)``) with Gymnasium's ``"_"``-prefixed masks;
+each step's posterior metrics as ``info["metrics"][name]`` ``(B,)``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from causal_gym._validation import check_choice, check_count, check_real
-from causal_gym.envs.design.batch import REWARDS, DesignBatch, DesignInterface
+from causal_gym._validation import check_count, check_real
+from causal_gym.envs.design.batch import DesignBatch, DesignInterface, check_node_costs, check_reward
 from causal_gym.envs.design.env import VALUE_BOUND, resolve_split
 from causal_gym.envs.design.world import (
+    FIELDS,
     SUITE_SIZE,
     DesignSetting,
     Instances,
@@ -41,8 +43,7 @@ __all__ = ["InterventionDesignVectorEnv"]
 
 
 def _concat(parts: list[Instances]) -> Instances:
-    fields = ("adjacency", "weights", "order", "scale", "observational", "step_noise")
-    return Instances(*(np.concatenate([getattr(p, name) for p in parts]) for name in fields))
+    return Instances(*(np.concatenate([getattr(p, name) for p in parts]) for name in FIELDS))
 
 
 class InterventionDesignVectorEnv(VectorEnv):
@@ -52,7 +53,7 @@ class InterventionDesignVectorEnv(VectorEnv):
     ----------
     num_envs : int
         Episodes per batch.
-    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, value_bound, reward, observe_posterior, action, value_grid, observation, seal
+    d, graph, expected_degree, noise, n_observational, budget, rows_per_step, max_parents, value_bound, reward, sparse, observe_posterior, action, value_grid, targets_per_step, node_costs, observation, seal
         As :class:`~causal_gym.envs.design.env.InterventionDesignEnv`.
     render_mode : None
         Batched rendering is not offered.
@@ -70,31 +71,38 @@ class InterventionDesignVectorEnv(VectorEnv):
         n_observational: int = 50,
         budget: int = 10,
         rows_per_step: int = 1,
+        max_parents: int | None = None,
         value_bound: float = VALUE_BOUND,
-        reward: str = "dense",
+        reward: str = "confidence",
+        sparse: bool = False,
         observe_posterior: bool = False,
         action: str = "box",
         value_grid: Sequence[float] = (-1.0, 1.0),
+        targets_per_step: int = 1,
+        node_costs: Sequence[float] | None = None,
         observation: str = "rows",
         seal: Seal | str | None = None,
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_count(num_envs, "num_envs", 1)
-        self.setting = DesignSetting(d, graph, expected_degree, noise, n_observational, budget, rows_per_step)
+        self.setting = DesignSetting(d, graph, expected_degree, noise, n_observational, budget, rows_per_step,
+                                     max_parents)
         self.value_bound = check_real(value_bound, "value_bound", 0.0)
         if self.value_bound == 0.0:
             raise ValueError("value_bound must be positive")
-        self.reward_mode = check_choice(reward, REWARDS, "reward")
+        self.reward_mode, self.sparse = check_reward(reward, sparse)
         if render_mode is not None:
             raise ValueError("the batched design env does not render; use InterventionDesignEnv for 'ansi'")
         self.render_mode = None
         self.seal = resolve_seal(seal)
-        self.interface = DesignInterface(action, value_grid, observation, observe_posterior)
+        self.interface = DesignInterface(action, value_grid, observation, observe_posterior, targets_per_step)
+        self.node_costs = check_node_costs(node_costs, self.setting.d)
         self.single_observation_space = self.interface.observation_space(self.setting)
         self.single_action_space = self.interface.action_space(self.setting.d)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface)
+        self._batch = DesignBatch(self.setting, self.value_bound, self.reward_mode, self.interface, self.sparse,
+                                  self.node_costs)
         self._split: str = "train"
         self._next: int | None = None
         self._needs_reset = False
@@ -155,13 +163,15 @@ class InterventionDesignVectorEnv(VectorEnv):
         if not design["valid"].all():
             info["error"] = np.where(design["valid"], "", self.interface.invalid_text())
             info["_error"] = ~design["valid"]
+        everyone = np.ones(b, dtype=bool)
+        if self._batch.computed:
+            info["metrics"], info["_metrics"] = self._batch.metrics(), everyone
         if done:
-            per_episode = [self._batch.final_scores(k) for k in range(b)]
-            if per_episode[0]:
-                info["scores"] = {name: np.array([s[name] for s in per_episode]) for name in per_episode[0]}
-                info["_scores"] = np.ones(b, dtype=bool)
-            info["adjacency"] = self._batch.started.adjacency.copy()
-            info["_adjacency"] = np.ones(b, dtype=bool)
+            scores = self._batch.final_scores()
+            if scores:
+                info["scores"], info["_scores"] = scores, everyone
+                info["trajectory"], info["_trajectory"] = self._batch.trajectory(), everyone
+            info["adjacency"], info["_adjacency"] = self._batch.started.adjacency.copy(), everyone
             self._needs_reset = True
         terminated = np.full(b, done)
         return self._batch.observation(), rewards, terminated, np.zeros(b, dtype=bool), info

@@ -14,7 +14,12 @@ environment (Annadani et al. 2024, the ``LinGaussANMModel`` of their code):
   with shape 10 and rate 1, mean 1/9), zero means;
 - noise ``eps_j = sigma_j z_j`` with ``z_j`` a zero-mean unit-variance draw of the family
   ``noise`` (:mod:`causal_gym.scm.noise`: ``"gaussian"``; ``"gumbel"``, ``"laplace"``,
-  ``"uniform"`` for non-Gaussian tests).
+  ``"uniform"`` for non-Gaussian tests; ``"mixed"``: each instance's family drawn uniformly from
+  those four, :attr:`Instances.noise_family`);
+- with ``max_parents=K`` (required above :data:`~causal_gym.stats.graph_posterior.MAX_UNCAPPED_NODES`
+  ``= 16`` nodes, at most :data:`~causal_gym.stats.graph_posterior.MAX_CAP`), a node drawn with more
+  than ``K`` parents keeps the ``K`` that come first in the causal order, so the instances follow
+  the capped prior that the env's posterior assumes (exact for it up to d = 20).
 
 Rows follow ``x_j = sum_i w_ij x_i + eps_j``; under ``do(x_t = v)`` node ``t`` is set to ``v``
 and its parents are cut (:func:`sample_rows`).
@@ -54,6 +59,7 @@ from causal_gym.graphs import topological_order
 from causal_gym.scm import barabasi_albert_dag
 from causal_gym.scm.noise import get_noise
 from causal_gym.seal import Seal, keyed_entropy
+from causal_gym.stats.graph_posterior import MAX_CAP, MAX_NODES, MAX_UNCAPPED_NODES
 
 __all__ = [
     "MASTER_SEED",
@@ -88,7 +94,7 @@ GRAPHS = ("er", "sf")
 """Graph priors: Erdős–Rényi and scale-free (Barabási–Albert)."""
 
 NOISES = ("gaussian", "gumbel", "laplace", "uniform")
-"""Noise families (unit-variance forms of :mod:`causal_gym.scm.noise`)."""
+"""Noise families (unit-variance forms of :mod:`causal_gym.scm.noise`); ``noise="mixed"`` draws one per instance."""
 
 _NOISE_SHAPE = 10.0  # sigma^2 ~ inverse-gamma(shape 10, rate 1), as CAASL's linear environment
 
@@ -100,18 +106,22 @@ class DesignSetting:
     Attributes
     ----------
     d : int
-        Number of nodes, 2..16 (the exact posterior's limit; it is fast up to about 12).
+        Number of nodes, 2..20 (the exact posterior's limit; fast up to about 12, about a second per
+        posterior at 20). Above 16, ``max_parents`` is required.
     graph : {"er", "sf"}
     expected_degree : float
         ``2 E / d``, in ``[0, d - 1]``.
     noise : str
-        One of :data:`NOISES`.
+        One of :data:`NOISES`, or ``"mixed"`` (a family per instance).
     n_observational : int
         Observational rows given at the start (>= 0).
     budget : int
         Experiments per episode (>= 1).
     rows_per_step : int
         Rows each experiment yields (all under the same design).
+    max_parents : int or None
+        Cap on every node's parents, in the instances and in the posterior (module docstring); None:
+        no cap (d <= 16).
     """
 
     d: int = 10
@@ -121,16 +131,22 @@ class DesignSetting:
     n_observational: int = 50
     budget: int = 10
     rows_per_step: int = 1
+    max_parents: int | None = None
 
     def __post_init__(self) -> None:
         d = check_count(self.d, "d", 2)
-        if d > 16:
-            raise ValueError(f"d must be at most 16 (the exact posterior's limit), got {d}")
+        if d > MAX_NODES:
+            raise ValueError(f"d must be at most {MAX_NODES} (the exact posterior's limit), got {d}")
+        if self.max_parents is not None:
+            check_count(self.max_parents, "max_parents", 1)
+        if d > MAX_UNCAPPED_NODES and (self.max_parents is None or self.max_parents > MAX_CAP):
+            raise ValueError(f"above d = {MAX_UNCAPPED_NODES} the exact posterior needs a parent cap: pass "
+                             f"max_parents between 1 and {MAX_CAP} (got {self.max_parents})")
         check_choice(self.graph, GRAPHS, "graph")
         degree = check_real(self.expected_degree, "expected_degree", 0.0)
         if degree > d - 1:
             raise ValueError(f"expected_degree must be <= d - 1 = {d - 1}, got {degree}")
-        check_choice(self.noise, NOISES, "noise")
+        check_choice(self.noise, (*NOISES, "mixed"), "noise")
         check_count(self.n_observational, "n_observational", 0)
         check_count(self.budget, "budget", 1)
         check_count(self.rows_per_step, "rows_per_step", 1)
@@ -152,11 +168,18 @@ class DesignSetting:
             value = getattr(self, field)
             if value != default:
                 label += f"-{tag}{value:g}"
+        if self.max_parents is not None:
+            label += f"-K{self.max_parents}"
         return label
 
     def to_dict(self) -> dict[str, Any]:
         return {"d": self.d, "graph": self.graph, "expected_degree": self.expected_degree, "noise": self.noise,
-                "n_observational": self.n_observational, "budget": self.budget, "rows_per_step": self.rows_per_step}
+                "n_observational": self.n_observational, "budget": self.budget, "rows_per_step": self.rows_per_step,
+                "max_parents": self.max_parents}
+
+
+FIELDS = ("adjacency", "weights", "order", "scale", "observational", "step_noise", "noise_family")
+"""The arrays of :class:`Instances`, in order."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +200,8 @@ class Instances:
         The observational batches.
     step_noise : (B, budget * rows_per_step, d) float
         Standardised noise of every row the experiments can produce, in order.
+    noise_family : (B,) int
+        Index in :data:`NOISES` of each instance's noise family.
     """
 
     adjacency: np.ndarray
@@ -185,18 +210,19 @@ class Instances:
     scale: np.ndarray
     observational: np.ndarray
     step_noise: np.ndarray
+    noise_family: np.ndarray
 
     def __post_init__(self) -> None:
-        for name in ("adjacency", "weights", "order", "scale", "observational", "step_noise"):
+        for name in FIELDS:
             getattr(self, name).flags.writeable = False
 
     def __len__(self) -> int:
         return int(self.adjacency.shape[0])
 
-    def truth(self, b: int, noise: str) -> dict[str, Any]:
+    def truth(self, b: int) -> dict[str, Any]:
         """The hidden SCM ``b`` as the final info reports it."""
         return {"adjacency": self.adjacency[b].copy(), "weights": self.weights[b].copy(),
-                "noise_scale": self.scale[b].copy(), "noise": noise}
+                "noise_scale": self.scale[b].copy(), "noise": NOISES[int(self.noise_family[b])]}
 
     def rows(self, b: np.ndarray, step_rows: np.ndarray, targets: np.ndarray, values: np.ndarray) -> np.ndarray:
         """The experiment rows of SCMs ``b`` ``(m,)``: noise rows ``step_rows`` ``(m, k)``, ``(m, k, d)``."""
@@ -248,6 +274,16 @@ def _er_dags(d: int, expected_degree: float, size: int, gen: np.random.Generator
     return adjacency, order
 
 
+def _cap_parents(adjacency: np.ndarray, order: np.ndarray, cap: int) -> np.ndarray:
+    """``adjacency`` with each node's parents cut to the ``cap`` that come first in the causal ``order``."""
+    size, d = order.shape
+    position = np.empty_like(order)
+    position[np.arange(size)[:, None], order] = np.arange(d)  # position[b, i]: where node i is in order b
+    ranked = np.where(adjacency == 1, position[:, :, None], d)  # a parent's position, d for the non-parents
+    kept = np.argsort(np.argsort(ranked, axis=1, kind="stable"), axis=1, kind="stable") < cap
+    return (adjacency * kept).astype(np.int8)
+
+
 def draw_instances(setting: DesignSetting, streams: tuple[np.random.Generator, ...], size: int) -> Instances:
     """``size`` instances from the generators of the SCMs, the observational batches and the step noise."""
     d = setting.d
@@ -257,17 +293,36 @@ def draw_instances(setting: DesignSetting, streams: tuple[np.random.Generator, .
     else:
         adjacency = np.stack([barabasi_albert_dag(d, setting.expected_degree, rng=gen) for _ in range(size)])
         order = np.array([topological_order(a) for a in adjacency]).reshape(size, d)
+    if setting.max_parents is not None:
+        adjacency = _cap_parents(adjacency, order, setting.max_parents)
     spread = 1.0 / np.sqrt(np.maximum(adjacency.sum(axis=1), 1))
     weights = adjacency * gen.standard_normal((size, d, d)) * spread[:, None, :]
     scale = np.sqrt(1.0 / gen.gamma(_NOISE_SHAPE, 1.0, size=(size, d)))
-    family = get_noise(setting.noise)
-    unit = {"scale": 1.0}
+    if setting.noise == "mixed":
+        family = gen.integers(len(NOISES), size=size)
+    else:
+        family = np.full(size, NOISES.index(setting.noise))
     n0, steps = setting.n_observational, setting.budget * setting.rows_per_step
-    observational_noise = family.sample(unit, size * n0 * d, observational_gen).reshape(size, n0, d)
-    step_noise = family.sample(unit, size * steps * d, step_gen).reshape(size, steps, d)
+    observational_noise = _unit_noise(family, (n0, d), observational_gen)
+    step_noise = _unit_noise(family, (steps, d), step_gen)
     observational = sample_rows(weights, order, observational_noise * scale[:, None, :],
                                 np.full(size, -1), np.zeros(size))
-    return Instances(adjacency, weights, order, scale, observational, step_noise)
+    return Instances(adjacency, weights, order, scale, observational, step_noise, family)
+
+
+def _unit_noise(family: np.ndarray, shape: tuple[int, int], gen: np.random.Generator) -> np.ndarray:
+    """Standardised noise ``(B,) + shape``, instance ``b`` from family ``NOISES[family[b]]``.
+
+    One draw per family present, in the order of :data:`NOISES` (a single family: the one draw of
+    the whole batch, as before mixed families existed).
+    """
+    out = np.empty((family.size, *shape))
+    unit = {"scale": 1.0}
+    for k in np.unique(family):
+        mine = family == k
+        count = int(mine.sum())
+        out[mine] = get_noise(NOISES[k]).sample(unit, count * shape[0] * shape[1], gen).reshape(count, *shape)
+    return out
 
 
 def _streams(entropy: tuple[int, ...]) -> tuple[np.random.Generator, ...]:

@@ -121,7 +121,7 @@ MENU = Menu((
 options (defaults elsewhere); the env hides it behind the labels A..G."""
 
 FOUNDATION_BASELINES = Menu((
-    MenuEntry("edgenet", "edgenet"),
+    MenuEntry("alternet", "alternet"),
 ))
 """Pretrained (amortized) baselines of Table 3's foundation-model rows, run as released: their shipped
 checkpoint and default threshold, no family label, on the instance's data in one forward pass.

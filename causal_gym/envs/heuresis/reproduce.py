@@ -17,7 +17,7 @@ on 2 quiet cores on a cold cache (measured on 12 instances: 4.0 s per instance; 
 on disk (``CAUSAL_GYM_CACHE``, default ``~/.cache/causal_gym``), so a second run or an
 interrupted one is fast.
 
-Table 3's foundation-model rows score the pretrained baselines (``--baselines``); EdgeNet needs
+Table 3's foundation-model rows score the pretrained baselines (``--baselines``); AlterNet needs
 torch, which the core install leaves out, so there the rows are skipped with a note saying so:
 that is expected, and ``pip install 'causal-gym[arena]'`` adds them.
 """
@@ -103,8 +103,8 @@ LEGENDS = {
         "name - BCA_phi": "its F1 minus BCA_phi's, paired over test instances (the paper's residual gain)",
         "package.module:function": "a method of your own (--baselines), run once per instance on the data with its "
                                    "defaults and scored as the menu is (Meek-completed, adjacency F1)",
-        "edgenet": "our amortized network (causal_gym.discovery.amortized), trained on an arena prior, not on "
-                   "Heuresis; CDFM and TabCausal need their released checkpoints, which this machine cannot fetch",
+        "alternet": "our amortized network (causal_gym.discovery.amortized), trained on its declared prior, not "
+                    "on Heuresis; CDFM and TabCausal need their released checkpoints, which this machine cannot fetch",
         "cdfm": "the released CDFM network (cdfm-base) from the checkpoint CAUSAL_GYM_CDFM_CHECKPOINT names, "
                 "its calibrated threshold; a row only when that variable is set",
     },
@@ -269,7 +269,7 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Non
     elif args.baselines == "auto":
         baselines = tuple(foundation_baselines()) if importlib.util.find_spec("torch") else ()
         if not baselines:
-            print("note: Table 3's foundation-model rows are left out because edgenet needs torch; that is expected "
+            print("note: Table 3's foundation-model rows are left out because alternet needs torch; that is expected "
                   "on the core install (pip install 'causal-gym[arena]' adds torch and the rows)", file=sys.stderr)
     else:
         baselines = tuple(name.strip() for name in args.baselines.split(",") if name.strip())
