@@ -13,7 +13,11 @@ Each level also times the *HTTP floor*: the same number of conversations of ``TU
 with bodies the size of an episode's (the env's task text and tool schemas, a tool result per
 turn), sent through the agent's own client (``openai``, one client per thread) from ``c`` threads,
 with no env, agent or run store. It is what the OpenAI client and the server cost on this machine,
-so ``overhead - floor`` is the harness's own share.
+so ``overhead - floor`` is the harness's own share. The *asyncio floor* sends the same conversations
+as ``c`` asyncio tasks through one ``AsyncOpenAI`` client: what a harness playing episodes as asyncio
+tasks would pay for its HTTP instead (issue 48 measured it before choosing between the two: at 16 and
+256 in flight it cost 1.5-2x the threads' CPU per conversation and 70% overhead at 256 against their
+20%, so the episodes stay threads taking turns). The CPU of each floor per conversation is printed too.
 
 The CPU per episode does not depend on the machine's load the way the overhead does. The episode
 threads share one interpreter lock, so the harness cannot use more than about one core: once
@@ -104,6 +108,35 @@ def _floor(base_url: str, c: int, bodies: list[dict]) -> float:
     return time.perf_counter() - start
 
 
+def _async_floor(base_url: str, c: int, bodies: list[dict]) -> float:
+    """As :func:`_floor`, with ``c`` asyncio tasks on one event loop sharing one ``openai.AsyncOpenAI`` client
+    (what an episode-as-task harness would send through; a client per task costs several times more)."""
+    import asyncio
+
+    from openai import AsyncOpenAI
+
+    from causal_gym.agents.llm import _http
+
+    http = _http()[0]
+
+    async def main() -> None:
+        limits = http.Limits(max_connections=None, max_keepalive_connections=None)
+        async with AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=60.0,
+                               http_client=http.AsyncClient(limits=limits)) as client:
+            slots = asyncio.Semaphore(c)
+
+            async def conversation() -> None:
+                async with slots:
+                    for body in bodies:
+                        json.loads((await client.post("/chat/completions", cast_to=http.Response, body=body)).content)
+
+            await asyncio.gather(*(conversation() for _ in range(2 * c)))
+
+    start = time.perf_counter()
+    asyncio.run(main())
+    return time.perf_counter() - start
+
+
 def cpu_bound(concurrency: int, cpu_per_episode: float, latency: float, turns: int = TURNS,
               split: tuple[float, float, float] = (0.2, 0.6, 0.2)) -> float:
     """The overhead of ``2 x concurrency`` episodes in ``concurrency`` slots if the harness's only cost
@@ -182,7 +215,8 @@ def main() -> None:
         bodies = _floor_bodies()
         print(f"server latency {args.latency:g} s, {TURNS} replies per episode, 2 x concurrency episodes")
         print(f"{'concurrency':>11} {'episodes':>8} {'wall s':>8} {'ideal s':>8} {'ep/s':>7} {'overhead':>9} "
-              f"{'CPU bound':>9} {'HTTP floor':>10} {'harness CPU ms/ep':>17} {'switches/ep':>11} {'harness cores':>13} "
+              f"{'CPU bound':>9} {'HTTP floor':>10} {'asyncio floor':>13} {'floor CPU ms/conv':>17} "
+              f"{'asyncio ms/conv':>15} {'harness CPU ms/ep':>17} {'switches/ep':>11} {'harness cores':>13} "
               f"{'server CPU ms/ep':>16} {'MB/episode':>11}")
         for c in levels:
             before, peak, watcher_cpu, stop = _rss_mb(), [0.0], [0.0], threading.Event()
@@ -212,9 +246,16 @@ def main() -> None:
                 errors = {line["error"] for line in RunStore(Path(tmp) / f"c{c}").episodes() if line["error"]}
                 raise RuntimeError(f"concurrency {c}: {summary.counts}: {sorted(errors)[:3]}")
             ideal = 2 * TURNS * args.latency
+            floor_cpu = _cpu_seconds()
             floor = _floor(base_url, c, bodies)
+            floor_cpu = _cpu_seconds() - floor_cpu
+            async_cpu = _cpu_seconds()
+            async_floor = _async_floor(base_url, c, bodies)
+            async_cpu = _cpu_seconds() - async_cpu
             print(f"{c:>11} {2 * c:>8} {wall:>8.2f} {ideal:>8.2f} {2 * c / wall:>7.2f} {1 - ideal / wall:>8.1%} "
-                  f"{cpu_bound(c, cpu / (2 * c), args.latency):>9.1%} {1 - ideal / floor:>10.1%} {1000 * cpu / (2 * c):>17.1f} {switches / (2 * c):>11.0f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
+                  f"{cpu_bound(c, cpu / (2 * c), args.latency):>9.1%} {1 - ideal / floor:>10.1%} "
+                  f"{1 - ideal / async_floor:>13.1%} {1000 * floor_cpu / (2 * c):>17.1f} {1000 * async_cpu / (2 * c):>15.1f} "
+                  f"{1000 * cpu / (2 * c):>17.1f} {switches / (2 * c):>11.0f} {cpu / wall:>13.2f} {1000 * server_cpu / (2 * c):>16.1f} "
                   f"{max(0.0, peak[0] - before) / c:>11.2f}")
     server.terminate()
 

@@ -351,6 +351,75 @@ def test_verifiers_taskset_requires_an_env_id():
         evaluate({}, "http://127.0.0.1:9/v1", MODEL)
 
 
+def classic_eval(env_id, env_kwargs, base_url, episodes=2, rollouts=1, max_retries=0):
+    """The outputs of the classic verifiers environment (``vf-eval causal_gym_verifiers``) against ``base_url``."""
+    from verifiers.legacy.types import ClientConfig
+
+    from causal_gym_verifiers import load_environment
+
+    env = load_environment(gym_id=env_id, episodes=episodes, env_kwargs=json.dumps(env_kwargs))
+    client = ClientConfig(api_key_var="FAKE_API_KEY", api_base_url=base_url, max_retries=max_retries)
+    return env.evaluate_sync(client, MODEL, num_examples=episodes, rollouts_per_example=rollouts,
+                             state_columns=["causal_gym"])["outputs"]
+
+
+@pytest.mark.parametrize("env_id, kwargs", [HEURESIS, CAUSALAB])
+def test_verifiers_classic_rollout_matches_a_direct_run(monkeypatch, direct, env_id, kwargs):
+    pytest.importorskip("verifiers.legacy")
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    with FakeOpenAIServer(responder=scripted) as server:
+        outputs = classic_eval(env_id, kwargs, server.base_url)
+        classic_requests = [r.json for r in server.requests]
+    lines, direct_requests = direct(env_id, kwargs)
+    assert len(outputs) == 2
+    for output in outputs:
+        line = lines[output["example_id"]]
+        assert output.get("error") is None and output["stop_condition"] == "episode_over"
+        assert output["reward"] == line["reward"] and output["causal_gym"]["scores"] == numeric_scores(line["scores"])
+    ours, theirs = conversations(direct_requests), conversations(classic_requests)
+    assert set(ours) == set(theirs)
+    for key, request in ours.items():
+        assert [t["function"] for t in theirs[key]["tools"]] == [t["function"] for t in request["tools"]]
+        # turn for turn, and no "tool_calls": null or "reasoning_content": null (strict servers refuse them)
+        assert without(theirs[key]["messages"], CALL_IDS) == without(request["messages"], CALL_IDS)
+
+
+def test_verifiers_classic_replays_a_reply_without_a_call_without_null_fields(monkeypatch):
+    pytest.importorskip("verifiers.legacy")
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    with FakeOpenAIServer(default=text_reply("Still thinking.")) as server:
+        (output,) = classic_eval(HEURESIS[0], HEURESIS[1], server.base_url, episodes=1)
+        requests = [r.json for r in server.requests]
+    reference = ToolSession(EpisodeRef(HEURESIS[0], env_kwargs=HEURESIS[1]))
+    while not reference.done:  # the env's budgets and error limit end it, not a turn cap of verifiers'
+        reference.respond([], "Still thinking.")
+    assert output.get("error") is None and output["reward"] == reference.total_reward
+    assert len(requests) == reference.steps
+    replayed = [m for m in requests[-1]["messages"] if m["role"] == "assistant"]
+    assert replayed and all(m == {"role": "assistant", "content": "Still thinking."} for m in replayed)
+
+
+def test_verifiers_classic_an_aborted_rollout_has_no_reward_not_zero(monkeypatch):
+    """A server that fails for good: verifiers aborts the rollout, which is reported as aborted (NaN)."""
+    pytest.importorskip("verifiers.legacy")
+    from fake_openai_server import error_reply
+
+    monkeypatch.setenv("FAKE_API_KEY", "k")
+    with FakeOpenAIServer(default=error_reply(500)) as server:
+        (output,) = classic_eval(HEURESIS[0], HEURESIS[1], server.base_url, episodes=1)
+    assert output["error"] is not None and math.isnan(output["reward"])
+    assert "aborted" in output["causal_gym"]
+    assert all(math.isnan(output["metrics"][name]) for name in ("episode_reward", "steps", "truncated"))
+
+
+def test_verifiers_classic_requires_an_env_id():
+    pytest.importorskip("verifiers.legacy")
+    from causal_gym_verifiers import load_environment
+
+    with pytest.raises(ValueError, match="gym_id"):
+        load_environment()
+
+
 def test_inspect_tasks_name_their_ids_and_refuse_unknown_families():
     pytest.importorskip("inspect_ai")
     from causal_gym.integrations.inspect import causal_arena, causal_gym_task, heuresis

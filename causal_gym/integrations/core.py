@@ -309,6 +309,11 @@ class ToolSession:
         return [dict(spec) for spec in self.task.tool_specs]
 
     @property
+    def observation(self) -> Mapping[str, Any]:
+        """The env's latest observation (what the model's results are made from; nothing of the truth)."""
+        return self._observation
+
+    @property
     def last_turn(self) -> bool:
         """Whether only ``submit`` is accepted now (a budget ran out, or a rejected edge list's retry)."""
         return not self.done and int(self._observation["phase"]) == LAST_TURN

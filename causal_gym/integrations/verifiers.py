@@ -11,8 +11,9 @@ sent verbatim. So this module's harness is the tool loop itself, in process: it 
 schemas with each request, plays the model's calls through the adapter core's
 :meth:`~causal_gym.integrations.core.ToolSession.respond` under our LLM agent's protocol, and
 records the env's total reward (``episode_reward``) and every final score (in ``trace.info``) on
-the trace. verifiers finds both by the module path: ``vf-eval causal-gym-verifiers
---env.taskset.gym-id CausaLab-3node-v0 ...`` (verifiers imports a plugin by a top-level module name:
+the trace. verifiers finds both by the module path: ``eval causal-gym-verifiers
+--env.taskset.gym-id CausaLab-3node-v0 ...`` (the v1 command: ``eval`` in verifiers 0.3.1, run as ``env eval``
+past the shell's builtin, ``vf-eval`` from 0.4 on; verifiers imports a plugin by a top-level module name:
 the package ``causal_gym_verifiers`` re-exports this module's one ``Taskset`` and one ``Harness``,
 and a taskset's harness is its package's).
 
@@ -20,8 +21,9 @@ Budgets and timeouts
 --------------------
 The episode's turn budget is the env's: the harness asks the model until the episode ends (the
 env's budgets and error limit always end it). Three timeouts stay apart: ``model_timeout`` bounds
-one model call (agent), the harness config's ``tool_timeout`` one env step (tool), and
-``scorer_timeout`` the closing of an episode the model left open (scorer). A model or tool failure
+one model call (agent; none by default, as verifiers' own client sets none), the harness config's
+``tool_timeout`` one env step (tool), and ``scorer_timeout`` the closing of an episode the model left
+open (scorer). A model or tool failure
 ends the rollout as a harness error that verifiers records as such, never as reward 0. A step or
 closing past its budget is abandoned on time (:mod:`causal_gym.integrations._threads`: its thread
 runs on and closes the env when it returns).
@@ -66,7 +68,7 @@ class CausalGymTask(vf.Task[CausalGymData]):
 
 
 class CausalGymTasksetConfig(vf.TasksetConfig):
-    """Which episodes, as ``causal-gym run`` names them (``--env.taskset.*`` on vf-eval)."""
+    """Which episodes, as ``causal-gym run`` names them (``--env.taskset.*`` on the command line)."""
 
     gym_id: str = ""
     """A registered tool env id (required when tasks are loaded: there is no default benchmark; the
@@ -91,7 +93,7 @@ class CausalGymTaskset(vf.Taskset[CausalGymTask, CausalGymTasksetConfig]):
     def load(self) -> Iterator[CausalGymTask]:
         config = self.config
         if not config.gym_id:
-            raise ValueError("set the tool env to play: gym_id (vf-eval: --env.taskset.gym-id <env id>)")
+            raise ValueError("set the tool env to play: gym_id (command line: --env.taskset.gym-id <env id>)")
         refs = episode_refs(config.gym_id, config.episodes, first_instance=config.first_instance,
                             split=config.split or None, seed=config.seed, repeats=config.repeats,
                             env_kwargs=config.env_kwargs)
@@ -110,8 +112,10 @@ class CausalGymHarnessConfig(vf.HarnessConfig):
     """The harness's timeouts (``tool_timeout``, inherited, bounds one env step)."""
 
     id: str = TASKSET_ID
-    model_timeout: float = Field(120.0, gt=0)
-    """Seconds one model call may take (the agent timeout)."""
+    model_timeout: float | None = Field(None, gt=0)
+    """Seconds one model call may take (the agent timeout); None, the default, sets none, as verifiers' own
+    client does (no read timeout, no retries): a call waits for its turn at a server that answers one
+    request at a time (``-c`` bounds the rollouts in flight)."""
     scorer_timeout: float = Field(600.0, gt=0)
     """Seconds to end an episode the model left open and read its scores."""
 
@@ -132,6 +136,7 @@ class CausalGymHarness(vf.Harness[CausalGymHarnessConfig]):
         guarded = GuardedSession(await anyio.to_thread.run_sync(
             lambda: ToolSession(ref, prompt_level=data.prompt_level)))
         session = guarded.session
+        # timeout None is no timeout in the openai client (its own default would be 600 s)
         client = AsyncOpenAI(base_url=endpoint, api_key=secret, timeout=self.config.model_timeout, max_retries=0)
         try:
             await self._play(guarded, client, ctx.model)
@@ -184,7 +189,7 @@ class CausalGymEnv(vf.Env[CausalGymEnvConfig]):
 def evaluate(taskset: Mapping[str, Any], base_url: str, model: str, *, api_key_var: str = "OPENAI_API_KEY",
              sampling: Mapping[str, Any] | None = None, rollouts: int = 1,
              harness: Mapping[str, Any] | None = None) -> list[vf.Trace]:
-    """The traces of ``rollouts`` rollouts of every task, as ``vf-eval causal-gym-verifiers`` plays them
+    """The traces of ``rollouts`` rollouts of every task, as ``eval causal-gym-verifiers`` plays them
     (the env loaded by its taskset id; ``taskset`` holds the ``--env.taskset.*`` fields, ``gym_id`` first;
     ``harness`` the ``--env.agent.harness.*`` ones: ``model_timeout``, ``tool_timeout``, ``scorer_timeout``)."""
     from verifiers.v1.utils.loaders import load_environment, resolve_env_config

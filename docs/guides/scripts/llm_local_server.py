@@ -23,7 +23,7 @@ base_url = f"http://127.0.0.1:{port}/v1"
 # 1. The server: llama.cpp's OpenAI-compatible server, plain chat template (the agent's JSON tool mode).
 server = subprocess.Popen(
     [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--port", str(port), "--n_ctx", "8192",
-     "--chat_format", "chatml", "--n_threads", "2", "--seed", "0"],
+     "--chat_format", "chatml", "--n_threads", "1", "--seed", "0"],
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 try:
     deadline = time.monotonic() + 180
