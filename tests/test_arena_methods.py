@@ -107,7 +107,7 @@ def test_environments_group_rows_by_mask_pattern():
 
 def test_masks_are_validated_and_reserved_for_interventional_methods(gies_cases):
     _, ds, _ = gies_cases[0]
-    assert INTERVENTIONAL_METHODS == ("gies", "gies_fast", "sdcd", "igsp", "cdis", "avici") and supports_interventions("gies") and not supports_interventions("pc")
+    assert INTERVENTIONAL_METHODS == ("gies", "gies_fast", "sdcd", "igsp", "cdis", "avici", "alternet") and supports_interventions("gies") and not supports_interventions("pc")
     with pytest.raises(ValueError, match="does not use intervention masks"):
         run("pc", ds.data, ds.mask)
     with pytest.raises(ValueError, match="mask must have the data's shape"):
