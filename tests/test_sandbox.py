@@ -324,6 +324,20 @@ def test_wall_clock_limit_kills_every_process_of_the_sandbox(data: np.ndarray) -
     _still_works(data)
 
 
+
+def test_no_process_outlives_a_timeout_even_for_a_moment(data: np.ndarray) -> None:
+    """The tool returns only once the worker is dead: checked right after each of several short timeouts.
+
+    Killing the process group alone returned while the process backend's orphaned worker could
+    still be running (7 of 40 calls left it visible on two loaded cores).
+    """
+    code = "import time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.05)"
+    for _ in range(6):
+        limits, marker = unique_limits(wall_seconds=0.3)
+        result = run_code(code, data, limits)
+        assert result.error == "timeout"
+        assert sandbox_processes(marker) == []
+
 @pytest.mark.parametrize(
     "code", ["print('x' * 10_000_000)", "for i in range(300_000):\n    print(i)"], ids=["one-line", "loop"]
 )

@@ -55,8 +55,9 @@ Each call
    program prints is the tool's output; the supervisor reports from the worker's messages, the
    filter's refusals and the worker's exit;
 4. the parent reads the output incrementally (keeping at most ``max_output_chars``), enforces the
-   wall-clock limit and finally kills the sandbox: its process group and, for a namespace, its
-   init, waiting until the kernel has reaped every process of the namespace.
+   wall-clock limit and finally kills the sandbox: its process group and its first child (the
+   worker, or a namespace's init), waiting until that child has exited (for an init, until the
+   kernel has reaped every process of the namespace).
 
 The audit hook refuses, with ``PermissionError("blocked: ...")`` inside the program: network access,
 process creation and signals, ``ctypes``, files outside the scratch directory (reading the Python
@@ -136,7 +137,7 @@ _THREAD_VARS = (
 _READ_CHUNK = 65536
 _MAX_STATUS_BYTES = 65536
 _MAX_ERROR_CHARS = 500
-_INIT_EXIT_SECONDS = 5.0
+_CHILD_EXIT_SECONDS = 5.0
 
 
 class SandboxUnavailable(RuntimeError):
@@ -461,7 +462,7 @@ def _execute(backend: str, source: bytes, matrix: np.ndarray, limits: SandboxLim
             kept, total_bytes, status = _collect(proc, status_read, deadline, 4 * limits.max_output_chars)
             timed_out = not _wait_for_exit(proc.pid, deadline)
         finally:
-            _kill_sandbox(proc.pid, namespaced=workdir is None)
+            _kill_sandbox(proc.pid)
             proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
@@ -534,17 +535,19 @@ def _wait_for_exit(pid: int, deadline: float) -> bool:
     return True
 
 
-def _kill_sandbox(pid: int, namespaced: bool) -> None:
-    """Kill the sandbox started as ``pid`` (still unreaped) and, for a namespace, wait until it is gone.
+def _kill_sandbox(pid: int) -> None:
+    """Kill the sandbox started as ``pid`` (still unreaped) and wait until its processes are gone.
 
-    The child's process group is killed. A namespace backend's child (bwrap, or unshare) has one
-    child of its own, the namespace's init; killing that init first and waiting for it makes the
-    kernel kill and reap every process of the namespace before this returns (an init's exit
-    completes only when its namespace is empty), instead of leaving that to the death signal of
-    the outer process, which would finish a moment after this call returned.
+    ``pid``'s children (a namespace backend's init under bwrap or unshare; the bootstrap's worker
+    under the supervisor of the process backend) are opened as process descriptors, killed, and
+    waited for, and the child's process group is killed. Without the wait, a worker orphaned by
+    the supervisor's death could still be running for a moment after this returned, and a
+    namespace's remaining processes would die only with the outer process's death signal; an
+    init's exit completes only when its namespace is empty, so waiting for it waits for all of
+    them.
     """
-    inits = _namespace_inits(pid) if namespaced else []
-    for handle in inits:
+    children = _children(pid)
+    for handle in children:
         try:
             signal.pidfd_send_signal(handle, signal.SIGKILL)
         except ProcessLookupError:
@@ -553,15 +556,15 @@ def _kill_sandbox(pid: int, namespaced: bool) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    for handle in inits:
+    for handle in children:
         try:
-            select.select([handle], [], [], _INIT_EXIT_SECONDS)
+            select.select([handle], [], [], _CHILD_EXIT_SECONDS)
         finally:
             os.close(handle)
 
 
-def _namespace_inits(pid: int) -> list[int]:
-    """Process descriptors of the children of ``pid`` (its namespace's init), opened race-free.
+def _children(pid: int) -> list[int]:
+    """Process descriptors of the children of ``pid`` (a namespace's init, or the worker), opened race-free.
 
     A child is checked to still be a child of ``pid`` after its descriptor is opened, so a reused
     pid is never signalled. Empty when the kernel cannot say (no pidfd, no ``children`` file).
