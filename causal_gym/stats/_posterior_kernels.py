@@ -223,8 +223,8 @@ measured 1.3x faster per input than one at a time, and 3x slower with 96 togethe
 
 
 @njit(cache=True, error_model="numpy")
-def principal_pivots(r: np.ndarray) -> np.ndarray:
-    """The pivots of the principal-minor recursion of SPD matrices ``r (G, m, m)``: ``(G, 2^m)``, ``[:, 0] = 1``.
+def principal_pivots(r: np.ndarray, out: np.ndarray) -> None:
+    """The pivots of the principal-minor recursion of SPD matrices ``r (G, m, m)``, into ``out (G, 2^m)``; ``[:, 0] = 1``.
 
     Griffin & Tsatsomeros (``graph_posterior``'s docstring): at level ``k`` the ``2^k`` Schur
     complements of size ``m - k``, one per choice among the first ``k`` indices; leaving index
@@ -235,7 +235,6 @@ def principal_pivots(r: np.ndarray) -> np.ndarray:
     update runs along a row of ``2^k`` blocks, long from the first level on.
     """
     total, m = r.shape[0], r.shape[1]
-    out = np.empty((total, 1 << m))
     largest = 1
     for k in range(m):
         largest = max(largest, (1 << k) * (m - k) * (m - k))
@@ -272,11 +271,10 @@ def principal_pivots(r: np.ndarray) -> np.ndarray:
                         following[write + s] = value  # index k left out: drop its row and column
                         following[write + half + s] = value - current[row + s] * scaled[c * half + s]  # kept
             current, following = following, current
-    return out
 
 
 @njit(cache=True)
-def best_parents(beta: np.ndarray) -> np.ndarray:
+def best_parents(beta: np.ndarray, best: np.ndarray) -> np.ndarray:
     """The ``d``-bit parent masks ``(m, d)`` of the DAGs maximising ``sum_j beta[b, j, pa(j)]`` (``beta (m, d, 2^(d-1))``, log scale).
 
     Silander & Myllymäki's recursion as ``graph_posterior.best_dag`` describes it, the first two
@@ -284,12 +282,12 @@ def best_parents(beta: np.ndarray) -> np.ndarray:
     within every ``U`` (a running maximum over subsets), the best score of a DAG on every subset;
     then each member's sinks from the full set back, and the sink's parents among the nodes left
     (its submasks, largest code first, so that ties go to the smaller code). Ties between sinks go
-    to the smaller node index.
+    to the smaller node index. ``best`` is work space of ``2^(d-1) d m`` numbers (overwritten).
     """
     m, d, n = beta.shape
     q = d - 1
     full = (1 << d) - 1
-    best = np.empty((n, d, m))  # best[U, j, b] = max over P ⊆ U of beta[b, j, P]
+    best = best[: n * d * m].reshape((n, d, m))  # best[U, j, b] = max over P ⊆ U of beta[b, j, P]
     for b in range(m):
         for j in range(d):
             for c in range(n):
@@ -386,16 +384,18 @@ def distinct_nodes(count: np.ndarray, mean: np.ndarray, scatter: np.ndarray) -> 
 
 @njit(cache=True, error_model="numpy")
 def assemble_scores(logdet: np.ndarray, source: np.ndarray, constant: np.ndarray, a: np.ndarray,
-                    size: np.ndarray) -> np.ndarray:
-    """BGe local scores ``(M, d, 2^(d-1))`` from the principal log-determinants of each group of equal nodes.
+                    size: np.ndarray, prior: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """BGe local scores plus a log prior, ``(M, d, 2^(d-1))``, from the principal log-determinants of each group.
 
     ``logdet (G, 2^d)`` of the distinct ``R``; ``source (M d,)``: the group of each node;
     ``constant`` and ``a`` ``(M, d, d)``: the score's constant and exponent per node and number of
-    parents. ``score(j, P) = constant + a log det R[P, P] - (a + 1/2) log det R[P + j, P + j]``.
+    parents; ``prior (d, 2^(d-1))`` is added after the score (zeros: the scores alone, bit for bit).
+    ``score(j, P) = constant + a log det R[P, P] - (a + 1/2) log det R[P + j, P + j]``. ``out``
+    holds at least ``M d 2^(d-1)`` numbers; the result is a view of its first ones.
     """
     m, d = constant.shape[0], constant.shape[1]
     n = 1 << (d - 1)
-    out = np.empty((m, d, n))
+    scores = out[: m * d * n].reshape((m, d, n))
     for b in range(m):
         for j in range(d):
             table = logdet[source[b * d + j]]
@@ -403,6 +403,6 @@ def assemble_scores(logdet: np.ndarray, source: np.ndarray, constant: np.ndarray
             for c in range(n):
                 parents = (c & low) | ((c & ~low) << 1)
                 p = size[c]
-                out[b, j, c] = (constant[b, j, p] + a[b, j, p] * table[parents]
-                                - (a[b, j, p] + 0.5) * table[parents | (1 << j)])
-    return out
+                scores[b, j, c] = (constant[b, j, p] + a[b, j, p] * table[parents]
+                                   - (a[b, j, p] + 0.5) * table[parents | (1 << j)]) + prior[j, c]
+    return scores
