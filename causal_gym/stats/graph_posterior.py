@@ -773,16 +773,16 @@ def edge_posterior(scores: np.ndarray, *, parent_prior: str = "size") -> GraphPo
     )
 
 
-def _dp_of_beta(beta: np.ndarray, d: int, work: bool = False
+def _dp_of_beta(beta: np.ndarray, d: int, work: bool = False, columns: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """``(parent-set posterior, edge marginals (m, d, d), log Z, entropy, excluded or None)`` of ``beta (m, d, 2^(d-1))``.
 
     The linear DP, the log-space DP for the members it cannot hold, the edge marginals summed from
     the parent-set posterior. ``excluded`` (``beta == -inf``) is returned when it was needed, else None.
-    ``work=True``: the parent-set posterior lives in this thread's work space (:func:`_work`).
+    ``work`` and ``columns``: as :func:`_linear_dp`.
     """
     q, m = d - 1, beta.shape[0]
-    parent_set, log_z, exact, entropy = _linear_dp(beta, d, work)
+    parent_set, log_z, exact, entropy = _linear_dp(beta, d, work, columns)
     excluded = None
     if not exact.all():  # the few the linear pass cannot hold: the log-space DP, exact at any spread
         redo = np.flatnonzero(~exact)
@@ -826,7 +826,9 @@ def posterior_summary(
     beta = _prior_weighted_scores(stats, max_parents, alpha_mu, alpha_w, t, parent_prior, work=True)
     d, lead = stats.d, stats.count.shape[:-1]
     beta = beta.reshape(-1, d, 1 << (d - 1))
-    _, edges, _, entropy, _ = _dp_of_beta(beta, d, work=True)
+    capped = max_parents is not None and max_parents < d - 1
+    _, edges, _, entropy, _ = _dp_of_beta(beta, d, work=True,
+                                          columns=_capped_sets(d, max_parents)[0] if capped else None)
     best = _adjacency_of(kernels.best_parents(beta, _work("best", beta.size)))
     return edges.reshape(*lead, d, d), entropy.reshape(lead), best.reshape(*lead, d, d)
 
@@ -879,7 +881,8 @@ def _work(name: str, entries: int) -> np.ndarray:
     return held[:entries]
 
 
-def _linear_dp(beta: np.ndarray, d: int, work: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _linear_dp(beta: np.ndarray, d: int, work: bool = False,
+               columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Koivisto's DP in linear space: ``(parent-set posterior, log Z, held, entropy)`` of ``beta (m, d, 2^(d-1))``.
 
     Compiled (:func:`~causal_gym.stats._posterior_kernels.linear_dp`: loops along the batch, no
@@ -894,21 +897,28 @@ def _linear_dp(beta: np.ndarray, d: int, work: bool = False) -> tuple[np.ndarray
     parent-set posterior sums to 1 within 1e-9; the others are redone by :func:`_log_dp`.
     The entropy of the held ones comes from the same pass (:func:`_order_dag_entropy`'s sum, with
     ``log Z - sum_j c_j = log F~(V)``). ``work=True``: the parent-set posterior lives in this
-    thread's work space (:func:`_work`), valid until the next such call.
+    thread's work space (:func:`_work`), valid until the next such call. ``columns``: the codes
+    outside which every ``beta`` is ``-inf`` (a parent-set cap), so that only they are exponentiated.
     """
-    top_score = beta.max(axis=-1)  # (m, d): c_j
     ratio = (_work("ratio", beta.size) if work else np.empty(beta.size)).reshape(beta.shape)
-    np.subtract(beta, top_score[..., None], out=ratio)
-    np.exp(ratio, out=ratio)  # in place
+    if columns is None:
+        top_score = beta.max(axis=-1)  # (m, d): c_j
+        np.subtract(beta, top_score[..., None], out=ratio)
+        np.exp(ratio, out=ratio)  # in place
+    else:  # exp(-inf) = 0 exactly: the same numbers, without a pass over the excluded sets (99% at d = 20, K = 4)
+        scored = beta[..., columns]
+        top_score = scored.max(axis=-1)
+        ratio.fill(0.0)
+        ratio[..., columns] = np.exp(scored - top_score[..., None])
     size = _tables(d)["size"]
     chunk = max(1, _DP_CHUNK_ENTRIES // (d << (d - 1)))
     scratch = _work("dp", ((d << (d - 1)) + (2 << d)) * min(chunk, len(ratio)))
     parts = [kernels.linear_dp(ratio[i : i + chunk], beta[i : i + chunk], top_score[i : i + chunk], size, _NORMAL,
                                _MAX_LOG_WEIGHT, scratch)
              for i in range(0, max(len(ratio), 1), chunk)]
-    parent_set, log_f, held, expected = (parts[0] if len(parts) == 1
-                                         else (np.concatenate(arrays) for arrays in zip(*parts)))
-    return parent_set, top_score.sum(axis=1) + log_f, held, log_f - expected
+    # the kernel writes each chunk's parent-set posterior in place of its ratios: ratio holds them all
+    log_f, held, expected = (np.concatenate([part[k] for part in parts]) for k in (1, 2, 3))
+    return ratio, top_score.sum(axis=1) + log_f, held, log_f - expected
 
 
 def _log_dp(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
