@@ -912,7 +912,7 @@ def _linear_dp(beta: np.ndarray, d: int, work: bool = False,
         ratio[..., columns] = np.exp(scored - top_score[..., None])
     size = _tables(d)["size"]
     chunk = max(1, _DP_CHUNK_ENTRIES // (d << (d - 1)))
-    scratch = _work("dp", ((d << (d - 1)) + (2 << d)) * min(chunk, len(ratio)))
+    scratch = _work("dp", ((d << d) + (2 << d)) * min(chunk, len(ratio)))
     parts = [kernels.linear_dp(ratio[i : i + chunk], beta[i : i + chunk], top_score[i : i + chunk], size, _NORMAL,
                                _MAX_LOG_WEIGHT, scratch)
              for i in range(0, max(len(ratio), 1), chunk)]
