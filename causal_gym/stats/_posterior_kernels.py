@@ -6,6 +6,11 @@ in call overhead and temporaries than in arithmetic. These loops do the same sum
 temporaries, the linear DP's along the batch (issue 31: the reward at RL speed). The derivations, the data layout and
 the guards live in ``graph_posterior``'s docstrings; these functions only implement them.
 
+Tables larger than the cache (d = 16, the capped d = 17-20: tens of MB per member) are read as
+streams: the passes between the members-first and the codes-first layouts go by blocks of codes,
+and the sums over orders read each node's subset sums from a copy sorted by set size, so memory is
+swept once rather than a random cache line per read (issue 47: d = 20 twice as fast).
+
 Compiled on first use and cached on disk (``cache=True``), so a process pays the compilation
 (seconds) only the first time the package is used on a machine. ``error_model="numpy"``: a
 division by zero or the log of zero gives inf or NaN as in numpy (the held tests catch them)
@@ -77,6 +82,31 @@ def _next_of_size(x: int) -> int:
     low = x & -x
     ripple = x + low
     return (((ripple ^ x) >> 2) >> _bit_index(low)) | ripple
+
+
+_BLOCK_NUMBERS = 1 << 15
+"""Numbers (256 KB) per block of codes in the passes between the members-first ``(m, d, 2^(d-1))`` and the codes-first
+layout: a block's rows stay in cache over all ``(member, node)`` pairs, so memory is swept once, not once per pair
+(20 sweeps of 84 MB at d = 20); at d = 10 and 16 members a block is 204 codes."""
+
+
+@njit(cache=True)
+def _code_block(n: int, d: int, m: int) -> int:
+    """Codes per block: all of them while the table fits in the cache (2 MB), else blocks of 256 KB."""
+    return n if n * d * m <= _BLOCK_NUMBERS * 8 else max(16, _BLOCK_NUMBERS // (d * m))
+
+
+@njit(cache=True)
+def _to_codes_first(x: np.ndarray, out: np.ndarray) -> None:
+    """``out[c, j, b] = x[b, j, c]`` for ``x (m, d, n)``, by blocks of :func:`_code_block` codes."""
+    m, d, n = x.shape
+    block = _code_block(n, d, m)
+    for first in range(0, n, block):
+        last = min(first + block, n)
+        for b in range(m):
+            for j in range(d):
+                for c in range(first, last):
+                    out[c, j, b] = x[b, j, c]
 
 
 @njit(cache=True)
@@ -178,31 +208,6 @@ def _sums_over_orders(alpha: np.ndarray, size: np.ndarray, sorted_alpha: np.ndar
         for b in range(m):
             log_f[k, b] = log_f[k - 1, b] + np.log(top_f[b])
             log_b[d - k, b] = log_b[d - k + 1, b] + np.log(top_b[b])
-
-
-_BLOCK_NUMBERS = 1 << 15
-"""Numbers (256 KB) per block of codes in the passes between the members-first ``(m, d, 2^(d-1))`` and the codes-first
-layout: a block's rows stay in cache over all ``(member, node)`` pairs, so memory is swept once, not once per pair
-(20 sweeps of 84 MB at d = 20); at d = 10 and 16 members a block is 204 codes."""
-
-
-@njit(cache=True)
-def _code_block(n: int, d: int, m: int) -> int:
-    """Codes per block: all of them while the table fits in the cache (2 MB), else blocks of 256 KB."""
-    return n if n * d * m <= _BLOCK_NUMBERS * 8 else max(16, _BLOCK_NUMBERS // (d * m))
-
-
-@njit(cache=True)
-def _to_codes_first(x: np.ndarray, out: np.ndarray) -> None:
-    """``out[c, j, b] = x[b, j, c]`` for ``x (m, d, n)``, by blocks of :func:`_code_block` codes."""
-    m, d, n = x.shape
-    block = _code_block(n, d, m)
-    for first in range(0, n, block):
-        last = min(first + block, n)
-        for b in range(m):
-            for j in range(d):
-                for c in range(first, last):
-                    out[c, j, b] = x[b, j, c]
 
 
 @njit(cache=True, error_model="numpy")
