@@ -821,6 +821,25 @@ def posterior_summary(
     max_parents, alpha_mu, alpha_w, t
         See :func:`bge_local_scores`.
     parent_prior : {"size", "uniform"}
+
+    Returns
+    -------
+    edge_probs : (..., d, d) array
+        As :attr:`GraphPosterior.edge_probs`.
+    entropy : (...) array
+        As :attr:`GraphPosterior.entropy`.
+    best : (..., d, d) int8 array
+        As :func:`best_dag`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(100, 1))
+    >>> stats = BGeStats.from_data(np.hstack([x, 2 * x + rng.normal(size=(100, 1))]))
+    >>> probs, entropy, best = posterior_summary(stats)
+    >>> bool(probs[0, 1] + probs[1, 0] > 0.99), int(best.sum())  # an edge, its direction unknown
+    (True, 1)
     """
     check_choice(parent_prior, PARENT_PRIORS, "parent prior")
     beta = _prior_weighted_scores(stats, max_parents, alpha_mu, alpha_w, t, parent_prior, work=True)
