@@ -94,7 +94,8 @@ class _LogSpaceOnly:
     def __enter__(self) -> None:
         self._linear = graph_posterior._linear_dp
 
-        def declined(beta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        def declined(beta: np.ndarray, d: int, work: bool = False, columns: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             m = beta.shape[0]
             return np.empty(beta.shape), np.empty(m), np.zeros(m, dtype=bool), np.empty(m)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +39,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from _design_common import Curve, play_batch, write_csv  # noqa: E402  (the script's folder is on sys.path)
 from stable_baselines3 import PPO  # noqa: E402
-from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
 from causal_gym.envs.design.rows import RowAttentionPolicy, RowsVecEnv  # noqa: E402
@@ -55,63 +54,30 @@ def play(model: PPO | None, env_id: str, split: str, first: int, count: int, rew
          ) -> tuple[dict[str, np.ndarray], float]:
     """Instances ``first ..`` of ``split``, deterministic policy (None: round-robin at +bound): scores, CPU seconds."""
     venv = RowsVecEnv(env_id, count, options={"split": split, "instance": first}, reward=reward)
-    obs = venv.reset()
-    thinking = 0.0
-    for step in range(venv.budget):
-        start = time.process_time()
-        if model is None:
-            actions = np.full((count, 2 * venv.d), -1.0, dtype=np.float32)
-            actions[:, step % venv.d] = 1.0
-            actions[:, venv.d:] = 1.0
-        else:
-            actions = model.predict(obs, deterministic=True)[0]
-        thinking += time.process_time() - start
-        obs, _, _, _ = venv.step(actions)
-    venv.close()
-    return dict(venv.last_scores), thinking
+
+    def choose(obs: Any, step: int) -> np.ndarray:
+        if model is not None:
+            return model.predict(obs, deterministic=True)[0]
+        actions = np.full((count, 2 * venv.d), -1.0, dtype=np.float32)
+        actions[:, step % venv.d] = 1.0
+        actions[:, venv.d:] = 1.0
+        return actions
+
+    return play_batch(venv, venv.budget, choose)
 
 
-class Curve(BaseCallback):
-    """Every ``every`` env steps: the dev return of the deterministic policy, a row of the curve."""
+def curve(args: argparse.Namespace, seed: int, rows: list[dict[str, Any]], path: Path) -> Curve:
+    """Every ``--eval-every`` env steps: the dev returns of the deterministic policy, a row of the curve (saved)."""
 
-    def __init__(self, args: argparse.Namespace, seed: int, rows: list[dict[str, Any]], path: Path) -> None:
-        super().__init__()
-        self.args, self.seed, self.rows, self.path = args, seed, rows, path
-        self.next_at = 0
-        self.returns: list[float] = []
-        self.episode = np.zeros(args.n_envs)
-        self.start_wall, self.start_cpu = time.perf_counter(), time.process_time()
+    def dev(model: PPO) -> dict[str, Any]:
+        scores, _ = play(model, TRAIN_ID, "dev", 0, args.dev, args.reward)
+        return {"dev_return": float(np.mean(scores["gain"])), "dev_truth_gain": float(np.mean(scores["truth_gain"]))}
 
-    def _on_training_start(self) -> None:
-        self.record()
-
-    def _on_step(self) -> bool:
-        self.episode += self.locals["rewards"]
-        for k in np.flatnonzero(self.locals["dones"]):
-            self.returns.append(float(self.episode[k]))
-            self.episode[k] = 0.0
-        if self.num_timesteps >= self.next_at:
-            self.record()
-        return time.process_time() - self.start_cpu < 60 * self.args.max_cpu_minutes
-
-    def record(self) -> None:
-        scores, _ = play(self.model, TRAIN_ID, "dev", 0, self.args.dev, self.args.reward)
-        row = {"seed": self.seed, "env_steps": self.num_timesteps, "wall_s": round(time.perf_counter() - self.start_wall, 1),
-               "cpu_s": round(time.process_time() - self.start_cpu, 1),
-               "train_return": float(np.mean(self.returns)) if self.returns else float("nan"),
-               "dev_return": float(np.mean(scores["gain"])), "dev_truth_gain": float(np.mean(scores["truth_gain"]))}
-        self.rows.append(row)
-        write_csv(self.path, self.rows)
-        self.returns = []
-        self.next_at = self.num_timesteps + self.args.eval_every
+    def report(row: dict[str, Any]) -> None:
+        write_csv(path, rows)
         print(row, flush=True)
 
-
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    return Curve(args.n_envs, args.eval_every, {"seed": seed}, dev, rows, report, max_cpu_s=60 * args.max_cpu_minutes)
 
 
 def train(args: argparse.Namespace, out: Path) -> None:
@@ -136,7 +102,7 @@ def train(args: argparse.Namespace, out: Path) -> None:
                     verbose=0)
         print(f"seed {seed}: device {model.device}, {sum(p.numel() for p in model.policy.parameters())} parameters",
               flush=True)
-        model.learn(args.timesteps, callback=Curve(args, seed, rows, path))
+        model.learn(args.timesteps, callback=curve(args, seed, rows, path))
         model.save(out / f"caasl-rows-seed{seed}.zip")
     plot(rows, out / "curve-caasl.png", reference)
 

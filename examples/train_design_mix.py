@@ -47,6 +47,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from _design_common import play_batch, write_csv  # noqa: E402  (the script's folder is on sys.path)
 from stable_baselines3 import PPO  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
@@ -94,24 +95,14 @@ def play(policy: NodePairPolicy, kwargs: dict[str, Any], split: str, first: int,
          ) -> tuple[dict[str, np.ndarray], float]:
     """Instances ``first ..`` of ``split`` played by the policy in one batch: final scores and its CPU seconds."""
     venv = DesignSB3VecEnv(BASE_ID, count, options={"split": split, "instance": first}, **ROUTE, **kwargs)
-    obs = venv.reset()
-    thinking = 0.0
-    for _ in range(kwargs["budget"]):
-        start = time.process_time()
-        actions = choose(policy, obs)
-        thinking += time.process_time() - start
-        obs, _, _, _ = venv.step(actions)
-    venv.close()
-    return dict(venv.last_scores), thinking
+    return play_batch(venv, kwargs["budget"], lambda obs, step: choose(policy, obs))
 
 
 def round_robin(kwargs: dict[str, Any], split: str, first: int, count: int) -> float:
     """Round-robin's mean return (nodes 0, 1, 2 at ``+value_bound``)."""
     venv = DesignSB3VecEnv(BASE_ID, count, options={"split": split, "instance": first}, **ROUTE, **kwargs)
-    venv.reset()
-    for step in range(kwargs["budget"]):
-        venv.step(np.full(count, 1 + step % kwargs["d"]))
-    return float(np.mean(venv.last_scores["gain"]))
+    scores, _ = play_batch(venv, kwargs["budget"], lambda obs, step: np.full(count, 1 + step % kwargs["d"]))
+    return float(np.mean(scores["gain"]))
 
 
 class SharedWeights:
@@ -151,13 +142,6 @@ class SharedWeights:
     def save(self, path: Path) -> None:
         self.policy()
         self.models[TRAIN_SETTINGS.index(setting(10))].save(path)
-
-
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def train(args: argparse.Namespace, out: Path) -> None:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,9 +50,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from _design_common import Curve, play_batch, write_csv  # noqa: E402  (the script's folder is on sys.path)
 from stable_baselines3 import DQN, PPO  # noqa: E402
 from stable_baselines3.common.base_class import BaseAlgorithm  # noqa: E402
-from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
 from causal_gym.envs.design.policy import NodePairPolicy  # noqa: E402
@@ -73,15 +72,7 @@ def played(env_id: str, split: str, count: int, choose: Callable[[np.ndarray, in
            first: int = 0) -> tuple[dict[str, np.ndarray], float]:
     """Instances ``first .. first + count - 1`` of ``split`` played by ``choose(observations, step)``: final scores and its CPU seconds."""
     venv = DesignSB3VecEnv(env_id, count, options={"split": split, "instance": first}, **ROUTE)
-    obs = venv.reset()
-    thinking = 0.0
-    for step in range(venv.env.unwrapped.setting.budget):
-        start = time.process_time()
-        actions = choose(obs, step)
-        thinking += time.process_time() - start
-        obs, _, _, _ = venv.step(actions)
-    venv.close()
-    return dict(venv.last_scores), thinking
+    return play_batch(venv, venv.env.unwrapped.setting.budget, choose)
 
 
 def play(model: BaseAlgorithm, env_id: str, split: str, count: int, first: int = 0) -> tuple[dict[str, np.ndarray], float]:
@@ -96,41 +87,18 @@ def round_robin_dev(env_id: str, count: int) -> float:
     return float(np.mean(scores["gain"]))
 
 
-class Curve(BaseCallback):
-    """Every ``every`` env steps: the dev return of the deterministic policy, a row of the curve."""
+def curve(args: argparse.Namespace, seed: int, rows: list[dict[str, Any]]) -> Curve:
+    """Every ``--eval-every`` env steps: the dev return of the deterministic policy, a row of the curve."""
 
-    def __init__(self, args: argparse.Namespace, seed: int, rows: list[dict[str, Any]]) -> None:
-        super().__init__()
-        self.args, self.seed, self.rows = args, seed, rows
-        self.next_at = 0
-        self.returns: list[float] = []
-        self.episode = np.zeros(args.n_envs)
-        self.start_wall, self.start_cpu = time.perf_counter(), time.process_time()
+    def dev(model: BaseAlgorithm) -> dict[str, Any]:
+        return {"dev_return": float(np.mean(play(model, args.id, "dev", args.dev)[0]["gain"]))}
 
-    def _on_training_start(self) -> None:
-        self.record()
-
-    def _on_step(self) -> bool:
-        self.episode += self.locals["rewards"]
-        for k in np.flatnonzero(self.locals["dones"]):
-            self.returns.append(float(self.episode[k]))
-            self.episode[k] = 0.0
-        if self.num_timesteps >= self.next_at:
-            self.record()
-        return time.perf_counter() - self.start_wall < 60 * self.args.max_minutes
-
-    def record(self) -> None:
-        scores, _ = play(self.model, self.args.id, "dev", self.args.dev)
-        row = {"algo": self.args.algo, "policy": self.args.policy, "seed": self.seed, "env_steps": self.num_timesteps,
-               "wall_s": round(time.perf_counter() - self.start_wall, 1),
-               "cpu_s": round(time.process_time() - self.start_cpu, 1),
-               "train_return": float(np.mean(self.returns)) if self.returns else float("nan"),
-               "dev_return": float(np.mean(scores["gain"]))}
-        self.rows.append(row)
-        self.returns = []
-        self.next_at = self.num_timesteps + self.args.eval_every
-        print(f"seed {self.seed} steps {row['env_steps']:>7} wall {row['wall_s']:>7.0f}s "
+    def report(row: dict[str, Any]) -> None:
+        print(f"seed {seed} steps {row['env_steps']:>7} wall {row['wall_s']:>7.0f}s "
               f"train {row['train_return']:6.3f} dev {row['dev_return']:6.3f}", flush=True)
+
+    return Curve(args.n_envs, args.eval_every, {"algo": args.algo, "policy": args.policy, "seed": seed}, dev, rows,
+                 report, max_wall_s=60 * args.max_minutes)
 
 
 def make_model(args: argparse.Namespace, seed: int) -> BaseAlgorithm:
@@ -160,18 +128,11 @@ def train(args: argparse.Namespace, out: Path) -> None:
     rows: list[dict[str, Any]] = []
     for seed in args.seeds:
         model = make_model(args, seed)
-        model.learn(args.timesteps, callback=Curve(args, seed, rows))
+        model.learn(args.timesteps, callback=curve(args, seed, rows))
         name = f"{args.algo}-{args.policy}"
         model.save(out / f"{name}-seed{seed}.zip")
         write_csv(out / f"curve-{name}.csv", rows)
     plot(rows, out / f"curve-{name}.png", reference, args)
-
-
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def plot(rows: list[dict[str, Any]], path: Path, reference: float, args: argparse.Namespace) -> None:

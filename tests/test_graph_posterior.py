@@ -21,6 +21,7 @@ from sklearn.metrics import average_precision_score
 
 from causal_gym import scm
 from causal_gym.graphs import dag_to_cpdag
+from causal_gym.stats import _posterior_kernels as kernels
 from causal_gym.stats import graph_posterior as gp
 
 ATOL_DP = 1e-9
@@ -262,6 +263,40 @@ def test_linear_dp_over_several_kernel_chunks_equals_one_member_at_a_time():
             np.testing.assert_allclose(parent_set[k], alone[0][0], atol=1e-13, rtol=0)
             np.testing.assert_allclose(parent_set[k], reference[k], atol=1e-11, rtol=0)
             np.testing.assert_allclose(log_z[k], reference_z[k], rtol=1e-13)
+
+
+def test_linear_dp_of_a_table_larger_than_the_cache_equals_the_log_dp():
+    # d = 16: the kernel's sums over orders read each node's subset sums from a copy sorted by size
+    d, n = 16, 1 << 15
+    assert kernels._code_block(n, d, 1) < n
+    rng = np.random.default_rng(8)
+    beta = rng.normal(size=(1, d, n)) * 4 + gp.log_parent_prior(d)
+    parent_set, log_z, held, entropy = gp._linear_dp(beta, d)
+    assert held.all()
+    reference, reference_z = gp._log_dp(beta, d)
+    np.testing.assert_allclose(parent_set, reference, atol=1e-11, rtol=0)
+    np.testing.assert_allclose(log_z, reference_z, rtol=1e-13)
+    excluded = np.zeros(beta.shape, dtype=bool)
+    np.testing.assert_allclose(entropy, gp._order_dag_entropy(beta, reference, reference_z, excluded), rtol=1e-10)
+
+
+@pytest.mark.parametrize(("d", "cap"), [(6, None), (7, 2)])
+def test_posterior_summary_equals_edge_posterior_and_best_dag(d, cap):
+    # the one-pass path of the design env: the same numbers, bit for bit, and nothing left in its work arrays
+    stats = [gp.BGeStats.from_data(data, mask) for data, mask in
+             (mixed_data(d, 30, 2, seed)[1:] for seed in (1, 2))]
+    batch = gp.BGeStats(*(np.stack([getattr(s, name) for s in stats]) for name in ("count", "mean", "scatter")))
+    first = gp.posterior_summary(batch, max_parents=cap)
+    scores = gp.bge_local_scores(batch, max_parents=cap)
+    post = gp.edge_posterior(scores)
+    np.testing.assert_array_equal(first[0], post.edge_probs)
+    np.testing.assert_array_equal(first[1], post.entropy)
+    np.testing.assert_array_equal(first[2], gp.best_dag(scores))
+    kept = [x.copy() for x in first]
+    alone = gp.posterior_summary(stats[1], max_parents=cap, parent_prior="uniform")
+    np.testing.assert_array_equal(alone[0], gp.edge_posterior(scores[1], parent_prior="uniform").edge_probs)
+    for x, y in zip(first, kept):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_principal_logdets_equal_slogdet_of_every_sub_matrix():

@@ -6,6 +6,11 @@ in call overhead and temporaries than in arithmetic. These loops do the same sum
 temporaries, the linear DP's along the batch (issue 31: the reward at RL speed). The derivations, the data layout and
 the guards live in ``graph_posterior``'s docstrings; these functions only implement them.
 
+Tables larger than the cache (d = 16, the capped d = 17-20: tens of MB per member) are read as
+streams: the passes between the members-first and the codes-first layouts go by blocks of codes,
+and the sums over orders read each node's subset sums from a copy sorted by set size, so memory is
+swept once rather than a random cache line per read (issue 47: d = 20 twice as fast).
+
 Compiled on first use and cached on disk (``cache=True``), so a process pays the compilation
 (seconds) only the first time the package is used on a machine. ``error_model="numpy"``: a
 division by zero or the log of zero gives inf or NaN as in numpy (the held tests catch them)
@@ -79,19 +84,80 @@ def _next_of_size(x: int) -> int:
     return (((ripple ^ x) >> 2) >> _bit_index(low)) | ripple
 
 
+_BLOCK_NUMBERS = 1 << 15
+"""Numbers (256 KB) per block of codes in the passes between the members-first ``(m, d, 2^(d-1))`` and the codes-first
+layout: a block's rows stay in cache over all ``(member, node)`` pairs, so memory is swept once, not once per pair
+(20 sweeps of 84 MB at d = 20); at d = 10 and 16 members a block is 204 codes."""
+
+
+@njit(cache=True)
+def _code_block(n: int, d: int, m: int) -> int:
+    """Codes per block: all of them while the table fits in the cache (2 MB), else blocks of 256 KB."""
+    return n if n * d * m <= _BLOCK_NUMBERS * 8 else max(16, _BLOCK_NUMBERS // (d * m))
+
+
+@njit(cache=True)
+def _to_codes_first(x: np.ndarray, out: np.ndarray) -> None:
+    """``out[c, j, b] = x[b, j, c]`` for ``x (m, d, n)``, by blocks of :func:`_code_block` codes."""
+    m, d, n = x.shape
+    block = _code_block(n, d, m)
+    for first in range(0, n, block):
+        last = min(first + block, n)
+        for b in range(m):
+            for j in range(d):
+                for c in range(first, last):
+                    out[c, j, b] = x[b, j, c]
+
+
+@njit(cache=True)
+def _by_size(alpha: np.ndarray, size: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[j, r, b] = alpha[c, j, b]`` with ``r`` the rank of code ``c`` by (number of parents, code); returns the
+    first rank of each size ``(d + 1,)``.
+
+    The sums over orders read ``alpha_j`` at the codes of one size at a time, in increasing order:
+    in this layout each such read is the next number of one row (a stream the cache can prefetch),
+    not a random line of the whole table (at d = 20, 84 MB: a cache miss for almost every read).
+    """
+    n, d, m = alpha.shape
+    start = np.zeros(d + 1, dtype=np.int64)
+    for c in range(n):
+        start[size[c] + 1] += 1
+    for k in range(d):
+        start[k + 1] += start[k]
+    rank = start.copy()
+    for c in range(n):
+        r = rank[size[c]]
+        rank[size[c]] += 1
+        for j in range(d):
+            for b in range(m):
+                out[j, r, b] = alpha[c, j, b]
+    return start
+
+
 @njit(cache=True, error_model="numpy")
-def _sums_over_orders(alpha: np.ndarray, forward: np.ndarray, backward: np.ndarray,
-                      log_f: np.ndarray, log_b: np.ndarray) -> None:
+def _sums_over_orders(alpha: np.ndarray, size: np.ndarray, sorted_alpha: np.ndarray, forward: np.ndarray,
+                      backward: np.ndarray, log_f: np.ndarray, log_b: np.ndarray) -> None:
     """The sums over orders in linear space for ``m`` members at once, each level divided by its maximum.
 
-    ``alpha (2^(d-1), d, m)``; ``forward`` and ``backward`` ``(2^d, m)``; ``log_f`` and ``log_b``
-    ``(d + 1, m)``: the log scale per set size. ``F(S) = sum_{j in S} F(S - j) alpha_j(S - j)``
-    over the sets ``S`` of ``k`` members, and with them ``B(S') = sum_{j not in S'} alpha_j(S')
-    B(S' + j)`` over their complements ``S'`` (the same ``j``: the members of ``S``), so a level
-    reads only the level before it. Every update runs over the ``m`` members (the last axis).
+    ``alpha (2^(d-1), d, m)``; ``size[c]`` the number of parents of code ``c``; ``sorted_alpha``
+    work space of ``alpha``'s size (:func:`_by_size`); ``forward`` and ``backward`` ``(2^d, m)``;
+    ``log_f`` and ``log_b`` ``(d + 1, m)``: the log scale per set size. ``F(S) = sum_{j in S}
+    F(S - j) alpha_j(S - j)`` over the sets ``S`` of ``k`` members, and with them ``B(S') =
+    sum_{j not in S'} alpha_j(S') B(S' + j)`` over their complements ``S'`` (the same ``j``: the
+    members of ``S``), so a level reads only the level before it. Every update runs over the ``m``
+    members (the last axis).
+
+    A table larger than the cache is first copied by size (:func:`_by_size`): the sets ``S`` of a
+    level come in increasing order, so for each ``j`` the codes of ``S - j`` rise through the codes
+    of ``k - 1`` parents and those of ``S'`` fall through the codes of ``d - k``: each node's reads
+    walk its row of the copy, one number after the other, instead of a random line of the table.
     """
-    d, m = alpha.shape[1], alpha.shape[2]
+    n, d, m = alpha.shape
     full = (1 << d) - 1
+    sort = _code_block(n, d, m) < n  # larger than the cache
+    start = _by_size(alpha, size, sorted_alpha) if sort else np.zeros(d + 1, dtype=np.int64)
+    rise = np.empty(d, dtype=np.int64)  # per node: the rank of the next code of S - j (forward), of S' (backward)
+    fall = np.empty(d, dtype=np.int64)
     forward[0] = 1.0
     backward[full] = 1.0
     log_f[0] = 0.0
@@ -102,6 +168,8 @@ def _sums_over_orders(alpha: np.ndarray, forward: np.ndarray, backward: np.ndarr
     for k in range(1, d + 1):
         top_f[:] = 0.0
         top_b[:] = 0.0
+        rise[:] = start[k - 1]
+        fall[:] = start[d - k + 1] - 1
         count = 0
         subset = (1 << k) - 1
         while subset <= full:
@@ -114,12 +182,16 @@ def _sums_over_orders(alpha: np.ndarray, forward: np.ndarray, backward: np.ndarr
                 low = bits & -bits
                 j = _bit_index(low)
                 rest = subset ^ low
-                code_rest = _code_of(rest, j)
-                code_co = _code_of(co, j)
                 more = co | low
+                if sort:
+                    ahead, behind = sorted_alpha[j, rise[j]], sorted_alpha[j, fall[j]]
+                    rise[j] += 1
+                    fall[j] -= 1
+                else:
+                    ahead, behind = alpha[_code_of(rest, j), j], alpha[_code_of(co, j), j]
                 for b in range(m):
-                    forward[subset, b] += forward[rest, b] * alpha[code_rest, j, b]
-                    backward[co, b] += alpha[code_co, j, b] * backward[more, b]
+                    forward[subset, b] += forward[rest, b] * ahead[b]
+                    backward[co, b] += behind[b] * backward[more, b]
                 bits ^= low
             for b in range(m):
                 top_f[b] = max(top_f[b], forward[subset, b])
@@ -149,7 +221,7 @@ def linear_dp(ratio: np.ndarray, beta: np.ndarray, top: np.ndarray, size: np.nda
     maxima it was divided by (``-inf`` allowed in ``beta``); ``size[c]`` is the number of parents in
     code ``c``. ``E = sum_j sum_P P(Pa_j = P) (beta_j(P) - top_j)``, the expectation in
     ``graph_posterior._order_dag_entropy`` (terms of zero probability skipped).
-    ``work`` holds at least ``(d 2^(d-1) + 2^(d+1)) m`` numbers of scratch space, overwritten (the
+    ``work`` holds at least ``(2 d 2^(d-1) + 2^(d+1)) m`` numbers of scratch space, overwritten (the
     caller may reuse it across calls: a compiled function holds the GIL throughout).
     The scaling and the held test are those of ``graph_posterior._linear_dp``; ``log F(V)`` is the
     log of the product of the level maxima.
@@ -159,10 +231,7 @@ def linear_dp(ratio: np.ndarray, beta: np.ndarray, top: np.ndarray, size: np.nda
     held = np.ones(m, dtype=np.bool_)
     used = n * d * m
     alpha = work[:used].reshape((n, d, m))  # codes first, members last: every loop below runs over the members
-    for b in range(m):
-        for j in range(d):
-            for c in range(n):
-                alpha[c, j, b] = ratio[b, j, c]
+    _to_codes_first(ratio, alpha)
     zeta_columns(alpha.reshape((n, d * m)), q, False)
     for j in range(d):  # alpha_j(U) >= alpha_j(empty set) = ratio_j(empty set): the smallest
         for b in range(m):
@@ -172,7 +241,8 @@ def linear_dp(ratio: np.ndarray, beta: np.ndarray, top: np.ndarray, size: np.nda
     backward = work[used + (m << d) : used + (2 * m << d)].reshape((1 << d, m))
     log_f = np.empty((d + 1, m))
     log_b = np.empty((d + 1, m))
-    _sums_over_orders(alpha, forward, backward, log_f, log_b)
+    _sums_over_orders(alpha, size, work[used + (2 * m << d) : 2 * used + (2 * m << d)].reshape((d, n, m)),
+                      forward, backward, log_f, log_b)
     smallest = np.full(m, np.inf)
     for s in range(1 << d):
         for b in range(m):
@@ -189,30 +259,39 @@ def linear_dp(ratio: np.ndarray, beta: np.ndarray, top: np.ndarray, size: np.nda
                 log_weight = min(max(log_weight, -max_log_weight), max_log_weight)
             weight[u, b] = math.exp(log_weight)
     below = alpha  # alpha is no longer needed: reuse its memory
-    for j in range(d):
-        low = (1 << j) - 1
-        for c in range(n):
-            subset = (c & low) | ((c & ~low) << 1)
-            family = subset | (1 << j)
-            p = size[c]
-            for b in range(m):
-                below[c, j, b] = forward[subset, b] * backward[family, b] * weight[p, b]
+    block = _code_block(n, d, m)
+    for first in range(0, n, block):  # a block of codes at a time: its rows of below stay in cache over j
+        last = min(first + block, n)
+        for j in range(d):
+            low = (1 << j) - 1
+            for c in range(first, last):
+                subset = (c & low) | ((c & ~low) << 1)
+                family = subset | (1 << j)
+                p = size[c]
+                for b in range(m):
+                    below[c, j, b] = forward[subset, b] * backward[family, b] * weight[p, b]
     zeta_columns(below.reshape((n, d * m)), q, True)
     parent_set = ratio  # written in place of the ratios it reads, entry by entry
+    mass = np.zeros((m, d))
+    term = np.zeros((m, d))
+    for first in range(0, n, block):  # blocks as above; each (b, j) still sums its codes in order
+        last = min(first + block, n)
+        for b in range(m):
+            for j in range(d):
+                shift = top[b, j]
+                total, expectation = mass[b, j], term[b, j]
+                for c in range(first, last):
+                    value = ratio[b, j, c] * below[c, j, b]
+                    parent_set[b, j, c] = value
+                    total += value
+                    # an excluded set (beta = -inf) has value 0: the max keeps 0 * -inf from giving NaN, branch-free
+                    expectation += value * max(beta[b, j, c] - shift, -1e300)
+                mass[b, j], term[b, j] = total, expectation
     expected = np.zeros(m)
     for b in range(m):
         for j in range(d):
-            mass = 0.0
-            term = 0.0
-            shift = top[b, j]
-            for c in range(n):
-                value = ratio[b, j, c] * below[c, j, b]
-                parent_set[b, j, c] = value
-                mass += value
-                # an excluded set (beta = -inf) has value 0: the max keeps 0 * -inf from giving NaN, branch-free
-                term += value * max(beta[b, j, c] - shift, -1e300)
-            expected[b] += term
-            if not abs(mass - 1.0) < 1e-9:  # also false for NaN or infinite entries
+            expected[b] += term[b, j]
+            if not abs(mass[b, j] - 1.0) < 1e-9:  # also false for NaN or infinite entries
                 held[b] = False
     return parent_set, log_f[d].copy(), held, expected
 
@@ -223,8 +302,8 @@ measured 1.3x faster per input than one at a time, and 3x slower with 96 togethe
 
 
 @njit(cache=True, error_model="numpy")
-def principal_pivots(r: np.ndarray) -> np.ndarray:
-    """The pivots of the principal-minor recursion of SPD matrices ``r (G, m, m)``: ``(G, 2^m)``, ``[:, 0] = 1``.
+def principal_pivots(r: np.ndarray, out: np.ndarray) -> None:
+    """The pivots of the principal-minor recursion of SPD matrices ``r (G, m, m)``, into ``out (G, 2^m)``; ``[:, 0] = 1``.
 
     Griffin & Tsatsomeros (``graph_posterior``'s docstring): at level ``k`` the ``2^k`` Schur
     complements of size ``m - k``, one per choice among the first ``k`` indices; leaving index
@@ -235,7 +314,6 @@ def principal_pivots(r: np.ndarray) -> np.ndarray:
     update runs along a row of ``2^k`` blocks, long from the first level on.
     """
     total, m = r.shape[0], r.shape[1]
-    out = np.empty((total, 1 << m))
     largest = 1
     for k in range(m):
         largest = max(largest, (1 << k) * (m - k) * (m - k))
@@ -272,11 +350,40 @@ def principal_pivots(r: np.ndarray) -> np.ndarray:
                         following[write + s] = value  # index k left out: drop its row and column
                         following[write + half + s] = value - current[row + s] * scaled[c * half + s]  # kept
             current, following = following, current
-    return out
 
 
 @njit(cache=True)
-def best_parents(beta: np.ndarray) -> np.ndarray:
+def _max_over_subsets(x: np.ndarray, q: int) -> None:
+    """In place: the maximum over subsets of the ``q``-bit codes of the rows of ``x (2^q, k)``, two bits per pass.
+
+    The layout and passes of :func:`zeta_columns` with ``max`` for ``+`` (exact, so in any order);
+    written as comparisons that hold no NaN, which the compiler turns into vector instructions.
+    """
+    n, k = x.shape
+    b = 0
+    while b + 1 < q:
+        step = 1 << b
+        for base in range(0, n, 4 * step):
+            for i in range(base, base + step):
+                r0, r1, r2, r3 = x[i], x[i + step], x[i + 2 * step], x[i + 3 * step]
+                for c in range(k):
+                    x0, x1, x2, x3 = r0[c], r1[c], r2[c], r3[c]
+                    y1 = x1 if x1 >= x0 else x0
+                    y2 = x2 if x2 >= x0 else x0
+                    y3 = x3 if x3 >= x2 else x2
+                    y3 = y3 if y3 >= y1 else y1
+                    r1[c], r2[c], r3[c] = y1, y2, y3
+        b += 2
+    if b < q:
+        step = 1 << b
+        for i in range(step):
+            r0, r1 = x[i], x[i + step]
+            for c in range(k):
+                r1[c] = r1[c] if r1[c] >= r0[c] else r0[c]
+
+
+@njit(cache=True)
+def best_parents(beta: np.ndarray, best: np.ndarray) -> np.ndarray:
     """The ``d``-bit parent masks ``(m, d)`` of the DAGs maximising ``sum_j beta[b, j, pa(j)]`` (``beta (m, d, 2^(d-1))``, log scale).
 
     Silander & Myllymäki's recursion as ``graph_posterior.best_dag`` describes it, the first two
@@ -284,23 +391,14 @@ def best_parents(beta: np.ndarray) -> np.ndarray:
     within every ``U`` (a running maximum over subsets), the best score of a DAG on every subset;
     then each member's sinks from the full set back, and the sink's parents among the nodes left
     (its submasks, largest code first, so that ties go to the smaller code). Ties between sinks go
-    to the smaller node index.
+    to the smaller node index. ``best`` is work space of ``2^(d-1) d m`` numbers (overwritten).
     """
     m, d, n = beta.shape
     q = d - 1
     full = (1 << d) - 1
-    best = np.empty((n, d, m))  # best[U, j, b] = max over P ⊆ U of beta[b, j, P]
-    for b in range(m):
-        for j in range(d):
-            for c in range(n):
-                best[c, j, b] = beta[b, j, c]
-    for bit in range(q):
-        step = 1 << bit
-        for base in range(0, n, 2 * step):
-            for i in range(base, base + step):
-                for j in range(d):
-                    for b in range(m):
-                        best[i + step, j, b] = max(best[i + step, j, b], best[i, j, b])
+    best = best[: n * d * m].reshape((n, d, m))  # best[U, j, b] = max over P ⊆ U of beta[b, j, P]
+    _to_codes_first(beta, best)
+    _max_over_subsets(best.reshape((n, d * m)), q)
     top = np.empty((1 << d, m))  # the best score of a DAG on each subset
     top[0] = 0.0
     for subset in range(1, full + 1):  # subset - j < subset: every set after its subsets
@@ -386,16 +484,18 @@ def distinct_nodes(count: np.ndarray, mean: np.ndarray, scatter: np.ndarray) -> 
 
 @njit(cache=True, error_model="numpy")
 def assemble_scores(logdet: np.ndarray, source: np.ndarray, constant: np.ndarray, a: np.ndarray,
-                    size: np.ndarray) -> np.ndarray:
-    """BGe local scores ``(M, d, 2^(d-1))`` from the principal log-determinants of each group of equal nodes.
+                    size: np.ndarray, prior: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """BGe local scores plus a log prior, ``(M, d, 2^(d-1))``, from the principal log-determinants of each group.
 
     ``logdet (G, 2^d)`` of the distinct ``R``; ``source (M d,)``: the group of each node;
     ``constant`` and ``a`` ``(M, d, d)``: the score's constant and exponent per node and number of
-    parents. ``score(j, P) = constant + a log det R[P, P] - (a + 1/2) log det R[P + j, P + j]``.
+    parents; ``prior (d, 2^(d-1))`` is added after the score (zeros: the scores alone, bit for bit).
+    ``score(j, P) = constant + a log det R[P, P] - (a + 1/2) log det R[P + j, P + j]``. ``out``
+    holds at least ``M d 2^(d-1)`` numbers; the result is a view of its first ones.
     """
     m, d = constant.shape[0], constant.shape[1]
     n = 1 << (d - 1)
-    out = np.empty((m, d, n))
+    scores = out[: m * d * n].reshape((m, d, n))
     for b in range(m):
         for j in range(d):
             table = logdet[source[b * d + j]]
@@ -403,6 +503,6 @@ def assemble_scores(logdet: np.ndarray, source: np.ndarray, constant: np.ndarray
             for c in range(n):
                 parents = (c & low) | ((c & ~low) << 1)
                 p = size[c]
-                out[b, j, c] = (constant[b, j, p] + a[b, j, p] * table[parents]
-                                - (a[b, j, p] + 0.5) * table[parents | (1 << j)])
-    return out
+                scores[b, j, c] = (constant[b, j, p] + a[b, j, p] * table[parents]
+                                   - (a[b, j, p] + 0.5) * table[parents | (1 << j)]) + prior[j, c]
+    return scores

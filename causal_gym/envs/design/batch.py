@@ -70,11 +70,9 @@ from causal_gym.envs.design.world import DesignSetting, Instances
 from causal_gym.metrics import edge_average_precision
 from causal_gym.stats.graph_posterior import (
     BGeStats,
-    best_dag,
-    bge_local_scores,
-    edge_posterior,
     expected_correct_entries,
     expected_shd,
+    posterior_summary,
 )
 
 __all__ = ["REWARDS", "ACTIONS", "OBSERVATIONS", "POSTERIOR_METRICS", "TRUTH_METRICS", "DesignBatch",
@@ -370,9 +368,7 @@ def _posterior(stats: BGeStats, max_parents: int | None = None) -> tuple[np.ndar
     """
     b = stats.count.shape[0]
     if b <= _POSTERIOR_CHUNK:
-        scores = bge_local_scores(stats, max_parents=max_parents)
-        posterior = edge_posterior(scores)
-        return posterior.edge_probs, posterior.entropy, best_dag(scores)
+        return posterior_summary(stats, max_parents=max_parents)
     parts = [_posterior(BGeStats(stats.count[k], stats.mean[k], stats.scatter[k]), max_parents)
              for k in (slice(i, i + _POSTERIOR_CHUNK) for i in range(0, b, _POSTERIOR_CHUNK))]
     probs, entropy, best = (np.concatenate(arrays) for arrays in zip(*parts))
@@ -438,6 +434,8 @@ class DesignBatch:
         self.stats: BGeStats | None = None
         self.edge_probs: np.ndarray | None = None
         self.computed = False  # whether the last step recomputed the posterior (its metrics are then in the info)
+        self._confidence_of: tuple[np.ndarray | None, np.ndarray] = (None, np.empty(0))  # (posterior, its confidence)
+        self._path: dict[str, np.ndarray] | None = None  # the trajectory, once computed after the last step
         if self.reward != "none":
             self.stats = BGeStats.from_data(instances.observational)
             self.edge_probs, self.entropy, self.best = _posterior(self.stats, self.setting.max_parents)
@@ -460,10 +458,18 @@ class DesignBatch:
         self._entropy_seen[:, step] = self.entropy
         self.computed = True
 
+    def _confidence(self) -> np.ndarray:
+        """``expected_correct_entries`` of the current posterior ``(B,)``, computed once per posterior (reward and metrics)."""
+        seen, value = self._confidence_of
+        if seen is not self.posterior:
+            value = np.asarray(expected_correct_entries(self.posterior)).reshape(-1)
+            self._confidence_of = (self.posterior, value)
+        return value.copy()
+
     def _value(self) -> np.ndarray:
         """The quantity whose change the reward pays, per episode ``(B,)``."""
         if self.reward == "confidence":
-            return np.asarray(expected_correct_entries(self.posterior)).reshape(-1)
+            return self._confidence()
         if self.reward == "truth":
             return truth_agreement(self.posterior, self.started.adjacency)
         return -self.entropy
@@ -541,17 +547,24 @@ class DesignBatch:
 
     def _update(self, stats: BGeStats, played: np.ndarray, new: np.ndarray, targets: np.ndarray) -> None:
         """Add the new rows ``(m, k, d)`` with their targets ``(m, k)`` to ``stats``, of the episodes that played."""
-        count, mean, scatter = stats.count.copy(), stats.mean.copy(), stats.scatter.copy()
-        part = BGeStats(count[played], mean[played], scatter[played])
+        everyone = played.size == len(stats.count)  # the usual case: no copies of the untouched episodes
+        part = stats if everyone else BGeStats(stats.count[played], stats.mean[played], stats.scatter[played])
         for r in range(new.shape[1]):
             intervened = targets[:, r, None] == np.arange(self.setting.d)  # -1 (observe) matches no node
             part = part.add_row(new[:, r], intervened)
-        count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
-        self.stats = BGeStats(count, mean, scatter)
+        if everyone:
+            self.stats = part
+        else:
+            count, mean, scatter = stats.count.copy(), stats.mean.copy(), stats.scatter.copy()
+            count[played], mean[played], scatter[played] = part.count, part.mean, part.scatter
+            self.stats = BGeStats(count, mean, scatter)
         if self._per_step:
-            probs, entropy, best = self.posterior.copy(), self.entropy.copy(), self.best.copy()
-            probs[played], entropy[played], best[played] = _posterior(part, self.setting.max_parents)
-            self.edge_probs, self.entropy, self.best = probs, entropy, best
+            if everyone:
+                self.edge_probs, self.entropy, self.best = _posterior(part, self.setting.max_parents)
+            else:
+                probs, entropy, best = self.posterior.copy(), self.entropy.copy(), self.best.copy()
+                probs[played], entropy[played], best[played] = _posterior(part, self.setting.max_parents)
+                self.edge_probs, self.entropy, self.best = probs, entropy, best
 
     def observation(self, b: int | None = None) -> np.ndarray | dict[str, np.ndarray]:
         """The observation of episode ``b``, or of all (leading axis ``B``) when None: the summary
@@ -572,7 +585,7 @@ class DesignBatch:
 
     def metrics(self) -> dict[str, np.ndarray]:
         """:data:`POSTERIOR_METRICS` of every episode's current posterior, ``(B,)`` each (none of the truth)."""
-        return {"confidence": np.asarray(expected_correct_entries(self.posterior)).reshape(-1),
+        return {"confidence": self._confidence(),
                 "entropy": self.entropy.copy(),
                 "expected_shd": np.asarray(expected_shd(self.posterior)).reshape(-1)}
 
@@ -584,15 +597,20 @@ class DesignBatch:
         """
         if self.stats is None:
             return {}
-        probs, truth = self._probs_seen, self.started.adjacency[:, None]
-        seen = ~np.isnan(self._entropy_seen)
-        f1, distance = graph_scores(truth, self._best_seen)
-        nan = np.where(seen, 0.0, np.nan)
-        return {"confidence": np.asarray(expected_correct_entries(np.nan_to_num(probs))) + nan,
-                "entropy": self._entropy_seen.copy(),
-                "expected_shd": np.asarray(expected_shd(np.nan_to_num(probs))) + nan,
-                "truth": truth_agreement(probs, truth),
-                "map_f1": f1 + nan, "map_shd": distance + nan}
+        path = self._path
+        if path is None:
+            probs, truth = self._probs_seen, self.started.adjacency[:, None]
+            seen = ~np.isnan(self._entropy_seen)
+            f1, distance = graph_scores(truth, self._best_seen)
+            nan = np.where(seen, 0.0, np.nan)
+            path = {"confidence": np.asarray(expected_correct_entries(np.nan_to_num(probs))) + nan,
+                    "entropy": self._entropy_seen.copy(),
+                    "expected_shd": np.asarray(expected_shd(np.nan_to_num(probs))) + nan,
+                    "truth": truth_agreement(probs, truth),
+                    "map_f1": f1 + nan, "map_shd": distance + nan}
+            if self.done:  # final: kept for the other caller of the last step (final_scores and the info both ask)
+                self._path = path
+        return {name: values.copy() for name, values in path.items()}
 
     def final_scores(self) -> dict[str, np.ndarray]:
         """Every episode's scores against its hidden graph, ``(B,)`` each (only after the last step).
