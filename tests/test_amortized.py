@@ -337,6 +337,7 @@ def test_shipped_checkpoint_is_small_and_has_its_card_and_curve():
     assert card["hyper"] == state["hyper"] and card["threshold"] == state["threshold"]
     assert card["max_rows"] == state["max_rows"] and card["steps"] > 0 and card["seed"] == 0
     assert card["command"].startswith("python examples/train_amortized.py")
+    assert "DAG" in card["graph"]  # the card says how the returned graph is made
     with open(default_checkpoint().with_suffix(".curve.csv")) as handle:
         curve = list(csv.DictReader(handle))
     assert int(curve[-1]["step"]) == card["steps"] and int(curve[-1]["datasets_seen"]) == card["datasets_seen"]
@@ -367,6 +368,7 @@ def test_the_training_command_trains_resumes_and_writes_its_card(tmp_path):
     assert "resuming at step 1" in second.stdout
     card = json.loads((tmp_path / "run" / "alternet.card.json").read_text())
     assert card["steps"] == 4 and card["prior"] == PRIOR.to_dict() and set(card["cpu_hours"]) == {"trainer", "data_workers"}
+    assert card["graph"] == read_card(default_checkpoint())["graph"]
     with open(tmp_path / "run" / "alternet.curve.csv") as handle:
         assert [int(r["step"]) for r in csv.DictReader(handle)] == [1, 2, 4]
     assert load("alternet", tmp_path / "run" / "alternet.pt").infer(np.random.default_rng(0).normal(size=(50, 3))).shape == (3, 3)
