@@ -57,6 +57,7 @@ __all__ = [
     "topological_order",
     "kahn_order",
     "orient_along_arrows",
+    "greedy_dag",
     "parents",
     "children",
     "neighbors",
@@ -238,6 +239,51 @@ def orient_along_arrows(pdag: np.ndarray) -> np.ndarray:
     directed = b & ~b.T
     rank = np.argsort(topological_order(directed.astype(np.int8)))
     return (directed | (b & b.T & (rank[:, None] < rank[None, :]))).astype(np.int8)
+
+
+def greedy_dag(weights: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """The candidate edges taken in decreasing weight, each kept unless it closes a directed cycle
+    with those kept before: a DAG, the greedy heuristic for the maximum-weight acyclic subgraph.
+
+    Ties are taken in row-major order. When the candidates already form a DAG, all are kept. A
+    candidate pair in both directions keeps at most one (the second would close a 2-cycle), so a
+    symmetric candidate set is oriented rather than cut.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (d, d)
+        Finite scores, ``weights[i, j]`` for ``i -> j`` (e.g. edge probabilities).
+    candidates : ndarray of shape (d, d)
+        Boolean (or 0/1) mask of the edges that may be kept; the diagonal is ignored.
+
+    Returns
+    -------
+    ndarray of shape (d, d), int8
+        The kept edges.
+
+    Examples
+    --------
+    >>> w = np.array([[0, .9, 0], [0, 0, .8], [.7, 0, 0]])
+    >>> greedy_dag(w, w > 0).tolist()  # 2 -> 0 would close 0 -> 1 -> 2 -> 0
+    [[0, 1, 0], [0, 0, 1], [0, 0, 0]]
+    """
+    w = np.asarray(weights, dtype=float)
+    keep = np.asarray(candidates).astype(bool)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or keep.shape != w.shape:
+        raise ValueError(f"weights and candidates must be square and of one shape, got {w.shape} and {keep.shape}")
+    keep = keep & ~np.eye(w.shape[0], dtype=bool)
+    if not np.isfinite(w[keep]).all():
+        raise ValueError("weights of candidate edges must be finite")
+    edges = np.argwhere(keep)
+    order = np.argsort(-w[edges[:, 0], edges[:, 1]], kind="stable")
+    reach = np.eye(w.shape[0], dtype=bool)  # reach[a, b]: a directed path a -> ... -> b among the kept edges
+    out = np.zeros(w.shape, dtype=np.int8)
+    for i, j in edges[order].tolist():
+        if reach[j, i]:
+            continue
+        out[i, j] = 1
+        reach |= reach[:, i, None] & reach[None, j, :]  # whatever reaches i now reaches whatever j reaches
+    return out
 
 
 def kahn_order(n_nodes: int, edges: Iterable[tuple[int, int]]) -> list[int]:

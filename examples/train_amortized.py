@@ -10,7 +10,8 @@ warms up over 300 steps and follows a cosine to a tenth of ``--lr`` at ``--steps
 
 Worker processes (``--workers``, default: every core but the trainer's, at least one) draw the
 batches ahead of the trainer, so drawing costs no trainer time. Every ``--eval-every`` steps the
-network scores a fixed dev set (the ``dev`` stream: 60 datasets, 20 each at d = 10, 20, 30) and
+network scores a fixed dev set (the ``dev`` stream: 60 datasets, 20 each at d = 10, 20, 30; F1 of
+the graph the method returns, :func:`~causal_gym.discovery.amortized.network.orient`) and
 the row goes to ``alternet.curve.csv`` / ``alternet.curve.png``; the trainer state (``state.pt``:
 weights, optimizer, step, curve, CPU seconds) is saved then and every ``--save-every`` steps, and
 a rerun with the same ``--out`` resumes from it (the card lists each session's command and first
@@ -55,6 +56,8 @@ SMALL_D = (5, 20)  # drawn with probability 3/4; else LARGE_D
 LARGE_D = (21, 50)
 DEV_DIMS = (10, 20, 30)  # the dev set: --dev-per-d datasets at each
 THRESHOLDS = np.round(np.arange(0.2, 0.81, 0.05), 2)
+GRAPH = ("pairs with p_ij + p_ji above the threshold, oriented into a DAG (network.orient): directions in decreasing "
+         "probability, each kept unless it closes a directed cycle, so the thresholded graph whenever that is acyclic")
 
 
 def step_shape(seed: int, step: int) -> tuple[int, int, int]:
@@ -254,7 +257,7 @@ def write_outputs(args: argparse.Namespace, net: AlterNet, state: dict[str, Any]
     card = {
         "model": "AlterNet (causal_gym.discovery.amortized.network)", "hyper": net.hyper,
         "parameters": sum(p.numel() for p in net.parameters()),
-        "max_rows": args.rows, "threshold": row["threshold"],
+        "max_rows": args.rows, "threshold": row["threshold"], "graph": GRAPH,
         "input": "columns z-scored over all rows (so raw variances are not seen); mask as a second channel",
         "prior": PRIOR.to_dict(), "arena_coverage": PRIOR.arena_coverage(),
         "training": {"d": f"probability 3/4 uniform on {SMALL_D[0]}..{SMALL_D[1]}, else on {LARGE_D[0]}..{LARGE_D[1]}",

@@ -104,6 +104,68 @@ def test_orient_keeps_pairs_above_the_threshold_pointing_the_likelier_way():
     np.testing.assert_array_equal(orient(p, 0.3), [[0, 1, 0], [0, 0, 0], [1, 1, 0]])
 
 
+def _is_dag_by_dfs(a: np.ndarray) -> bool:
+    """Independent of causal_gym.graphs: no pair both ways, and a depth-first search finds no back edge."""
+    d = a.shape[0]
+    if (a.astype(bool) & a.T.astype(bool)).any():
+        return False
+    state = [0] * d  # 0 new, 1 on the stack, 2 done
+
+    def visit(v: int) -> bool:
+        state[v] = 1
+        for w in np.flatnonzero(a[v]):
+            if state[w] == 1 or (state[w] == 0 and not visit(int(w))):
+                return False
+        state[v] = 2
+        return True
+
+    return all(state[v] == 2 or visit(v) for v in range(d))
+
+
+def _adversarial_probabilities(rng: np.random.Generator) -> np.ndarray:
+    """Random probabilities, some with near-tied 2-cycles and a strong cycle through every node."""
+    d = int(rng.integers(3, 13))
+    p = rng.random((d, d)) ** rng.choice([0.5, 1.0, 3.0])
+    kind = rng.integers(3)
+    if kind == 1:  # 2-cycles: both directions high and nearly equal
+        for i, j in rng.integers(0, d, size=(d, 2)):
+            p[i, j] = p[j, i] = 0.9
+            p[i, j] += rng.choice([-1e-9, 0.0, 1e-9])
+    elif kind == 2:  # one long cycle 0 -> 1 -> ... -> d-1 -> 0, each step likelier than its reverse
+        for i in range(d):
+            p[i, (i + 1) % d], p[(i + 1) % d, i] = rng.uniform(0.6, 1.0), rng.uniform(0.0, 0.3)
+    np.fill_diagonal(p, 0.0)
+    return p
+
+
+def test_orient_returns_a_dag_with_the_thresholded_adjacencies():
+    rng = np.random.default_rng(0)
+    cyclic = 0
+    for _ in range(600):
+        p = _adversarial_probabilities(rng)
+        threshold = float(rng.uniform(0.2, 1.2))
+        raw, dag = orient(p, threshold, acyclic=False), orient(p, threshold)
+        assert _is_dag_by_dfs(dag)
+        np.testing.assert_array_equal(dag | dag.T, raw | raw.T)  # pairs are reoriented, never cut
+        if _is_dag_by_dfs(raw):
+            np.testing.assert_array_equal(dag, raw)
+        else:
+            cyclic += 1
+            assert (dag != raw).any()
+    assert cyclic > 100  # the adversarial draws did produce cycles
+
+
+def test_orient_points_the_weakest_direction_of_a_cycle_the_other_way():
+    # hand-checked: 0 -> 1 (.9), 1 -> 2 (.8), 2 -> 0 (.7), reverses .1, .15, .2, threshold .5:
+    # 0 -> 1 and 1 -> 2 are kept, 2 -> 0 would close the cycle, so the pair points 0 -> 2
+    p = np.array([[0.0, 0.9, 0.2], [0.1, 0.0, 0.8], [0.7, 0.15, 0.0]])
+    np.testing.assert_array_equal(orient(p, 0.5, acyclic=False), [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(orient(p, 0.5), [[0, 1, 1], [0, 0, 1], [0, 0, 0]])
+    # with 1 -> 2 the weakest (.6 against 2 -> 0 at .7), the pair 1, 2 is the one reversed
+    p[1, 2] = 0.6
+    np.testing.assert_array_equal(orient(p, 0.5), [[0, 1, 0], [0, 0, 0], [1, 1, 0]])
+
+
 # ---------------------------------------------------------------------------------------------
 # the statistics, against independent computations
 # ---------------------------------------------------------------------------------------------
@@ -193,6 +255,8 @@ def test_the_result_contract_with_and_without_a_mask(method):
     result = check_result_contract(method, x, "alternet")
     np.testing.assert_array_equal(result.graph, orient(result.probabilities, result.threshold))
     assert not (result.graph & result.graph.T).any()  # directed: no pair both ways
+    p = result.probabilities
+    assert result.extras["reversed_edges"] == int((result.graph.astype(bool) & (p < p.T)).sum())
     with_mask = method.run(x, mask)
     np.testing.assert_array_equal(with_mask.probabilities, method.infer(x, mask))
     assert not np.allclose(with_mask.probabilities, result.probabilities)
@@ -208,7 +272,9 @@ def test_discovery_run_of_alternet_is_a_loaded_network_paying_its_load_once():
     np.testing.assert_array_equal(first.graph, reference.graph)
     np.testing.assert_allclose(first.extras["probabilities"], reference.probabilities, atol=1e-6)
     assert first.extras["load_seconds"] > 0 and second.extras["load_seconds"] == 0.0
-    assert first.options == {"checkpoint": None, "threshold": None, "max_rows": 100}
+    assert first.options == {"checkpoint": None, "threshold": None, "max_rows": 100, "acyclic": True}
+    raw = run("alternet", x, mask=mask, max_rows=100, acyclic=False)
+    np.testing.assert_array_equal(raw.graph, orient(reference.probabilities, reference.threshold, acyclic=False))
     with pytest.raises(ValueError, match="threshold"):
         run("alternet", x, threshold=2.5)
 
@@ -224,6 +290,8 @@ def test_cache_keys_hold_the_digest_of_the_checkpoint_read(tmp_path):
     torch.save(state, other)
     assert cache_options("alternet", {"checkpoint": str(other)})["checkpoint_sha256"] != shipped["checkpoint_sha256"]
     assert str(tmp_path) not in json.dumps(cache_options("alternet", {"checkpoint": str(other)}))
+    # the acyclic orientation is part of the key, so no graph cached before it is served as its own
+    assert shipped["acyclic"] is True and cache_options("alternet", {"acyclic": False})["acyclic"] is False
 
 
 def test_one_load_serves_many_datasets(method):
@@ -269,6 +337,7 @@ def test_shipped_checkpoint_is_small_and_has_its_card_and_curve():
     assert card["hyper"] == state["hyper"] and card["threshold"] == state["threshold"]
     assert card["max_rows"] == state["max_rows"] and card["steps"] > 0 and card["seed"] == 0
     assert card["command"].startswith("python examples/train_amortized.py")
+    assert "DAG" in card["graph"]  # the card says how the returned graph is made
     with open(default_checkpoint().with_suffix(".curve.csv")) as handle:
         curve = list(csv.DictReader(handle))
     assert int(curve[-1]["step"]) == card["steps"] and int(curve[-1]["datasets_seen"]) == card["datasets_seen"]
@@ -299,6 +368,7 @@ def test_the_training_command_trains_resumes_and_writes_its_card(tmp_path):
     assert "resuming at step 1" in second.stdout
     card = json.loads((tmp_path / "run" / "alternet.card.json").read_text())
     assert card["steps"] == 4 and card["prior"] == PRIOR.to_dict() and set(card["cpu_hours"]) == {"trainer", "data_workers"}
+    assert card["graph"] == read_card(default_checkpoint())["graph"]
     with open(tmp_path / "run" / "alternet.curve.csv") as handle:
         assert [int(r["step"]) for r in csv.DictReader(handle)] == [1, 2, 4]
     assert load("alternet", tmp_path / "run" / "alternet.pt").infer(np.random.default_rng(0).normal(size=(50, 3))).shape == (3, 3)

@@ -28,8 +28,8 @@ name               method
 ``sdcd``           SDCD (``sdcd`` package, ``--no-deps``, torch): two-stage MLP fit with the spectral
                    acyclicity penalty and a time limit; uses an intervention ``mask`` when given; a DAG
 ``alternet``       our amortized AlterNet (:mod:`~causal_gym.discovery.amortized`, torch), loaded
-                   once per process; uses an intervention ``mask`` when given; a directed graph
-                   from its edge probabilities, the probabilities in extras
+                   once per process; uses an intervention ``mask`` when given; a DAG from its edge
+                   probabilities (thresholded, then oriented acyclic), the probabilities in extras
 ``cdfm``           the released CDFM network (:mod:`~causal_gym.discovery.amortized`, ``cdfm-base``),
                    from the checkpoint folder ``checkpoint=`` or ``$CAUSAL_GYM_CDFM_CHECKPOINT``
                    names; :func:`methods` lists it only when the variable names one

@@ -84,14 +84,17 @@ class AlterNetMethod:
 
     ``threshold`` (default: the checkpoint's, chosen on its dev set) applies to ``p_ij + p_ji``: a
     pair above it is an edge pointing the likelier way (:func:`.network.orient`), so the graph has
-    no undirected edges. ``max_rows`` (default: the rows it trained on) trades attention cost
+    no undirected edges. With ``acyclic`` (the default) a pair whose likelier way would close a
+    directed cycle points the other way (a greedy acyclic orientation, strongest directions first),
+    so the graph is a DAG with the same adjacencies; ``extras["reversed_edges"]`` counts those pairs
+    and ``probabilities`` stay as the network gave them. ``max_rows`` (default: the rows it trained on) trades attention cost
     (quadratic in rows) for information; the statistics read every row whatever it is.
     """
 
     name = "alternet"
 
     def __init__(self, path: str | Path | None = None, threshold: float | None = None,
-                 max_rows: int | None = None) -> None:
+                 max_rows: int | None = None, acyclic: bool = True) -> None:
         import torch
 
         from causal_gym.discovery.amortized.network import AlterNet
@@ -107,6 +110,7 @@ class AlterNetMethod:
         self.net.eval()
         self.threshold = float(state["threshold"]) if threshold is None else float(threshold)
         self.max_rows = int(state["max_rows"]) if max_rows is None else max_rows
+        self.acyclic = bool(acyclic)
         self.load_seconds = time.perf_counter() - start
 
     def infer(self, data: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
@@ -130,8 +134,11 @@ class AlterNetMethod:
 
         start = time.perf_counter()
         p = self.infer(data, mask)
+        graph = orient(p, self.threshold, self.acyclic)
         seconds = time.perf_counter() - start
-        return AmortizedResult(self.name, p, orient(p, self.threshold), self.threshold, self.load_seconds, seconds)
+        reversed_edges = int((graph.astype(bool) & (p < p.T)).sum())
+        return AmortizedResult(self.name, p, graph, self.threshold, self.load_seconds, seconds,
+                               {"reversed_edges": reversed_edges})
 
     def run_many(self, datasets: Sequence[np.ndarray], masks: Sequence[np.ndarray | None] | None = None) -> list[AmortizedResult]:
         masks = [None] * len(datasets) if masks is None else list(masks)
@@ -193,14 +200,15 @@ def _as_output(name: str, path: str | None, digest: str | None, data: np.ndarray
 
 
 def alternet(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: str | None = None,
-             threshold: float | None = None, max_rows: int | None = None) -> MethodOutput:
+             threshold: float | None = None, max_rows: int | None = None, acyclic: bool = True) -> MethodOutput:
     """AlterNet as a method of :func:`causal_gym.discovery.run`, so menus and the arena's submit mode
     can offer it like any batch method.
 
     Loaded once per process and option set. ``mask`` (``mask[r, j]``: node ``j`` intervened on in row
-    ``r``) is its second input channel. The graph is directed (:func:`.network.orient`). ``extras``:
-    ``probabilities`` (``[i, j]`` for ``i -> j``), ``threshold``, ``load_seconds`` (0 after the first
-    call), ``infer_seconds``.
+    ``r``) is its second input channel. The graph is a DAG (:func:`.network.orient`). ``extras``:
+    ``probabilities`` (``[i, j]`` for ``i -> j``), ``threshold``, ``reversed_edges`` (pairs pointing
+    against their likelier way to avoid a cycle), ``load_seconds`` (0 after the first call),
+    ``infer_seconds``.
 
     Parameters
     ----------
@@ -210,10 +218,14 @@ def alternet(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: st
         Pairs with ``p_ij + p_ji`` above it are edges; default the checkpoint's.
     max_rows : int, optional
         Rows the attention stack reads (quadratic cost); default the checkpoint's training rows.
+    acyclic : bool, default True
+        Orient the thresholded pairs into a DAG (:func:`.network.orient`); False returns the
+        thresholded graph, each pair pointing its likelier way, which can hold directed cycles.
     """
     path = default_checkpoint() if checkpoint is None else Path(checkpoint)
     return _as_output("alternet", None if checkpoint is None else str(checkpoint), files_digest([path]), data, mask,
-                      threshold=None if threshold is None else float(threshold), max_rows=max_rows)
+                      keep=("reversed_edges",), threshold=None if threshold is None else float(threshold),
+                      max_rows=max_rows, acyclic=bool(acyclic))
 
 
 def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | None = None) -> MethodOutput:
@@ -263,7 +275,8 @@ def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
 
     So a cached graph is never one of another checkpoint that later sat at the same path or
     variable, and no cache key carries a path. AlterNet's key holds the digest of the
-    checkpoint it reads, the shipped one included (a retrained checkpoint is a different method).
+    checkpoint it reads, the shipped one included (a retrained checkpoint is a different method),
+    and ``acyclic`` (default True), so no graph cached before the acyclic orientation is served as one.
     Other methods' options are returned unchanged, so their keys stay the ones they always were.
     """
     out = dict(options)
@@ -274,4 +287,5 @@ def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
     elif method == "alternet":
         path = out.pop("checkpoint", None)
         out["checkpoint_sha256"] = files_digest([Path(path) if path is not None else default_checkpoint()])
+        out["acyclic"] = bool(out.get("acyclic", True))
     return out

@@ -8,7 +8,7 @@ triangles it is part of); the node statistics join the pooled embedding, and two
 over variables read the pair embeddings as per-head attention biases (as graph transformers do with
 edge features), so a node's embedding can take in whom it is (partially) correlated with. The edge head scores ``i -> j`` from the two
 nodes' embeddings and both directions' pair statistics; no acyclicity term (AVICI's is a training
-regulariser; a threshold and :func:`orient` make the graph).
+regulariser); a threshold and :func:`orient` make the graph, a DAG by a greedy acyclic orientation.
 
 No positional encoding anywhere: permuting the variables permutes the logits and permuting the
 rows leaves them unchanged; any ``d`` and ``n`` fit the same weights. The attention stack reads at
@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from causal_gym.discovery.amortized.features import NODE_FEATURES, PAIR_FEATURES, summary_features
+from causal_gym.graphs import greedy_dag
 
 __all__ = ["AlterNet", "Inputs", "inputs", "pick_rows", "orient"]
 
@@ -167,11 +168,18 @@ def inputs(data: np.ndarray, mask: np.ndarray | None, max_rows: int | None) -> I
                   node.float(), pair.float())
 
 
-def orient(probabilities: np.ndarray, threshold: float) -> np.ndarray:
+def orient(probabilities: np.ndarray, threshold: float, acyclic: bool = True) -> np.ndarray:
     """A directed graph from edge probabilities: ``i`` and ``j`` adjacent when ``p_ij + p_ji`` exceeds
-    ``threshold`` (in a DAG the two directions exclude each other), pointing the likelier way."""
+    ``threshold`` (in a DAG the two directions exclude each other), pointing the likelier way.
+
+    With ``acyclic`` (the default) the pairs are then oriented by :func:`causal_gym.graphs.greedy_dag`
+    over both directions of each adjacent pair: directions in decreasing probability, each kept unless
+    it closes a directed cycle, so a pair whose likelier way would close one points the other way.
+    The result is a DAG with the same adjacencies, equal to the thresholded graph whenever that is
+    acyclic (a greedy maximum-weight acyclic orientation of the thresholded skeleton).
+    """
     p = np.asarray(probabilities, dtype=float)
     adjacent = (p + p.T) > threshold
     graph = (adjacent & (p > p.T)).astype(np.int8)
     np.fill_diagonal(graph, 0)
-    return graph
+    return greedy_dag(p, graph | graph.T) if acyclic else graph

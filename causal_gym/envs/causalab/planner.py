@@ -56,6 +56,7 @@ from causal_gym.envs.causalab.baselines import hypothesis_json
 from causal_gym.envs.causalab.env import COLUMNS, SOURCES, VALUE_BOUND, VALUE_GRID, CausaLabEnv
 from causal_gym.envs.causalab.suites import SETTINGS
 from causal_gym.envs.causalab.world import FREQ, MAX_TARGET, PROPERTIES, HiddenSpec, Setting
+from causal_gym.graphs import greedy_dag
 from causal_gym.harness.agent import TaskSpec
 from causal_gym.harness.record import EpisodeLog
 from causal_gym.harness.toolbox import ToolCall
@@ -93,19 +94,8 @@ _POOL = tuple(PROPERTIES)
 
 def _acyclic_support(weights: np.ndarray, threshold: float) -> np.ndarray:
     """``weights`` kept where ``|w| > threshold``, strongest first, dropping edges that close a cycle."""
-    k = weights.shape[0]
-    candidates = np.argwhere(np.abs(weights) > threshold)
-    order = np.argsort(-np.abs(weights[candidates[:, 0], candidates[:, 1]]), kind="stable")
-    reach = [1 << a for a in range(k)]  # bit b of reach[a]: a directed path a -> ... -> b among the kept edges
-    kept = np.zeros_like(weights)
-    for i, j in candidates[order].tolist():
-        if reach[j] >> i & 1:
-            continue
-        kept[i, j] = weights[i, j]
-        for a in range(k):  # whatever reaches i now reaches whatever j reaches
-            if reach[a] >> i & 1:
-                reach[a] |= reach[j]
-    return kept
+    strength = np.abs(weights)
+    return np.where(greedy_dag(strength, strength > threshold).astype(bool), weights, 0.0)
 
 
 def estimate_shift_mechanism(
