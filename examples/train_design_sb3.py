@@ -10,6 +10,12 @@ as a graph by shared pair networks, so what it learns about one node applies to 
 features, no copy of the hidden SCM, no lookahead: what it learns comes from the env's observations
 and dense rewards alone.
 
+``--env-id`` (alias ``--id``; default ``lg10-T3``) trains on any design id: on a batch id
+(``targets_per_step`` k > 1) the route's action is ``action="multidiscrete"`` (k designs per step,
+``NodePairPolicy`` draws them without replacement), and on a cost id the pair policy is told the
+id's ``node_costs``. Curves and comparisons read ``net_gain``, the return net of the node costs
+(equal to ``gain`` on ids without costs).
+
 Per seed: ``--algo ppo`` (on-policy) or ``--algo dqn`` (off-policy; SAC needs a continuous action
 and the choice here is discrete), ``--timesteps`` env steps on the ``train`` stream, and every
 ``--eval-every`` steps the deterministic policy plays the first ``--dev`` instances of the ``dev``
@@ -33,6 +39,8 @@ Usage::
     python examples/train_design_sb3.py --out runs/design-sb3 --evaluate --baselines baselines_T3.csv
     python examples/train_design_sb3.py --evaluate --models examples/results/design/sb3 --out runs/shipped \
         --baselines examples/results/design/sb3/baselines_T3.csv
+    python examples/train_design_sb3.py --env-id InterventionDesign-lg10-T5-costs-v0 --policy pair --seeds 0 \
+        --timesteps 200000 --eval-every 20000 --out runs/design-costs
 """
 
 from __future__ import annotations
