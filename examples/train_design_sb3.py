@@ -10,6 +10,12 @@ as a graph by shared pair networks, so what it learns about one node applies to 
 features, no copy of the hidden SCM, no lookahead: what it learns comes from the env's observations
 and dense rewards alone.
 
+``--env-id`` (alias ``--id``; default ``lg10-T3``) trains on any design id: on a batch id
+(``targets_per_step`` k > 1) the route's action is ``action="multidiscrete"`` (k designs per step,
+``NodePairPolicy`` draws them without replacement), and on a cost id the pair policy is told the
+id's ``node_costs``. Curves and comparisons read ``net_gain``, the return net of the node costs
+(equal to ``gain`` on ids without costs).
+
 Per seed: ``--algo ppo`` (on-policy) or ``--algo dqn`` (off-policy; SAC needs a continuous action
 and the choice here is discrete), ``--timesteps`` env steps on the ``train`` stream, and every
 ``--eval-every`` steps the deterministic policy plays the first ``--dev`` instances of the ``dev``
@@ -33,12 +39,15 @@ Usage::
     python examples/train_design_sb3.py --out runs/design-sb3 --evaluate --baselines baselines_T3.csv
     python examples/train_design_sb3.py --evaluate --models examples/results/design/sb3 --out runs/shipped \
         --baselines examples/results/design/sb3/baselines_T3.csv
+    python examples/train_design_sb3.py --env-id InterventionDesign-lg10-T5-costs-v0 --policy pair --seeds 0 \
+        --timesteps 200000 --eval-every 20000 --out runs/design-costs
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -62,16 +71,24 @@ from causal_gym.metrics import bootstrap_interval, paired_bootstrap  # noqa: E40
 TRAIN_ID = "InterventionDesign-lg10-T3-v0"
 EVAL_IDS = ("InterventionDesign-lg10-T3-v0", "InterventionDesign-sf10-T3-v0", "InterventionDesign-gumbel10-T3-v0")
 ROUTE = {"action": "discrete", "value_grid": (1.0,), "observation": "summary"}
-"""The env keywords of the route: the agent's whole interface."""
-METRICS = ("gain", "truth_gain", "information_gain", "expected_shd", "auprc", "map_f1")
+"""The env keywords of the route: the agent's whole interface (batch designs take ``action="multidiscrete"``)."""
+RETURN = "net_gain"
+"""The return every curve and comparison reads: the gain net of node costs (the gain itself without costs)."""
+METRICS = ("gain", "net_gain", "truth_gain", "information_gain", "expected_shd", "auprc", "map_f1")
 ALGOS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "dqn": DQN}
 POLICIES = ("mlp", "pair")
+
+
+def route(env_id: str) -> dict[str, Any]:
+    """The route's keywords on ``env_id``: ``action="multidiscrete"`` (``MultiDiscrete([d + 1, 1] * k)``) for batch designs."""
+    batch = int(gym.spec(env_id).kwargs.get("targets_per_step", 1)) > 1
+    return {**ROUTE, "action": "multidiscrete"} if batch else dict(ROUTE)
 
 
 def played(env_id: str, split: str, count: int, choose: Callable[[np.ndarray, int], np.ndarray],
            first: int = 0) -> tuple[dict[str, np.ndarray], float]:
     """Instances ``first .. first + count - 1`` of ``split`` played by ``choose(observations, step)``: final scores and its CPU seconds."""
-    venv = DesignSB3VecEnv(env_id, count, options={"split": split, "instance": first}, **ROUTE)
+    venv = DesignSB3VecEnv(env_id, count, options={"split": split, "instance": first}, **route(env_id))
     return play_batch(venv, venv.env.unwrapped.setting.budget, choose)
 
 
@@ -80,18 +97,27 @@ def play(model: BaseAlgorithm, env_id: str, split: str, count: int, first: int =
     return played(env_id, split, count, lambda obs, step: model.predict(obs, deterministic=True)[0], first)
 
 
+def round_robin_actions(env_id: str, step: int, count: int) -> np.ndarray:
+    """Round-robin's actions at ``step`` on the route: nodes ``step k, ..., step k + k - 1`` (mod ``d``) at ``+value_bound``."""
+    kwargs = gym.spec(env_id).kwargs
+    d, k = int(kwargs.get("d", 10)), int(kwargs.get("targets_per_step", 1))
+    if k == 1:
+        return np.full(count, 1 + step % d)  # Discrete: 0 observes, 1 + i is node i
+    nodes = (step * k + np.arange(k)) % d
+    return np.tile(np.stack([nodes, np.zeros(k, dtype=int)], axis=1).reshape(-1), (count, 1))
+
+
 def round_robin_dev(env_id: str, count: int) -> float:
     """Round-robin's mean dev return (nodes 0, 1, ... at ``+value_bound``): the curve's reference line."""
-    d = int(gym.spec(env_id).kwargs.get("d", 10))
-    scores, _ = played(env_id, "dev", count, lambda obs, step: np.full(count, 1 + step % d))
-    return float(np.mean(scores["gain"]))
+    scores, _ = played(env_id, "dev", count, lambda obs, step: round_robin_actions(env_id, step, count))
+    return float(np.mean(scores[RETURN]))
 
 
 def curve(args: argparse.Namespace, seed: int, rows: list[dict[str, Any]]) -> Curve:
     """Every ``--eval-every`` env steps: the dev return of the deterministic policy, a row of the curve."""
 
     def dev(model: BaseAlgorithm) -> dict[str, Any]:
-        return {"dev_return": float(np.mean(play(model, args.id, "dev", args.dev)[0]["gain"]))}
+        return {"dev_return": float(np.mean(play(model, args.id, "dev", args.dev)[0][RETURN]))}
 
     def report(row: dict[str, Any]) -> None:
         print(f"seed {seed} steps {row['env_steps']:>7} wall {row['wall_s']:>7.0f}s "
@@ -102,12 +128,13 @@ def curve(args: argparse.Namespace, seed: int, rows: list[dict[str, Any]]) -> Cu
 
 
 def make_model(args: argparse.Namespace, seed: int) -> BaseAlgorithm:
-    venv = DesignSB3VecEnv(args.id, args.n_envs, seed=seed, **ROUTE)
+    venv = DesignSB3VecEnv(args.id, args.n_envs, seed=seed, **route(args.id))
     if args.policy == "pair":
         if args.algo != "ppo":
             raise SystemExit("--policy pair is an actor-critic policy: use it with --algo ppo")
         policy: Any = NodePairPolicy
-        policy_kwargs: dict[str, Any] = {"hidden": args.hidden}
+        costs = gym.spec(args.id).kwargs.get("node_costs")  # public: the id's documented costs
+        policy_kwargs: dict[str, Any] = {"hidden": args.hidden, "node_costs": None if costs is None else tuple(costs)}
     else:
         policy, policy_kwargs = "MlpPolicy", {"net_arch": [args.hidden, args.hidden]}
     if args.algo == "ppo":
@@ -147,7 +174,7 @@ def plot(rows: list[dict[str, Any]], path: Path, reference: float, args: argpars
         ax.plot([r["env_steps"] for r in mine], [r["dev_return"] for r in mine], marker=".", label=f"seed {seed}")
     ax.axhline(reference, color="k", linestyle="--", label="round-robin")
     ax.set_xlabel("env steps")
-    ax.set_ylabel(f"dev return ({args.dev} instances)")
+    ax.set_ylabel(f"dev return, {RETURN} ({args.dev} instances)")
     policy = "MlpPolicy" if args.policy == "mlp" else "NodePairPolicy"
     ax.set_title(f"SB3 {args.algo.upper()}, {policy} on {args.id}", fontsize=9)
     ax.legend(fontsize=7)
@@ -172,11 +199,12 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
     write_csv(out / "eval.csv", rows)
     baselines: list[dict[str, Any]] = []
     if args.baselines:
-        with open(args.baselines) as handle:
-            baselines = [{**r, "instance": int(r["instance"]), "gain": float(r["gain"])} for r in csv.DictReader(handle)]
+        with (gzip.open(args.baselines, "rt") if args.baselines.endswith(".gz") else open(args.baselines)) as handle:
+            baselines = [{**r, "instance": int(r["instance"]), RETURN: float(r.get(RETURN) or r["gain"])}
+                         for r in csv.DictReader(handle)]
     agents = sorted({r["agent"] for r in rows})
     for env_id in args.eval_ids:
-        print(f"\n{env_id}: test instances {args.first}..{args.first + args.test - 1}, return mean [95% bootstrap interval]")
+        print(f"\n{env_id}: test instances {args.first}..{args.first + args.test - 1}, return ({RETURN}) mean [95% bootstrap interval]")
         gains = {name: by_instance(rows + baselines, env_id, name, args.first, args.test) for name in
                  agents + sorted({r["agent"] for r in baselines if r["env_id"] == env_id})}
         gains = {name: g for name, g in gains.items() if g is not None}
@@ -197,7 +225,7 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
 
 def by_instance(rows: list[dict[str, Any]], env_id: str, agent: str, first: int, count: int) -> np.ndarray | None:
     """The returns of ``agent`` on instances ``first .. first + count - 1`` in order, or None if it did not play them all."""
-    gains = {int(r["instance"]): float(r["gain"]) for r in rows if r["env_id"] == env_id and r["agent"] == agent}
+    gains = {int(r["instance"]): float(r[RETURN]) for r in rows if r["env_id"] == env_id and r["agent"] == agent}
     wanted = range(first, first + count)
     if not all(k in gains for k in wanted):
         return None
@@ -206,7 +234,7 @@ def by_instance(rows: list[dict[str, Any]], env_id: str, agent: str, first: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--id", default=TRAIN_ID)
+    parser.add_argument("--id", "--env-id", dest="id", default=TRAIN_ID, help="the design id to train on")
     parser.add_argument("--algo", choices=sorted(ALGOS), default="ppo")
     parser.add_argument("--policy", choices=POLICIES, default="mlp")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -225,13 +253,15 @@ def main() -> None:
     parser.add_argument("--models", default=None, help="--evaluate: the folder of the models (default: --out)")
     parser.add_argument("--plot", action="store_true",
                         help="redraw curve-<algo>-<policy>.png from the CSV in --out (e.g. seeds trained apart, rows merged)")
-    parser.add_argument("--eval-ids", nargs="+", default=list(EVAL_IDS))
+    parser.add_argument("--eval-ids", nargs="+", default=None,
+                        help=f"default: {' '.join(EVAL_IDS)} for {TRAIN_ID}, else --id")
     parser.add_argument("--test", type=int, default=200)
     parser.add_argument("--first", type=int, default=0, help="--evaluate: the first test instance")
     parser.add_argument("--baselines", default=None, help="CSV of examples/design_baselines.py on --eval-ids")
     parser.add_argument("--out", default="runs/design-sb3")
     args = parser.parse_args()
     args.hidden = args.hidden or (128 if args.policy == "mlp" else 64)
+    args.eval_ids = args.eval_ids or (list(EVAL_IDS) if args.id == TRAIN_ID else [args.id])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.evaluate:

@@ -248,6 +248,40 @@ def test_training_script_trains_and_evaluates_as_a_plain_script(tmp_path, policy
         assert info["scores"]["gain"] == pytest.approx(float(row["gain"]), abs=1e-9)
 
 
+@pytest.mark.parametrize("env_id", ["InterventionDesign-lg10-T5-costs-v0", "InterventionDesign-lg10-B2x2-v0"])
+def test_training_script_runs_the_richer_designs_by_env_id_and_nets_their_costs(tmp_path, env_id):
+    """``--env-id`` on a cost or batch id, as a plain script: the evaluation's return is ``net_gain``, which is
+    the single env's summed reward and its gain minus the costs of the played targets counted by hand
+    (odd nodes 2, even nodes 0.5, observing free; no costs on the batch id)."""
+    script = SHIPPED.parents[2] / "train_design_sb3.py"
+    common = [sys.executable, str(script), "--env-id", env_id, "--out", str(tmp_path), "--seeds", "0", "--policy", "pair"]
+    subprocess.run([*common, "--timesteps", "40", "--n-envs", "4", "--rollout-episodes", "2", "--batch-size", "8",
+                    "--eval-every", "40", "--dev", "4"], check=True, capture_output=True, timeout=300)
+    done = subprocess.run([*common, "--evaluate", "--test", "3", "--first", "400"],
+                          check=True, capture_output=True, text=True, timeout=300)
+    assert f"{env_id}: test instances 400..402, return (net_gain)" in done.stdout
+    with open(tmp_path / "eval.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["env_id"], int(r["instance"])) for r in rows] == [(env_id, k) for k in (400, 401, 402)]
+    model = PPO.load(tmp_path / "ppo-pair-seed0.zip", device="cpu")
+    route = BATCH_ROUTE if "B2x2" in env_id else ROUTE
+    paid = []
+    for row in rows:
+        env = gym.make(env_id, **route)
+        obs, _ = env.reset(options={"instance": int(row["instance"])})
+        total, cost, terminated = 0.0, 0.0, False
+        while not terminated:
+            obs, reward, terminated, _, info = env.step(model.predict(obs, deterministic=True)[0])
+            total += reward
+            targets = info["target"] if isinstance(info["target"], list) else [info["target"]]
+            cost += sum(0.0 if t is None or "costs" not in env_id else (2.0 if t % 2 else 0.5) for t in targets)
+        assert total == pytest.approx(float(row["net_gain"]), abs=1e-9)
+        assert float(row["net_gain"]) == pytest.approx(float(row["gain"]) - cost, abs=1e-9)
+        assert info["scores"]["cost"] == pytest.approx(cost)
+        paid.append(cost)
+    assert (sum(paid) > 0) == ("costs" in env_id)  # the untrained policy intervenes: the check is not vacuous
+
+
 def _baseline_gains(env_id: str, count: int, agent) -> np.ndarray:
     """A scripted designer's returns through the single env's box actions (an independent path to the adapter's)."""
     env = gym.make(env_id)
@@ -309,8 +343,116 @@ def test_node_pair_policy_relabels_its_choice_with_the_nodes_and_plays_any_d():
     with torch.no_grad():
         assert net.forward_actor(torch.as_tensor(twelve.reset())).shape == (2, 13)  # observe + 12 nodes
     with pytest.raises(ValueError, match="route"):
-        PPO(NodePairPolicy, DesignSB3VecEnv("InterventionDesign-lg10-T3-v0", 2, action="multidiscrete",
+        PPO(NodePairPolicy, DesignSB3VecEnv("InterventionDesign-lg10-T3-v0", 2, action="box",
                                             observation="summary"), device="cpu")
+
+
+# -- richer designs: node costs and batch designs on the route ----------------------------------
+
+BATCH_ROUTE = {**ROUTE, "action": "multidiscrete"}
+
+
+def test_distinct_designs_by_hand():
+    """Plackett-Luce over observe + d G designs, hand-computed: codes, log-probabilities, mode."""
+    import torch
+
+    from causal_gym.envs.design.policy import DistinctDesigns
+
+    # d = 3 nodes, G = 1, k = 2; weights exp(logits) = 1 (observe), 2, 1, 3 (nodes 0, 1, 2)
+    dist = DistinctDesigns(3, 1, 2).proba_distribution(torch.log(torch.tensor([[1.0, 2.0, 1.0, 3.0]])))
+    # node 2 first (3 of 7), then observe among what is left (1 of 1 + 2 + 1)
+    assert dist.log_prob(torch.tensor([[2, 0, 3, 0]])).item() == pytest.approx(np.log(3 / 7 * 1 / 4))
+    # node 1 (1 of 7), then node 0 (2 of 1 + 2 + 3)
+    assert dist.log_prob(torch.tensor([[1, 0, 0, 0]])).item() == pytest.approx(np.log(1 / 7 * 2 / 6))
+    assert dist.mode().tolist() == [[2, 0, 0, 0]]  # the two heaviest (nodes 2, 0), heaviest first
+    # G = 2: node 1 at grid 1 is design 1 + 1 * 2 + 1 = 4; observe is t = d whatever its grid index
+    two = DistinctDesigns(3, 2, 2)
+    assert two.codes(torch.tensor([[1, 1, 3, 1]])).tolist() == [[4, 0]]
+    assert two.actions(torch.tensor([[4, 0]])).tolist() == [[1, 1, 3, 0]]
+    with pytest.raises(ValueError, match="k <= 1"):
+        DistinctDesigns(2, 1, 4)
+
+
+def test_distinct_designs_draw_without_replacement_at_their_probabilities():
+    """Sampled batches never repeat a design, and the ordered pairs come at exp(log_prob) (20,000 draws)."""
+    import itertools
+
+    import torch
+
+    from causal_gym.envs.design.policy import DistinctDesigns
+
+    torch.manual_seed(0)
+    logits = torch.tensor([0.3, -1.0, 1.2, 0.0])  # observe, nodes 0, 1, 2
+    dist = DistinctDesigns(3, 1, 2).proba_distribution(logits.expand(20_000, -1))
+    codes = dist.codes(dist.sample())
+    assert (codes[:, 0] != codes[:, 1]).all()
+    counts = {pair: 0 for pair in itertools.permutations(range(4), 2)}
+    for pair in map(tuple, codes.tolist()):
+        counts[pair] += 1
+    one = DistinctDesigns(3, 1, 2).proba_distribution(logits[None])
+    for pair, count in counts.items():
+        p = one.log_prob(one.actions(torch.tensor([pair]))).exp().item()
+        assert count / 20_000 == pytest.approx(p, abs=0.01), pair
+    assert sum(one.log_prob(one.actions(torch.tensor([pair]))).exp().item() for pair in counts) == pytest.approx(1.0)
+
+
+def test_a_batch_policy_plays_its_k_best_designs_in_the_env():
+    """The pair policy on a batch id: its deterministic action is the env's designs of its top-k logits."""
+    import torch
+
+    from causal_gym.envs.design.policy import NodePairPolicy
+
+    venv = DesignSB3VecEnv("InterventionDesign-lg10-B2x2-v0", 4, seed=0, **BATCH_ROUTE)
+    assert venv.action_space == gym.spaces.MultiDiscrete([11, 1, 11, 1])
+    model = PPO(NodePairPolicy, venv, n_steps=2, batch_size=8, seed=0, device="cpu")
+    model.learn(16)
+    obs = venv.reset()
+    with torch.no_grad():
+        logits = model.policy.mlp_extractor.forward_actor(torch.as_tensor(obs))
+    best = torch.topk(logits, 2, dim=1).indices.numpy()  # 0: observe, 1 + i: node i
+    actions = model.predict(obs, deterministic=True)[0]
+    assert actions.shape == (4, 4)
+    env = gym.make("InterventionDesign-lg10-B2x2-v0", **BATCH_ROUTE)
+    for b in range(4):
+        env.reset(options={"instance": 0})
+        _, _, _, _, info = env.step(actions[b])
+        assert info["target"] == [None if c == 0 else int(c) - 1 for c in best[b]]
+        assert info["value"] == [0.0 if c == 0 else 5.0 for c in best[b]]
+    sampled = np.array([model.predict(obs)[0] for _ in range(50)]).reshape(-1, 2, 2)
+    assert (sampled[:, 0] != sampled[:, 1]).any(axis=1).all()  # a batch never repeats a design
+
+
+def test_node_costs_enter_the_pair_policy_and_relabel_with_the_nodes():
+    """With ``node_costs``, permuting the nodes and their costs permutes the logits; changing one cost moves
+    only that node's logits; the costs come back with a saved model."""
+    import torch
+
+    from causal_gym.envs.design.policy import NodePairPolicy
+
+    costs = tuple(SETTINGS_BY_ID["InterventionDesign-lg10-T5-costs-v0"]["node_costs"])
+    venv = DesignSB3VecEnv("InterventionDesign-lg10-T5-costs-v0", 4, seed=0, **ROUTE)
+    model = PPO(NodePairPolicy, venv, n_steps=5, batch_size=10, seed=0, device="cpu",
+                policy_kwargs={"node_costs": costs})
+    model.learn(40)
+    net = model.policy.mlp_extractor
+    obs = torch.as_tensor(venv.reset())
+    perm = torch.as_tensor(np.random.default_rng(2).permutation(10))
+    from causal_gym.envs.design.policy import NodePairNet, summary_graph
+
+    probs, share, left = summary_graph(obs)
+    off = ~torch.eye(10, dtype=torch.bool)
+    moved = torch.cat([probs[:, perm][:, :, perm][:, off], share[:, perm], left], dim=1)
+    twin = NodePairNet(64, 1, [costs[i] for i in perm.tolist()])
+    twin.load_state_dict(net.state_dict())
+    with torch.no_grad():
+        logits = net.forward_actor(obs)
+        torch.testing.assert_close(twin.forward_actor(moved)[:, 1:], logits[:, 1:][:, perm])
+        dearer = NodePairNet(64, 1, [c + 1.0 * (i == 4) for i, c in enumerate(costs)])
+        dearer.load_state_dict(net.state_dict())
+        changed = dearer.forward_actor(obs) != logits
+    assert changed[:, 5].all() and not changed[:, :5].any() and not changed[:, 6:].any()
+    with pytest.raises(ValueError, match="node_costs"):
+        PPO(NodePairPolicy, venv, device="cpu", policy_kwargs={"node_costs": costs[:3]})
 
 
 # -- the CAASL-style interface: the rows in, per-node scores and values out ---------------------
