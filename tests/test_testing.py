@@ -15,6 +15,7 @@ import pytest
 from gymnasium import spaces
 
 from causal_gym import discovery, testing
+from causal_gym.envs import benchmark
 from causal_gym.envs.benchmark import AgentEntry, BenchmarkSpec, EnvEntry, register_benchmark
 from causal_gym.testing import check_benchmark, check_env, check_method, parametrize_with_checks
 
@@ -232,7 +233,18 @@ def _spec(name: str, takes_seed: bool) -> BenchmarkSpec:
                                                              takes_seed=takes_seed)})
 
 
-def test_a_spec_must_be_registered_and_its_flags_true():
+@pytest.fixture
+def registrations_undone(monkeypatch: pytest.MonkeyPatch):
+    """Benchmarks and ids a test registers are gone after it: later tests in the worker (the README's
+    count of ids, the conformance kit over every benchmark) see only the project's own."""
+    monkeypatch.setattr(benchmark, "_REGISTERED", dict(benchmark._REGISTERED))
+    before = set(gym.registry)
+    yield
+    for env_id in set(gym.registry) - before:
+        del gym.registry[env_id]
+
+
+def test_a_spec_must_be_registered_and_its_flags_true(registrations_undone):
     honest, lying = _spec("coinshonest", True), _spec("coinslying", False)
     with pytest.raises(AssertionError, match="benchmark 'coinshonest' is not registered"):
         check_benchmark(honest)
