@@ -282,20 +282,22 @@ def test_training_script_runs_the_richer_designs_by_env_id_and_nets_their_costs(
     assert (sum(paid) > 0) == ("costs" in env_id)  # the untrained policy intervenes: the check is not vacuous
 
 
-def _baseline_gains(env_id: str, count: int, agent) -> np.ndarray:
+def _baseline_gains(env_id: str, count: int, agent, score: str = "gain") -> np.ndarray:
     """A scripted designer's returns through the single env's box actions (an independent path to the adapter's)."""
     env = gym.make(env_id)
-    return np.array([rollout(env, agent, options={"instance": k}).final_info["scores"]["gain"] for k in range(count)])
+    return np.array([rollout(env, agent, options={"instance": k}).final_info["scores"][score] for k in range(count)])
 
 
-def _policy_gains(path: Path, env_id: str, count: int) -> np.ndarray:
+def _policy_gains(path: Path, env_id: str, count: int, score: str = "gain") -> np.ndarray:
     model = PPO.load(path, device="cpu")
-    venv = DesignSB3VecEnv(env_id, count, options={"instance": 0}, **ROUTE)
+    batch = gym.spec(env_id).kwargs.get("targets_per_step", 1) > 1
+    venv = DesignSB3VecEnv(env_id, count, options={"instance": 0}, **{**ROUTE, "action": "multidiscrete"} if batch
+                           else ROUTE)
     obs = venv.reset()
-    for _ in range(3):
+    for _ in range(venv.env.unwrapped.setting.budget):
         obs, _, done, _ = venv.step(model.predict(obs, deterministic=True)[0])
     assert done.all()
-    return venv.last_scores["gain"]
+    return venv.last_scores[score]
 
 
 def test_shipped_ppo_policies_beat_round_robin_and_the_pair_policies_cheap_greedy():
@@ -316,6 +318,21 @@ def test_shipped_ppo_policies_beat_round_robin_and_the_pair_policies_cheap_greed
                 mean, low, _ = paired_bootstrap(gains, reference)
                 assert low > 0, f"{path.name} - {name}: {mean:+.3f}, interval from {low:+.3f}"
 
+
+
+@pytest.mark.parametrize("folder, env_id, seeds", [("costs", "InterventionDesign-lg10-T5-costs-v0", 2),
+                                                   ("batch", "InterventionDesign-lg10-B2x2-v0", 3)])
+def test_shipped_cost_and_batch_policies_beat_round_robin(folder: str, env_id: str, seeds: int):
+    """The shipped pair policies of the cost and batch ids, loaded from their zips alone (the node costs and the
+    batch head travel in them), on 100 test SCMs: each beats round-robin played through the single env, net of
+    the node costs, paired bootstrap interval above 0."""
+    paths = sorted((SHIPPED.parent / folder).glob("ppo-pair-seed*.zip"))
+    assert len(paths) == seeds
+    robin = _baseline_gains(env_id, 100, RoundRobinDesigner(), "net_gain")
+    for path in paths:
+        assert path.stat().st_size < 1_000_000
+        mean, low, _ = paired_bootstrap(_policy_gains(path, env_id, 100, "net_gain"), robin)
+        assert low > 0, f"{folder}/{path.name} - round-robin: {mean:+.3f}, interval from {low:+.3f}"
 
 def test_node_pair_policy_relabels_its_choice_with_the_nodes_and_plays_any_d():
     """Permuting the nodes of a summary observation permutes the node logits; "observe" and the value stay."""
