@@ -84,6 +84,9 @@ def test_evidence_needs_an_adjacent_intervened_pair_and_rows_inside_the_observat
     far = x.copy()
     far[mask[:, 0] == 1, 0] = 50.0  # every intervened value far outside what the regressions were fit on
     assert np.isnan(direction_evidence(far, mask, np.array([[0, 1], [0, 0]]))).all()
+    everywhere = np.ones_like(mask)
+    everywhere[:, 1] = 0  # every row intervenes on x0: no observational row to fit on
+    assert np.isnan(direction_evidence(x, everywhere, np.array([[0, 1], [0, 0]]))).all()
     # a row intervening on both ends scores neither
     both = mask.copy()
     both[:, 1] = both[:, 0]
