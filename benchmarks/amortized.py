@@ -24,7 +24,11 @@ seconds are what a quiet core would take), and their ratio.
 Baseline graphs are cached in ``--cache`` (a JSON file keyed by cell, seed and method), so a rerun with
 another checkpoint recomputes only AlterNet's.
 
+With a mask AlterNet orients the pairs at intervened nodes by the intervened rows as well
+(``invariance``, its default; ``--no-invariance`` turns it off; observational cells are the same either way).
+
 Usage: python benchmarks/amortized.py [--graphs 20] [--timing 10] [--checkpoint PATH] [--cache FILE]
+       [--cells lg-er,...] [--dims 10,30] [--seed 0] [--no-invariance]
 """
 
 from __future__ import annotations
@@ -91,6 +95,7 @@ def accuracy(method, cell: str, d: int, seeds: range, cache: dict[str, float], c
     classical = INT_METHODS if cell.endswith("+int") else OBS_METHODS
     table: dict[str, dict[str, list[float]]] = {s: {m: [] for m in (*classical, "alternet")} for s in splits}
     reoriented = dict.fromkeys(splits, 0)  # graphs whose thresholded pairs held a cycle (see network.orient)
+    turned = dict.fromkeys(splits, 0)  # pairs the intervened rows turned (AlterNetMethod's invariance)
     for seed in seeds:
         for split, (data, mask, truth) in datasets(cell, d, seed).items():
             for name in classical:
@@ -102,6 +107,7 @@ def accuracy(method, cell: str, d: int, seeds: range, cache: dict[str, float], c
             result = method.run(data, mask)
             table[split]["alternet"].append(score(truth, result.graph))
             reoriented[split] += result.extras["reversed_edges"] > 0
+            turned[split] += result.extras["invariance_turned"]
         if cache_path is not None:
             cache_path.write_text(json.dumps(cache))
     for split in splits:
@@ -112,7 +118,8 @@ def accuracy(method, cell: str, d: int, seeds: range, cache: dict[str, float], c
         diffs = [f"- {NAMES[m]} {paired(ours, cells[m])}" for m in dict.fromkeys(
             [m for m in ("ges_fast", "pc", "gies_fast") if m in cells] + [best])]
         print(f"{cell:>10} d={d:<2} {split:7} ({len(ours)} graphs): {means} | AlterNet {' '.join(diffs)} "
-              f"(best classical: {NAMES[best]}; AlterNet reoriented a cycle in {reoriented[split]})", flush=True)
+              f"(best classical: {NAMES[best]}; AlterNet reoriented a cycle in {reoriented[split]}"
+              + (f", turned {turned[split]} pairs by the intervened rows" if split == "obs+int" else "") + ")", flush=True)
     if len(splits) == 2:
         gain = {m: np.array(table["obs+int"][m]) - np.array(table["obs"][m]) for m in (*classical, "alternet")}
         print(f"{'':>10} d={d:<2} obs+int - obs: " + " | ".join(
@@ -150,10 +157,12 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="JSON file of baseline scores (read and extended)")
     parser.add_argument("--cells", default="lg-er,lg-sf,mlp-er,lg-er+int,mlp-er+int")
     parser.add_argument("--dims", default="10,30")
+    parser.add_argument("--no-invariance", action="store_true",
+                        help="AlterNet without its interventional orientation (the network's directions alone)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     cache = json.loads(args.cache.read_text()) if args.cache is not None and args.cache.exists() else {}
-    method = load("alternet", args.checkpoint)
+    method = load("alternet", args.checkpoint, invariance=not args.no_invariance)
     print(f"AlterNet load: {method.load_seconds:.3f} s (once)", flush=True)
     seeds = range(args.seed, args.seed + args.graphs)
     for cell in args.cells.split(","):

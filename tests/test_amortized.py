@@ -272,7 +272,8 @@ def test_discovery_run_of_alternet_is_a_loaded_network_paying_its_load_once():
     np.testing.assert_array_equal(first.graph, reference.graph)
     np.testing.assert_allclose(first.extras["probabilities"], reference.probabilities, atol=1e-6)
     assert first.extras["load_seconds"] > 0 and second.extras["load_seconds"] == 0.0
-    assert first.options == {"checkpoint": None, "threshold": None, "max_rows": 100, "acyclic": True}
+    assert first.options == {"checkpoint": None, "threshold": None, "max_rows": 100, "acyclic": True,
+                             "invariance": True}
     raw = run("alternet", x, mask=mask, max_rows=100, acyclic=False)
     np.testing.assert_array_equal(raw.graph, orient(reference.probabilities, reference.threshold, acyclic=False))
     with pytest.raises(ValueError, match="threshold"):

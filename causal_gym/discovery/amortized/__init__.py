@@ -89,12 +89,19 @@ class AlterNetMethod:
     so the graph is a DAG with the same adjacencies; ``extras["reversed_edges"]`` counts those pairs
     and ``probabilities`` stay as the network gave them. ``max_rows`` (default: the rows it trained on) trades attention cost
     (quadratic in rows) for information; the statistics read every row whatever it is.
+
+    With ``invariance`` (the default) and a mask that marks interventions, each adjacent pair with an
+    intervened endpoint points the way the network's log-odds plus the likelihood evidence of the
+    intervened rows favour (:func:`.invariance.direction_evidence`: GIES's principle, that an
+    intervention leaves the other nodes' mechanisms unchanged); ``extras["invariance_turned"]``
+    counts the pairs it turned against the network's likelier way. Without a mask, or with one that
+    marks nothing, the graph is the same whatever ``invariance`` is.
     """
 
     name = "alternet"
 
     def __init__(self, path: str | Path | None = None, threshold: float | None = None,
-                 max_rows: int | None = None, acyclic: bool = True) -> None:
+                 max_rows: int | None = None, acyclic: bool = True, invariance: bool = True) -> None:
         import torch
 
         from causal_gym.discovery.amortized.network import AlterNet
@@ -111,6 +118,7 @@ class AlterNetMethod:
         self.threshold = float(state["threshold"]) if threshold is None else float(threshold)
         self.max_rows = int(state["max_rows"]) if max_rows is None else max_rows
         self.acyclic = bool(acyclic)
+        self.invariance = bool(invariance)
         self.load_seconds = time.perf_counter() - start
 
     def infer(self, data: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
@@ -130,15 +138,21 @@ class AlterNetMethod:
         return p
 
     def run(self, data: np.ndarray, mask: np.ndarray | None = None) -> AmortizedResult:
-        from causal_gym.discovery.amortized.network import orient
+        from causal_gym.discovery.amortized.invariance import direction_evidence
+        from causal_gym.discovery.amortized.network import direction_weights, orient
 
         start = time.perf_counter()
         p = self.infer(data, mask)
-        graph = orient(p, self.threshold, self.acyclic)
+        evidence = None
+        if self.invariance and mask is not None and np.asarray(mask).any():  # parents from the network's DAG
+            evidence = direction_evidence(data, mask, orient(p, self.threshold))
+        graph = orient(p, self.threshold, self.acyclic, evidence)
         seconds = time.perf_counter() - start
-        reversed_edges = int((graph.astype(bool) & (p < p.T)).sum())
+        w = direction_weights(p, self.threshold, evidence)
+        edges = graph.astype(bool)
         return AmortizedResult(self.name, p, graph, self.threshold, self.load_seconds, seconds,
-                               {"reversed_edges": reversed_edges})
+                               {"reversed_edges": int((edges & (w < w.T)).sum()),
+                                "invariance_turned": int((edges & (p < p.T) & (w > w.T)).sum())})
 
     def run_many(self, datasets: Sequence[np.ndarray], masks: Sequence[np.ndarray | None] | None = None) -> list[AmortizedResult]:
         masks = [None] * len(datasets) if masks is None else list(masks)
@@ -200,15 +214,16 @@ def _as_output(name: str, path: str | None, digest: str | None, data: np.ndarray
 
 
 def alternet(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: str | None = None,
-             threshold: float | None = None, max_rows: int | None = None, acyclic: bool = True) -> MethodOutput:
+             threshold: float | None = None, max_rows: int | None = None, acyclic: bool = True,
+             invariance: bool = True) -> MethodOutput:
     """AlterNet as a method of :func:`causal_gym.discovery.run`, so menus and the arena's submit mode
     can offer it like any batch method.
 
     Loaded once per process and option set. ``mask`` (``mask[r, j]``: node ``j`` intervened on in row
     ``r``) is its second input channel. The graph is a DAG (:func:`.network.orient`). ``extras``:
     ``probabilities`` (``[i, j]`` for ``i -> j``), ``threshold``, ``reversed_edges`` (pairs pointing
-    against their likelier way to avoid a cycle), ``load_seconds`` (0 after the first call),
-    ``infer_seconds``.
+    against their likelier way to avoid a cycle), ``invariance_turned`` (pairs the intervened rows
+    turned), ``load_seconds`` (0 after the first call), ``infer_seconds``.
 
     Parameters
     ----------
@@ -221,11 +236,15 @@ def alternet(data: np.ndarray, mask: np.ndarray | None = None, *, checkpoint: st
     acyclic : bool, default True
         Orient the thresholded pairs into a DAG (:func:`.network.orient`); False returns the
         thresholded graph, each pair pointing its likelier way, which can hold directed cycles.
+    invariance : bool, default True
+        Orient the pairs at intervened nodes by the intervened rows' likelihood as well
+        (:class:`AlterNetMethod`); changes nothing on observational data.
     """
     path = default_checkpoint() if checkpoint is None else Path(checkpoint)
     return _as_output("alternet", None if checkpoint is None else str(checkpoint), files_digest([path]), data, mask,
-                      keep=("reversed_edges",), threshold=None if threshold is None else float(threshold),
-                      max_rows=max_rows, acyclic=bool(acyclic))
+                      keep=("reversed_edges", "invariance_turned"),
+                      threshold=None if threshold is None else float(threshold), max_rows=max_rows,
+                      acyclic=bool(acyclic), invariance=bool(invariance))
 
 
 def cdfm(data: np.ndarray, *, checkpoint: str | None = None, threshold: float | None = None) -> MethodOutput:
@@ -276,7 +295,8 @@ def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
     So a cached graph is never one of another checkpoint that later sat at the same path or
     variable, and no cache key carries a path. AlterNet's key holds the digest of the
     checkpoint it reads, the shipped one included (a retrained checkpoint is a different method),
-    and ``acyclic`` (default True), so no graph cached before the acyclic orientation is served as one.
+    and ``acyclic`` and ``invariance`` (default True both), so no graph cached before the acyclic
+    orientation or the interventional one is served as theirs.
     Other methods' options are returned unchanged, so their keys stay the ones they always were.
     """
     out = dict(options)
@@ -288,4 +308,5 @@ def cache_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
         path = out.pop("checkpoint", None)
         out["checkpoint_sha256"] = files_digest([Path(path) if path is not None else default_checkpoint()])
         out["acyclic"] = bool(out.get("acyclic", True))
+        out["invariance"] = bool(out.get("invariance", True))
     return out

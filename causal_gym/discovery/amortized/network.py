@@ -25,7 +25,7 @@ from torch import nn
 from causal_gym.discovery.amortized.features import NODE_FEATURES, PAIR_FEATURES, summary_features
 from causal_gym.graphs import greedy_dag
 
-__all__ = ["AlterNet", "Inputs", "inputs", "pick_rows", "orient"]
+__all__ = ["AlterNet", "Inputs", "inputs", "pick_rows", "orient", "direction_weights"]
 
 
 class _AxisBlock(nn.Module):
@@ -168,7 +168,27 @@ def inputs(data: np.ndarray, mask: np.ndarray | None, max_rows: int | None) -> I
                   node.float(), pair.float())
 
 
-def orient(probabilities: np.ndarray, threshold: float, acyclic: bool = True) -> np.ndarray:
+def direction_weights(probabilities: np.ndarray, threshold: float, evidence: np.ndarray | None = None) -> np.ndarray:
+    """The weights :func:`orient` orients by: the probabilities, or with ``evidence`` (nats for
+    ``i -> j`` over ``j -> i``, antisymmetric, ``nan`` where there is none; e.g.
+    :func:`.invariance.direction_evidence`) the adjacent pairs it covers decided by its sum with the
+    network's log-odds ``log(p_ij / p_ji)`` (the network's direction as the prior, the evidence as
+    the likelihood): the winning direction gets ``1 + p``, above every undecided one, the other 0.
+    """
+    p = np.asarray(probabilities, dtype=float)
+    if evidence is None:
+        return p
+    e = np.asarray(evidence, dtype=float)
+    if e.shape != p.shape:
+        raise ValueError(f"evidence must have the probabilities' shape {p.shape}, got {e.shape}")
+    decided = ((p + p.T) > threshold) & ~np.isnan(e)
+    odds = np.log(np.clip(p, 1e-6, None)) - np.log(np.clip(p.T, 1e-6, None))
+    score = np.where(decided, np.nan_to_num(e) + odds, 0.0)
+    return np.where(decided & (score > 0), 1.0 + p, np.where(decided & (score < 0), 0.0, p))
+
+
+def orient(probabilities: np.ndarray, threshold: float, acyclic: bool = True,
+           evidence: np.ndarray | None = None) -> np.ndarray:
     """A directed graph from edge probabilities: ``i`` and ``j`` adjacent when ``p_ij + p_ji`` exceeds
     ``threshold`` (in a DAG the two directions exclude each other), pointing the likelier way.
 
@@ -176,10 +196,13 @@ def orient(probabilities: np.ndarray, threshold: float, acyclic: bool = True) ->
     over both directions of each adjacent pair: directions in decreasing probability, each kept unless
     it closes a directed cycle, so a pair whose likelier way would close one points the other way.
     The result is a DAG with the same adjacencies, equal to the thresholded graph whenever that is
-    acyclic (a greedy maximum-weight acyclic orientation of the thresholded skeleton).
+    acyclic (a greedy maximum-weight acyclic orientation of the thresholded skeleton). With
+    ``evidence`` the pairs it covers point as :func:`direction_weights` decides, and are taken
+    first; the adjacencies never change, and without evidence on any adjacent pair neither does the graph.
     """
     p = np.asarray(probabilities, dtype=float)
     adjacent = (p + p.T) > threshold
-    graph = (adjacent & (p > p.T)).astype(np.int8)
+    w = direction_weights(p, threshold, evidence)
+    graph = (adjacent & (w > w.T)).astype(np.int8)
     np.fill_diagonal(graph, 0)
-    return greedy_dag(p, graph | graph.T) if acyclic else graph
+    return greedy_dag(w, graph | graph.T) if acyclic else graph
