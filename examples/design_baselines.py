@@ -24,7 +24,9 @@ lookahead comes to a learned policy's single forward pass. ``greedy-11``, ``gree
 at d = 10 (1, 2 and 8 samples of each node at ``+value_bound`` or "observe"; 8 samples of each node at
 ``+-value_bound`` or "observe"); ``greedy`` takes ``--greedy-samples`` and ``--greedy-grid``.
 ``uncertainty`` intervenes on the not-yet-targeted node whose edges the posterior is least sure of
-(it reads the posterior the env shows: no evaluation of its own). Every agent plays the env with
+(it reads the posterior the env shows: no evaluation of its own); ``uncertainty-cost`` weighs that score
+against the node's cost and observes where no node is worth its cost (``uncertainty-cost-0.5``: with
+``settled=0.5`` in place of the default). Every agent plays the env with
 ``observe_posterior=True``, which changes nothing but the extra key of the observation.
 
 Each row holds the return of every reward mode (``gain``: ``"confidence"``; ``truth_gain``: CAASL's
@@ -51,6 +53,7 @@ import numpy as np  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
 from causal_gym.envs.design.baselines import (  # noqa: E402
+    CostAwareUncertaintyDesigner,
     GreedyDesigner,
     ObservationalDesigner,
     RandomDesigner,
@@ -77,6 +80,14 @@ def make_agent(name: str, greedy_samples: int, greedy_grid: tuple[float, ...]) -
         return GreedyDesigner(samples=greedy_samples, value_grid=greedy_grid)
     if name == "uncertainty":
         return UncertaintyDesigner()
+    if name == "uncertainty-cost":
+        return CostAwareUncertaintyDesigner()
+    if name.startswith("uncertainty-cost-"):
+        try:
+            settled = float(name.removeprefix("uncertainty-cost-"))
+        except ValueError:
+            raise ValueError(f"unknown agent {name!r}: uncertainty-cost-<share settled per row>, e.g. uncertainty-cost-0.6") from None
+        return CostAwareUncertaintyDesigner(settled=settled)
     if name in GREEDY:
         samples, grid, observe = GREEDY[name]
         return GreedyDesigner(samples=samples, value_grid=grid, observe=observe)

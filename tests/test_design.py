@@ -557,8 +557,8 @@ def test_uncertainty_designer_picks_the_untargeted_node_with_the_most_uncertain_
     obs, _ = env.reset(options={"instance": 0})
     agent = UncertaintyDesigner()
     agent.reset(task_spec(env))
-    p = np.array([[0.0, 0.5, 0.1, 0.0], [0.2, 0.0, 0.9, 0.0], [0.0, 0.0, 0.0, 0.3], [0.0, 0.0, 0.0, 0.0]])
-    # expected errors per node (row + column sums of min(p, 1 - p)): 0.8, 0.9, 0.5, 0.3
+    p = np.array([[0.0, 0.5, 0.1, 0.0], [0.2, 0.0, 0.8, 0.0], [0.0, 0.0, 0.0, 0.3], [0.0, 0.0, 0.0, 0.0]])
+    # expected errors per node (row + column sums of min(p, 1 - p)): 0.8, 0.9, 0.6, 0.3
     shown = {**obs, "edge_probs": p.astype(np.float32)}
     assert decode_actions(agent.act(shown, {})[None], 4, env.value_bound)[0][0] == 1
     shown["intervention_mask"] = obs["intervention_mask"].copy()
@@ -575,6 +575,59 @@ def test_uncertainty_designer_picks_the_untargeted_node_with_the_most_uncertain_
     agent_shown = UncertaintyDesigner()
     agent_shown.reset(task_spec(env))
     assert np.array_equal(choice, agent_shown.act(obs, {})) and agent.evaluations == 1
+
+
+def test_cost_aware_uncertainty_designer_weighs_a_share_of_each_nodes_uncertainty_against_its_cost():
+    from causal_gym.envs.design.baselines import CostAwareUncertaintyDesigner, UncertaintyDesigner
+
+    p = np.array([[0.0, 0.5, 0.1, 0.0], [0.3, 0.0, 0.2, 0.0], [0.0, 0.0, 0.0, 0.4], [0.0, 0.0, 0.0, 0.0]])
+    # uncertainties (row + column sums of min(p, 1 - p)) 0.9, 1.0, 0.7, 0.4; half of each against costs
+    # 0.1, 0.6, 0.05, 0: net values 0.35, -0.1, 0.3, 0.2, so node 0 (the plain heuristic's node 1 is not worth its cost)
+    env = InterventionDesignEnv(**SMALL, node_costs=[0.1, 0.6, 0.05, 0.0], observe_posterior=True)
+    obs, _ = env.reset(options={"instance": 0})
+    n0 = SMALL["n_observational"]
+
+    def shown(*targeted):
+        mask = obs["intervention_mask"].copy()
+        mask[n0, list(targeted)] = 1
+        return {**obs, "edge_probs": p, "intervention_mask": mask}
+
+    def targets(agent, observation):
+        return decode_actions(np.reshape(agent.act(observation, {}), (-1, 2)), 4, env.value_bound)[0].tolist()
+
+    agent, plain = CostAwareUncertaintyDesigner(settled=0.5), UncertaintyDesigner()
+    agent.reset(task_spec(env))
+    plain.reset(task_spec(env))
+    assert targets(agent, shown()) == [0] and targets(plain, shown()) == [1]
+    assert targets(agent, shown(0, 3)) == [2]  # the untargeted node worth its cost, though node 0 nets more
+    assert targets(agent, shown(0, 2, 3)) == [0]  # node 1, the only untargeted one, is not worth 0.6
+    # settled 0.15: values 0.135, 0.15, 0.105, 0.06, net 0.035, -0.45, 0.055, 0.06: the free, least uncertain node 3
+    low = CostAwareUncertaintyDesigner(settled=0.15)
+    low.reset(task_spec(env))
+    assert targets(low, shown()) == [3]
+    # a batch of 2 with every node at cost 1: the nodes worth it, untargeted first, then observational rows
+    dear = InterventionDesignEnv(**SMALL, node_costs=[1.0] * 4, observe_posterior=True, rows_per_step=2,
+                                 targets_per_step=2)
+    expected = {0.5: ([], [-1, -1]),  # values 0.45, 0.5, 0.35, 0.2: none worth 1
+                1.05: ([], [1, -1]),  # 0.945, 1.05, ...: node 1 only
+                1.2: ([1], [0, 1]),  # 1.08, 1.2, 0.84, 0.48: nodes 0 and 1, the untargeted 0 first
+                1.5: ([], [1, 0])}  # 1.35, 1.5, 1.05, 0.6: nodes 1, 0, 2 by net value
+    for settled, (targeted, chosen) in expected.items():
+        batch = CostAwareUncertaintyDesigner(settled=settled)
+        batch.reset(task_spec(dear))
+        assert targets(batch, shown(*targeted)) == chosen, settled
+        assert batch.evaluations == 0
+    # with no costs it plays as the plain heuristic over a whole episode
+    free = InterventionDesignEnv(**SMALL, observe_posterior=True)
+    played = []
+    for designer in (CostAwareUncertaintyDesigner(), UncertaintyDesigner()):
+        record = rollout(free, designer, options={"instance": 1})
+        played.append((free._batch.mask[0].copy(), free._batch.data[0].copy(), record.rewards))
+    np.testing.assert_array_equal(played[0][0], played[1][0])
+    np.testing.assert_array_equal(played[0][1], played[1][1])
+    assert played[0][2] == played[1][2] and played[0][0][n0:].any(axis=1).all()  # and never observes
+    with pytest.raises(ValueError, match="settled"):
+        CostAwareUncertaintyDesigner(settled=-0.1)
 
 
 def test_runner_and_report_table(tmp_path):

@@ -320,8 +320,9 @@ def test_shipped_ppo_policies_beat_round_robin_and_the_pair_policies_cheap_greed
 
 
 
-@pytest.mark.parametrize("folder, env_id, seeds", [("costs", "InterventionDesign-lg10-T5-costs-v0", 2),
-                                                   ("batch", "InterventionDesign-lg10-B2x2-v0", 3)])
+@pytest.mark.parametrize("folder, env_id, seeds", [("costs", "InterventionDesign-lg10-T5-costs-v0", 3),
+                                                   ("batch", "InterventionDesign-lg10-B2x2-v0", 3),
+                                                   ("batch-b1x3", "InterventionDesign-lg10-B1x3-v0", 3)])
 def test_shipped_cost_and_batch_policies_beat_round_robin(folder: str, env_id: str, seeds: int):
     """The shipped pair policies of the cost and batch ids, loaded from their zips alone (the node costs and the
     batch head travel in them), on 100 test SCMs: each beats round-robin played through the single env, net of

@@ -80,7 +80,7 @@ def test_the_site_builds_without_warnings_every_id_has_its_page_and_results_show
     # The results pages show the learning curves and step plots as images (one build: this test, not
     # a second one that pytest-xdist could send to another worker to build the site again).
     images = {path.name for path in (site / "_images").iterdir()}
-    for page, count in (("results/grpo.html", 5), ("results/design.html", 8)):
+    for page, count in (("results/grpo.html", 5), ("results/design.html", 9)):
         shown = re.findall(r'<img[^>]+src="[^"]*_images/([^"]+)"', (site / page).read_text())
         assert len(shown) == count and set(shown) <= images, (page, shown)
 

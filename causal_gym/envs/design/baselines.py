@@ -1,4 +1,4 @@
-"""Scripted designers: random, round-robin, observational-only, an uncertainty heuristic and a greedy one-step lookahead.
+"""Scripted designers: random, round-robin, observational-only, uncertainty heuristics and a greedy one-step lookahead.
 
 Each implements the agent protocol (:class:`causal_gym.harness.agent.Agent`): ``reset(task)``
 reads the setting from ``task.condition`` (``d``, ``value_bound``), ``act(observation, info)``
@@ -14,6 +14,8 @@ They read only the observation.
 - :class:`UncertaintyDesigner`: the not-yet-targeted node whose edges the posterior is least sure
   of, ``sum_j min(p_kj, 1 - p_kj) + min(p_jk, 1 - p_jk)``, at ``+value_bound``: no lookahead, the
   posterior the env shows (``observe_posterior=True``: no evaluation of its own) or one it computes.
+- :class:`CostAwareUncertaintyDesigner`: the same score net of the node's cost (a share ``settled``
+  of it against the cost), observing where no node is worth its cost.
 - :class:`GreedyDesigner`: for every candidate design (each node at each value of a grid, and
   "observe"), the expected value of the reward's quantity (``objective``) after one more row,
   estimated from ``samples`` posterior-predictive outcomes (a DAG drawn exactly from the
@@ -48,8 +50,8 @@ from causal_gym.stats.graph_posterior import (
     sample_predictive,
 )
 
-__all__ = ["RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "UncertaintyDesigner", "GreedyDesigner",
-           "GREEDY_OBJECTIVES", "observed_stats"]
+__all__ = ["RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "UncertaintyDesigner",
+           "CostAwareUncertaintyDesigner", "GreedyDesigner", "GREEDY_OBJECTIVES", "observed_stats"]
 
 _EVALUATION_ENTRIES = 2**22
 """Local scores per posterior call of :class:`GreedyDesigner` (32 MB): all 168 candidates at d = 10 in one call,
@@ -79,7 +81,8 @@ class _Designer:
 
     A designer returns the ``k = targets_per_step`` designs of a step (:meth:`designs`); with
     ``k > 1`` its action is the ``(k, 2)`` box of a batch design. Node costs (``node_costs`` of the
-    task) are known to it: :class:`GreedyDesigner` weighs them, the others ignore them.
+    task) are known to it: :class:`GreedyDesigner` and :class:`CostAwareUncertaintyDesigner` weigh them,
+    the others ignore them.
     """
 
     def reset(self, task: TaskSpec) -> None:
@@ -152,7 +155,11 @@ class UncertaintyDesigner(_Designer):
     def __init__(self) -> None:
         self.evaluations = 0
 
-    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+    def uncertainty(self, observation: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """Per node: ``sum_j min(p_kj, 1 - p_kj) + min(p_jk, 1 - p_jk)``, and whether it counts as targeted.
+
+        (All nodes count as untargeted again once every one has been targeted.)
+        """
         if "edge_probs" in observation:
             p = np.asarray(observation["edge_probs"], dtype=np.float64)
         else:
@@ -160,12 +167,49 @@ class UncertaintyDesigner(_Designer):
             self.evaluations += 1
         error = np.minimum(p, 1.0 - p)
         np.fill_diagonal(error, 0.0)
-        uncertainty = error.sum(axis=0) + error.sum(axis=1)
         targeted = np.asarray(np.asarray(observation["intervention_mask"]).any(axis=0))
         if targeted.all():
             targeted[:] = False
+        return error.sum(axis=0) + error.sum(axis=1), targeted
+
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        uncertainty, targeted = self.uncertainty(observation)
         ranked = np.lexsort((np.arange(self.d), -uncertainty, targeted))  # untargeted first, then most uncertain
         return [(int(node), self.value_bound) for node in np.resize(ranked, self.k)]
+
+
+class CostAwareUncertaintyDesigner(UncertaintyDesigner):
+    """The uncertainty heuristic net of node costs: ``settled x`` a node's uncertainty minus its cost, observing where no node is worth its cost.
+
+    A node's uncertainty (:meth:`UncertaintyDesigner.uncertainty`) is what settling all of its
+    edges would add to the posterior's expected correct entries; one row on it settles a share of
+    that, ``settled``. A node is worth its cost where ``settled x uncertainty >= cost`` (an
+    observational row is free and taken to add nothing); among those the designer takes the
+    untargeted ones first, then the largest value net of the cost, ties to the smaller index, at
+    ``+value_bound``, and observes when no node is worth its cost (a batch fills its places with
+    the nodes worth their cost, then observational rows). The budget counts experiments, not
+    costs, so it ranks by value minus cost, not value per unit of cost. With no costs it plays as
+    :class:`UncertaintyDesigner` (batches of at most ``d`` designs).
+
+    Parameters
+    ----------
+    settled : float, default 0.6
+        The share of a node's uncertainty one row on it is taken to settle (chosen on dev SCMs
+        0-99 of ``InterventionDesign-lg10-T5-costs-v0``; docs/results/design.md).
+    """
+
+    def __init__(self, settled: float = 0.6) -> None:
+        super().__init__()
+        self.settled = check_real(settled, "settled", 0.0)
+
+    def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
+        uncertainty, targeted = self.uncertainty(observation)
+        net = self.settled * uncertainty - self.costs
+        worth = net >= 0.0
+        ranked = np.lexsort((np.arange(self.d), -net, targeted))  # untargeted first, then the most net value
+        ranked = ranked[worth[ranked]][:self.k]
+        chosen: list[tuple[int | None, float]] = [(int(node), self.value_bound) for node in ranked]
+        return chosen + [(None, 0.0)] * (self.k - len(chosen))
 
 
 class GreedyDesigner(_Designer):

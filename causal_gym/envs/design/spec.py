@@ -113,6 +113,9 @@ SPEC = BenchmarkSpec(
                                      "Design: observational rows only (no intervention)"),
         "design-uncertainty": AgentEntry("causal_gym.envs.design.baselines:UncertaintyDesigner",
                                          "Design: the untargeted node whose edges the posterior is least sure of, at +value_bound"),
+        "design-uncertainty-cost": AgentEntry("causal_gym.envs.design.baselines:CostAwareUncertaintyDesigner",
+                                              "Design: the uncertainty heuristic net of node costs; observes where "
+                                              "no node is worth its cost"),
         "design-greedy": AgentEntry("causal_gym.envs.design.baselines:GreedyDesigner",
                                     "Design: one-step lookahead on the expected posterior gain (posterior-predictive samples)",
                                     takes_seed=True),
