@@ -173,13 +173,13 @@ def train(args: argparse.Namespace, out: Path) -> None:
                     scores, _ = play(policy, kwargs, "dev", 0, args.dev)
                     row[f"dev_{name_of(kwargs)}"] = float(np.mean(scores["gain"]))
                 rows.append(row)
+                shared.save(out / f"mix-pair-seed{seed}.zip")  # a run killed from outside keeps its last policy
                 write_csv(curve, rows)
                 print(row, flush=True)
                 next_at = shared.steps + args.eval_every
             if final:
                 break
             shared.round()
-        shared.save(out / f"mix-pair-seed{seed}.zip")
     plot(rows, out / "curve-mix.png", references)
 
 

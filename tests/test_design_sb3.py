@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -560,3 +561,28 @@ def test_the_caasl_and_mix_scripts_train_and_evaluate_as_plain_scripts(tmp_path)
                                                           ("InterventionDesign-sf10-T3-v0", "")}
     with open(tmp_path / "mix" / "curve-mix.csv") as handle:
         assert [r["final"] for r in csv.DictReader(handle)][-1] == "1"
+
+
+@pytest.mark.slow
+def test_the_mix_script_killed_from_outside_keeps_the_policy_of_its_last_curve_point(tmp_path):
+    """A run stopped by a kill (not by ``--max-minutes``) still leaves ``mix-pair-seed<k>.zip`` to evaluate."""
+    out = tmp_path / "mix"
+    run = subprocess.Popen([sys.executable, str(SHIPPED.parents[2] / "train_design_mix.py"), "--out", str(out),
+                            "--seeds", "3", "--timesteps", "10000000", "--n-envs", "2", "--rollout-episodes", "1",
+                            "--batch-size", "6", "--dev", "2", "--eval-every", "10000000"],
+                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):  # the first curve point (step 0) is written after its policy is saved
+            if run.poll() is not None or (out / "curve-mix.csv").exists():
+                break
+            time.sleep(1)
+    finally:
+        run.kill()
+        _, err = run.communicate()
+    assert (out / "curve-mix.csv").exists(), err.decode()[-2000:]
+    with open(out / "curve-mix.csv") as handle:
+        assert [(r["env_steps"], r["final"]) for r in csv.DictReader(handle)] == [("0", "0")]
+    policy = PPO.load(out / "mix-pair-seed3.zip", device="cpu").policy
+    assert policy.observation_space.shape == DesignSB3VecEnv(
+        "InterventionDesign-lg10-T3-v0", 1, action="discrete", value_grid=(1.0,), observation="summary",
+        budget=3).observation_space.shape
