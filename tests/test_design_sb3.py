@@ -586,3 +586,28 @@ def test_the_mix_script_killed_from_outside_keeps_the_policy_of_its_last_curve_p
     assert policy.observation_space.shape == DesignSB3VecEnv(
         "InterventionDesign-lg10-T3-v0", 1, action="discrete", value_grid=(1.0,), observation="summary",
         budget=3).observation_space.shape
+
+
+def test_design_table_merges_learned_seeds_per_scm_or_lists_them_per_seed(tmp_path):
+    """Hand-made scores: the merged row is the per-SCM mean of the seeds, ``--per-seed`` keeps each seed's own."""
+    path = tmp_path / "scores.csv"
+    scores = {"greedy-168": [1.0, 1.0, 1.0], "mix-pair-seed0": [1.0, 2.0, 3.0], "mix-pair-seed1": [3.0, 4.0, 5.0]}
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["env_id", "setting", "agent", "instance", "gain", "evaluations"])
+        for agent, gains in scores.items():
+            writer.writerows(["x", "er5", agent, 400 + k, g, 0] for k, g in enumerate(gains))
+    script = [sys.executable, str(SHIPPED.parents[2] / "design_table.py"), str(path), "--versus", "greedy-168"]
+
+    def rows(*extra: str) -> dict[str, str]:
+        text = subprocess.run([*script, *extra], check=True, capture_output=True, text=True, cwd=tmp_path).stdout
+        return {line.split(" | ")[0].lstrip("| ").split(" (")[0]: line for line in text.splitlines()
+                if line.startswith("| ") and not line.startswith("| agent")}
+
+    merged = rows()
+    assert set(merged) == {"greedy-168", "mix-pair"}
+    assert "(2 seeds: 2.00, 4.00) | 0 | 3.00 [" in merged["mix-pair"] and "| +2.00 [" in merged["mix-pair"]
+    per_seed = rows("--per-seed")
+    assert set(per_seed) == {"greedy-168", "mix-pair-seed0", "mix-pair-seed1"}
+    assert "| 0 | 2.00 [" in per_seed["mix-pair-seed0"] and "| +1.00 [" in per_seed["mix-pair-seed0"]
+    assert "| 0 | 4.00 [" in per_seed["mix-pair-seed1"] and "| +3.00 [" in per_seed["mix-pair-seed1"]
