@@ -215,7 +215,7 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
     if path.exists():  # resumable: (agent, setting) pairs already played are kept
         with open(path) as handle:
             rows = list(csv.DictReader(handle))
-    played = {(r["agent"], r["setting"]) for r in rows}
+    played = {(r["agent"], r["setting"] or r["env_id"]) for r in rows}  # registered ids have no setting name
     for model_path in models:
         policy = PPO.load(model_path, device="cpu").policy
         for name in args.eval:
