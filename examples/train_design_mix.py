@@ -20,7 +20,8 @@ Per seed (``--seeds``): ``--timesteps`` env steps over the mix; every ``--eval-e
 deterministic policy plays the first ``--dev`` instances of the ``dev`` suite of each of
 :data:`CURVE_SETTINGS`; ``curve-mix.csv`` and ``curve-mix.png`` (round-robin's dev return as the
 reference). The shared weights go to ``<out>/mix-pair-seed<k>.zip`` (a PPO zip of the d = 10 setting,
-whose policy plays any d through :func:`choose`).
+whose policy plays any d through :func:`choose`) at every curve point, so a run killed from outside
+keeps the policy of its last point; ``--max-minutes`` is checked between rounds of the mix.
 
 ``--evaluate`` plays every ``mix-pair-seed*.zip`` of ``--out`` (or ``--models``) on test instances
 ``--first .. --first + --test - 1`` of each of ``--eval`` (names of :data:`EVAL_SETTINGS` and
