@@ -5,7 +5,7 @@ scores, ``evaluations``; optionally ``setting``, which then names the setting in
 as written by that script, ``examples/train_design_sb3.py --evaluate``, ``examples/train_design_mix.py
 --evaluate`` and ``examples/train_design_caasl.py --evaluate``. Agents named ``<name>-seed<k>`` are
 learned runs: their row is the per-instance mean over the seeds (the seeds' own means in brackets
-after the name), so its interval is over SCMs. Per setting and agent: the mean return of the chosen
+after the name), so its interval is over SCMs; ``--per-seed`` gives each seed its own row instead. Per setting and agent: the mean return of the chosen
 ``--metric`` (``gain``: the ``"confidence"`` reward's return; ``truth_gain``: CAASL's ``"truth"``;
 ``information_gain``), its 95% bootstrap interval, the posterior evaluations per decision, and the
 paired difference against each ``--versus`` agent (same instances). Only instances every listed
@@ -45,15 +45,16 @@ def load(paths: list[str]) -> dict[str, dict[str, dict[int, dict[str, float]]]]:
     return table
 
 
-def grouped(agents: dict[str, dict[int, dict[str, float]]], metric: str, budget: int
+def grouped(agents: dict[str, dict[int, dict[str, float]]], metric: str, budget: int, merge_seeds: bool = True
             ) -> dict[str, tuple[dict[int, float], float, list[float]]]:
-    """Per agent (learned seeds merged): per-instance metric, evaluations per decision and the seeds' means.
+    """Per agent (learned seeds merged unless ``merge_seeds`` is false): per-instance metric, evaluations per
+    decision and the seeds' means.
 
     Decisions per episode: a row's ``decisions`` column, else ``budget``.
     """
     groups: dict[str, list[str]] = defaultdict(list)
     for agent in agents:
-        match = SEED.match(agent)
+        match = SEED.match(agent) if merge_seeds else None
         groups[match["group"] if match else agent].append(agent)
     out = {}
     for group, members in groups.items():
@@ -79,11 +80,12 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=3,
                         help="decisions per episode where a CSV has no decisions column (evaluations are per episode)")
     parser.add_argument("--agents", nargs="+", default=None, help="rows in this order (default: all)")
+    parser.add_argument("--per-seed", action="store_true", help="one row per learned seed, not their per-SCM mean")
     parser.add_argument("--out", default=None, help="also write the markdown here")
     args = parser.parse_args()
     lines = []
     for setting, agents in sorted(load(args.csv).items()):
-        groups = grouped(agents, args.metric, args.budget)
+        groups = grouped(agents, args.metric, args.budget, merge_seeds=not args.per_seed)
         order = [a for a in (args.agents or sorted(groups)) if a in groups]
         versus = [v for v in args.versus if v in groups]
         common = sorted(set.intersection(*(set(groups[a][0]) for a in order)))

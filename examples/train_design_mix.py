@@ -20,7 +20,8 @@ Per seed (``--seeds``): ``--timesteps`` env steps over the mix; every ``--eval-e
 deterministic policy plays the first ``--dev`` instances of the ``dev`` suite of each of
 :data:`CURVE_SETTINGS`; ``curve-mix.csv`` and ``curve-mix.png`` (round-robin's dev return as the
 reference). The shared weights go to ``<out>/mix-pair-seed<k>.zip`` (a PPO zip of the d = 10 setting,
-whose policy plays any d through :func:`choose`).
+whose policy plays any d through :func:`choose`) at every curve point, so a run killed from outside
+keeps the policy of its last point; ``--max-minutes`` is checked between rounds of the mix.
 
 ``--evaluate`` plays every ``mix-pair-seed*.zip`` of ``--out`` (or ``--models``) on test instances
 ``--first .. --first + --test - 1`` of each of ``--eval`` (names of :data:`EVAL_SETTINGS` and
@@ -173,13 +174,13 @@ def train(args: argparse.Namespace, out: Path) -> None:
                     scores, _ = play(policy, kwargs, "dev", 0, args.dev)
                     row[f"dev_{name_of(kwargs)}"] = float(np.mean(scores["gain"]))
                 rows.append(row)
+                shared.save(out / f"mix-pair-seed{seed}.zip")  # a run killed from outside keeps its last policy
                 write_csv(curve, rows)
                 print(row, flush=True)
                 next_at = shared.steps + args.eval_every
             if final:
                 break
             shared.round()
-        shared.save(out / f"mix-pair-seed{seed}.zip")
     plot(rows, out / "curve-mix.png", references)
 
 
@@ -215,7 +216,7 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
     if path.exists():  # resumable: (agent, setting) pairs already played are kept
         with open(path) as handle:
             rows = list(csv.DictReader(handle))
-    played = {(r["agent"], r["setting"]) for r in rows}
+    played = {(r["agent"], r["setting"] or r["env_id"]) for r in rows}  # registered ids have no setting name
     for model_path in models:
         policy = PPO.load(model_path, device="cpu").policy
         for name in args.eval:

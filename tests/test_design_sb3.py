@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -553,11 +554,63 @@ def test_the_caasl_and_mix_scripts_train_and_evaluate_as_plain_scripts(tmp_path)
     mix = [sys.executable, str(examples / "train_design_mix.py"), "--out", str(tmp_path / "mix"), "--seeds", "2"]
     subprocess.run([*mix, "--timesteps", "1", "--n-envs", "2", "--rollout-episodes", "1", "--batch-size", "6",
                     "--dev", "2"], check=True, capture_output=True, timeout=600, cwd=tmp_path)
-    subprocess.run([*mix, "--evaluate", "--test", "3", "--eval", "er7-gaussian-deg3-T3", "InterventionDesign-sf10-T3-v0"],
-                   check=True, capture_output=True, timeout=600, cwd=tmp_path)
+    for _ in range(2):  # the second run finds both settings played and adds nothing
+        subprocess.run([*mix, "--evaluate", "--test", "3", "--eval", "er7-gaussian-deg3-T3",
+                        "InterventionDesign-sf10-T3-v0"], check=True, capture_output=True, timeout=600, cwd=tmp_path)
     with open(tmp_path / "mix" / "eval-mix.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert {(r["env_id"], r["setting"]) for r in rows} == {("InterventionDesign-lg10-T3-v0", "er7-gaussian-deg3-T3"),
                                                           ("InterventionDesign-sf10-T3-v0", "")}
+    assert len(rows) == 6
     with open(tmp_path / "mix" / "curve-mix.csv") as handle:
         assert [r["final"] for r in csv.DictReader(handle)][-1] == "1"
+
+
+@pytest.mark.slow
+def test_the_mix_script_killed_from_outside_keeps_the_policy_of_its_last_curve_point(tmp_path):
+    """A run stopped by a kill (not by ``--max-minutes``) still leaves ``mix-pair-seed<k>.zip`` to evaluate."""
+    out = tmp_path / "mix"
+    run = subprocess.Popen([sys.executable, str(SHIPPED.parents[2] / "train_design_mix.py"), "--out", str(out),
+                            "--seeds", "3", "--timesteps", "10000000", "--n-envs", "2", "--rollout-episodes", "1",
+                            "--batch-size", "6", "--dev", "2", "--eval-every", "10000000"],
+                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):  # the first curve point (step 0) is written after its policy is saved
+            if run.poll() is not None or (out / "curve-mix.csv").exists():
+                break
+            time.sleep(1)
+    finally:
+        run.kill()
+        _, err = run.communicate()
+    assert (out / "curve-mix.csv").exists(), err.decode()[-2000:]
+    with open(out / "curve-mix.csv") as handle:
+        assert [(r["env_steps"], r["final"]) for r in csv.DictReader(handle)] == [("0", "0")]
+    policy = PPO.load(out / "mix-pair-seed3.zip", device="cpu").policy
+    assert policy.observation_space.shape == DesignSB3VecEnv(
+        "InterventionDesign-lg10-T3-v0", 1, action="discrete", value_grid=(1.0,), observation="summary",
+        budget=3).observation_space.shape
+
+
+def test_design_table_merges_learned_seeds_per_scm_or_lists_them_per_seed(tmp_path):
+    """Hand-made scores: the merged row is the per-SCM mean of the seeds, ``--per-seed`` keeps each seed's own."""
+    path = tmp_path / "scores.csv"
+    scores = {"greedy-168": [1.0, 1.0, 1.0], "mix-pair-seed0": [1.0, 2.0, 3.0], "mix-pair-seed1": [3.0, 4.0, 5.0]}
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["env_id", "setting", "agent", "instance", "gain", "evaluations"])
+        for agent, gains in scores.items():
+            writer.writerows(["x", "er5", agent, 400 + k, g, 0] for k, g in enumerate(gains))
+    script = [sys.executable, str(SHIPPED.parents[2] / "design_table.py"), str(path), "--versus", "greedy-168"]
+
+    def rows(*extra: str) -> dict[str, str]:
+        text = subprocess.run([*script, *extra], check=True, capture_output=True, text=True, cwd=tmp_path).stdout
+        return {line.split(" | ")[0].lstrip("| ").split(" (")[0]: line for line in text.splitlines()
+                if line.startswith("| ") and not line.startswith("| agent")}
+
+    merged = rows()
+    assert set(merged) == {"greedy-168", "mix-pair"}
+    assert "(2 seeds: 2.00, 4.00) | 0 | 3.00 [" in merged["mix-pair"] and "| +2.00 [" in merged["mix-pair"]
+    per_seed = rows("--per-seed")
+    assert set(per_seed) == {"greedy-168", "mix-pair-seed0", "mix-pair-seed1"}
+    assert "| 0 | 2.00 [" in per_seed["mix-pair-seed0"] and "| +1.00 [" in per_seed["mix-pair-seed0"]
+    assert "| 0 | 4.00 [" in per_seed["mix-pair-seed1"] and "| +3.00 [" in per_seed["mix-pair-seed1"]
