@@ -24,6 +24,7 @@ import csv
 import gzip
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,14 @@ def cell(mean: float, low: float, high: float, sign: bool = False) -> str:
     return f"{fmt.format(mean)} [{fmt.format(low)}, {fmt.format(high)}]"
 
 
+def expand(agent: str, groups: Mapping[str, object]) -> list[str]:
+    """The rows ``--agents`` names by ``agent``: itself, or with ``--per-seed`` its learned seeds (``<agent>-seed<k>``)."""
+    if agent in groups:
+        return [agent]
+    seeds = [g for g in groups if (match := SEED.match(g)) and match["group"] == agent]
+    return sorted(seeds, key=lambda g: int(SEED.match(g)["seed"]))  # type: ignore[index]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv", nargs="+")
@@ -79,16 +88,16 @@ def main() -> None:
     parser.add_argument("--versus", nargs="+", default=["round-robin", "uncertainty", "greedy-168"])
     parser.add_argument("--budget", type=int, default=3,
                         help="decisions per episode where a CSV has no decisions column (evaluations are per episode)")
-    parser.add_argument("--agents", nargs="+", default=None, help="rows in this order (default: all)")
+    parser.add_argument("--agents", nargs="+", default=None, help="rows in this order (default: all); with --per-seed a learned name lists its seeds")
     parser.add_argument("--per-seed", action="store_true", help="one row per learned seed, not their per-SCM mean")
     parser.add_argument("--out", default=None, help="also write the markdown here")
     args = parser.parse_args()
     lines = []
     for setting, agents in sorted(load(args.csv).items()):
         groups = grouped(agents, args.metric, args.budget, merge_seeds=not args.per_seed)
-        order = [a for a in (args.agents or sorted(groups)) if a in groups]
+        order = [row for a in (args.agents or sorted(groups)) for row in expand(a, groups)]
         versus = [v for v in args.versus if v in groups]
-        common = sorted(set.intersection(*(set(groups[a][0]) for a in order)))
+        common = sorted(set.intersection(*(set(groups[a][0]) for a in order))) if order else []
         if not common:
             continue
         lines += [f"\n**{setting}** ({len(common)} test SCMs, instances {common[0]}..{common[-1]}; "

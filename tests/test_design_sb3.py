@@ -614,3 +614,5 @@ def test_design_table_merges_learned_seeds_per_scm_or_lists_them_per_seed(tmp_pa
     assert set(per_seed) == {"greedy-168", "mix-pair-seed0", "mix-pair-seed1"}
     assert "| 0 | 2.00 [" in per_seed["mix-pair-seed0"] and "| +1.00 [" in per_seed["mix-pair-seed0"]
     assert "| 0 | 4.00 [" in per_seed["mix-pair-seed1"] and "| +3.00 [" in per_seed["mix-pair-seed1"]
+    named = rows("--per-seed", "--agents", "mix-pair", "greedy-168")  # a learned name lists its seeds
+    assert list(named) == ["mix-pair-seed0", "mix-pair-seed1", "greedy-168"] and named == per_seed
