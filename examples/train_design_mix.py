@@ -27,11 +27,16 @@ keeps the policy of its last point; ``--max-minutes`` is checked between rounds 
 ``--first .. --first + --test - 1`` of each of ``--eval`` (names of :data:`EVAL_SETTINGS` and
 :data:`TRAIN_SETTINGS`; d = 20 on its first ``--test-d20``), writing rows in the CSV format of
 ``examples/design_baselines.py`` (``setting`` column: the setting's name) to ``eval-mix.csv``.
+``--shortlist M`` (M > 1) plays each policy as :class:`~causal_gym.envs.design.policy_designer.PolicyDesigner`
+instead: its M best designs, the best of them by a greedy lookahead of :func:`lookahead_samples` outcomes
+each (at most a tenth of full greedy's posterior evaluations; agent ``mix-pair-shortlistM-seed<k>``).
+``--split dev`` plays dev instances (to choose M; ``--first 0``).
 
 Usage::
 
     python examples/train_design_mix.py --seeds 0 1 2 --timesteps 150000 --out runs/design-mix
     python examples/train_design_mix.py --evaluate --out runs/design-mix --first 400 --test 200
+    python examples/train_design_mix.py --evaluate --out runs/design-mix --first 400 --test 200 --shortlist 2
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from typing import Any
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from _design_common import play_batch, write_csv  # noqa: E402  (the script's folder is on sys.path)
@@ -53,9 +59,11 @@ from stable_baselines3 import PPO  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
 from causal_gym.envs.design.policy import NodePairPolicy  # noqa: E402
+from causal_gym.envs.design.policy_designer import PolicyDesigner  # noqa: E402
 from causal_gym.envs.design.sb3 import DesignSB3VecEnv  # noqa: E402
 from causal_gym.envs.design.spec import SETTINGS_BY_ID  # noqa: E402
 from causal_gym.envs.design.world import DesignSetting  # noqa: E402
+from causal_gym.harness.rollout import rollout  # noqa: E402
 
 BASE_ID = "InterventionDesign-lg10-T3-v0"
 ROUTE = {"action": "discrete", "value_grid": (1.0,), "observation": "summary"}
@@ -219,22 +227,51 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
     played = {(r["agent"], r["setting"] or r["env_id"]) for r in rows}  # registered ids have no setting name
     for model_path in models:
         policy = PPO.load(model_path, device="cpu").policy
+        agent = model_path.stem
+        if args.shortlist > 1:  # mix-pair-seed0 -> mix-pair-shortlist2-seed0: design_table groups the seeds
+            head, _, seed = agent.rpartition("-seed")
+            agent = f"{head}-shortlist{args.shortlist}-seed{seed}"
         for name in args.eval:
-            if (model_path.stem, name) in played:
+            if (agent, name) in played:
                 continue
             registered = name in SETTINGS_BY_ID  # an id: its own keywords over the base id's
             kwargs = {"budget": 3, **SETTINGS_BY_ID[name]} if registered else SETTINGS[name]
             count = args.test_d20 if kwargs.get("d", 10) > 16 else args.test
             start = time.perf_counter()
-            scores, thinking = play(policy, kwargs, "test", args.first, count)
+            if args.shortlist > 1:
+                new = play_shortlisted(policy, kwargs, args.split, args.first, count, args.shortlist)
+            else:
+                scores, thinking = play(policy, kwargs, args.split, args.first, count)
+                new = [{m: round(float(scores[m][k]), 6) for m in METRICS} | {"seconds": round(thinking / count, 6),
+                                                                               "evaluations": 0}
+                       for k in range(count)]
             rows += [{"env_id": name if registered else BASE_ID, "setting": "" if registered else name,
-                      "agent": model_path.stem, "instance": args.first + k,
-                      **{m: round(float(scores[m][k]), 6) for m in METRICS}, "seconds": round(thinking / count, 6),
-                      "evaluations": 0}
-                     for k in range(count)]
+                      "agent": agent, "instance": args.first + k, **row} for k, row in enumerate(new)]
             write_csv(path, rows)
-            print(f"{model_path.stem} {name}: return {np.mean(scores['gain']):.3f} "
+            print(f"{agent} {name}: return {np.mean([r['gain'] for r in new]):.3f} "
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
+
+
+def lookahead_samples(d: int, shortlist: int) -> int:
+    """Samples per shortlisted design so that a decision costs at most a tenth of full greedy's ``(2 d + 1) x 8``."""
+    return max(1, (2 * d + 1) * 8 // 10 // shortlist)
+
+
+def play_shortlisted(policy: NodePairPolicy, kwargs: dict[str, Any], split: str, first: int, count: int,
+                     shortlist: int) -> list[dict[str, Any]]:
+    """Instances ``first ..`` of ``split`` played by :class:`PolicyDesigner` (the policy's ``shortlist`` best designs, the
+    best of them by a greedy lookahead of :func:`lookahead_samples` outcomes each), one rollout at a time."""
+    env = gym.make(BASE_ID, observe_posterior=True, **kwargs)
+    designer = PolicyDesigner(policy, shortlist=shortlist, samples=lookahead_samples(kwargs["d"], shortlist))
+    rows = []
+    for k in range(first, first + count):
+        start = time.process_time()
+        scores = rollout(env, designer, options={"split": split, "instance": k}).final_info["scores"]
+        rows.append({m: round(float(scores[m]), 6) for m in METRICS}
+                    | {"seconds": round(time.process_time() - start, 6), "evaluations": designer.evaluations})
+        designer.evaluations = 0
+    env.close()
+    return rows
 
 
 def main() -> None:
@@ -255,9 +292,14 @@ def main() -> None:
     parser.add_argument("--eval", nargs="+", default=[name_of(s) for s in EVAL_SETTINGS] + [name_of(setting(10))],
                         choices=sorted(SETTINGS) + sorted(SETTINGS_BY_ID),
                         help="setting names of the study, or registered design ids (played with budget 3 unless set)")
+    parser.add_argument("--split", default="test", choices=["dev", "test"],
+                        help="with --evaluate: dev instances to choose variants, test ones to report")
     parser.add_argument("--first", type=int, default=400)
     parser.add_argument("--test", type=int, default=200)
     parser.add_argument("--test-d20", type=int, default=50)
+    parser.add_argument("--shortlist", type=int, default=1,
+                        help="with --evaluate: > 1 plays the policy's best M designs through a greedy lookahead "
+                             "(PolicyDesigner), at most a tenth of full greedy's posterior evaluations")
     parser.add_argument("--out", default="runs/design-mix")
     args = parser.parse_args()
     out = Path(args.out)

@@ -562,6 +562,12 @@ def test_the_caasl_and_mix_scripts_train_and_evaluate_as_plain_scripts(tmp_path)
     assert {(r["env_id"], r["setting"]) for r in rows} == {("InterventionDesign-lg10-T3-v0", "er7-gaussian-deg3-T3"),
                                                           ("InterventionDesign-sf10-T3-v0", "")}
     assert len(rows) == 6
+    subprocess.run([*mix, "--evaluate", "--test", "2", "--eval", "er7-gaussian-deg3-T3", "--shortlist", "2"],
+                   check=True, capture_output=True, timeout=600, cwd=tmp_path)
+    with open(tmp_path / "mix" / "eval-mix.csv") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["agent"] == "mix-pair-shortlist2-seed2"]
+    # d = 7: full greedy evaluates (2 d + 1) x 8 = 120 posteriors per decision; a tenth is 2 designs x 6 samples
+    assert [int(r["instance"]) for r in rows] == [400, 401] and {r["evaluations"] for r in rows} == {str(3 * 2 * 6)}
     with open(tmp_path / "mix" / "curve-mix.csv") as handle:
         assert [r["final"] for r in csv.DictReader(handle)][-1] == "1"
 

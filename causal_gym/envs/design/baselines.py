@@ -253,12 +253,18 @@ class GreedyDesigner(_Designer):
             targets, values = np.append(targets, -1), np.append(values, 0.0)
         return targets, values
 
-    def expected_gains(self, observation: Mapping[str, Any]) -> np.ndarray:
-        """Monte-Carlo expectation of the objective's quantity after each candidate, ``(C,)``."""
+    def expected_gains(self, observation: Mapping[str, Any], targets: np.ndarray | None = None,
+                       values: np.ndarray | None = None) -> np.ndarray:
+        """Monte-Carlo expectation of the objective's quantity after each candidate, ``(C,)``.
+
+        ``targets`` and ``values`` (target ``-1``: observe) replace :meth:`candidates`, e.g. a
+        shortlist a policy proposes; they see the same posterior DAG draws as the full set would.
+        """
         stats = observed_stats(observation)
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, self._episode, self.step]))
         dags = sample_dags(bge_local_scores(stats, max_parents=self.max_parents), self.samples, rng=rng)
-        targets, values = self.candidates()
+        if targets is None or values is None:
+            targets, values = self.candidates()
         outcomes = sample_predictive(stats, dags, targets, values, rng=rng)  # (K, C, d)
         k, c, d = outcomes.shape
         lead = (k, c)
@@ -268,12 +274,12 @@ class GreedyDesigner(_Designer):
         after = batch.add_row(outcomes, np.ascontiguousarray(intervened))
         flat = [a.reshape(k * c, *a.shape[2:]) for a in (after.count, after.mean, after.scatter)]
         step = max(1, _EVALUATION_ENTRIES // (d << (d - 1)))  # posteriors per call: memory bounded at any d
-        values = np.concatenate([
+        after_row = np.concatenate([
             _objective(edge_posterior(bge_local_scores(BGeStats(*(a[i:i + step] for a in flat)),
                                                        max_parents=self.max_parents)), self.objective)
             for i in range(0, k * c, step)])
         self.evaluations += k * c
-        return values.reshape(k, c).mean(axis=0)
+        return after_row.reshape(k, c).mean(axis=0)
 
     def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
         """The best candidate by expected objective minus its node's cost; a batch takes the ``k`` best on distinct nodes.
@@ -281,8 +287,14 @@ class GreedyDesigner(_Designer):
         (Each candidate is valued as one more row on its own: for a batch, the top ``k`` of those
         values, a myopic stand-in for the joint choice; "observe" may repeat.)
         """
-        targets, values = self.candidates()
-        gains = self.expected_gains(observation) - np.where(targets >= 0, self.costs[np.maximum(targets, 0)], 0.0)
+        return self.best_of(observation, *self.candidates())
+
+    def best_of(self, observation: Mapping[str, Any], targets: np.ndarray,
+                values: np.ndarray) -> list[tuple[int | None, float]]:
+        """:meth:`designs` over the given candidates only (``targets``: node or ``-1`` to observe; ``values``)."""
+        targets, values = np.asarray(targets, dtype=np.int64), np.asarray(values, dtype=np.float64)
+        gains = (self.expected_gains(observation, targets, values)
+                 - np.where(targets >= 0, self.costs[np.maximum(targets, 0)], 0.0))
         chosen: list[tuple[int | None, float]] = []
         for best in np.argsort(-gains, kind="stable"):
             target = int(targets[best])

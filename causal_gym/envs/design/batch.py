@@ -76,7 +76,8 @@ from causal_gym.stats.graph_posterior import (
 )
 
 __all__ = ["REWARDS", "ACTIONS", "OBSERVATIONS", "POSTERIOR_METRICS", "TRUTH_METRICS", "DesignBatch",
-           "DesignInterface", "check_node_costs", "check_reward", "decode_actions", "encode_action", "graph_scores", "truth_agreement"]
+           "DesignInterface", "check_node_costs", "check_reward", "decode_actions", "encode_action", "graph_scores", "summary_vector",
+           "truth_agreement"]
 
 REWARDS = ("confidence", "truth", "information_gain", "none")
 """Reward modes (see the module docstring); ``"dense"`` is accepted as ``"confidence"``'s old name."""
@@ -317,6 +318,22 @@ class DesignInterface:
         what = ("a finite point of [-1, 1]^2" if self.action == "box"
                 else "an index of the action space" if self.action == "discrete" else "[target in 0..d, value index]")
         return f"invalid action: it must be {what}; the step was spent, no row added"
+
+
+def summary_vector(edge_probs: np.ndarray, intervened_rows: np.ndarray, budget_left: np.ndarray, budget: int,
+                   rows_per_step: int) -> np.ndarray:
+    """The ``observation="summary"`` vector of episodes (leading axes kept), from what the rows observation shows too.
+
+    ``edge_probs (..., d, d)``, ``intervened_rows (..., d)`` (how many rows intervened on each
+    node), ``budget_left (..., 1)``: the off-diagonal marginals row-major, each node's share of the
+    budget's experiment rows, the share of the budget left (:class:`DesignInterface`), ``float32``.
+    So a policy trained on summaries can play from the rows observation with ``observe_posterior``.
+    """
+    probs = np.asarray(edge_probs, dtype=np.float64)
+    probs = np.clip(probs[..., ~np.eye(probs.shape[-1], dtype=bool)], 0.0, 1.0)
+    share = np.asarray(intervened_rows, dtype=np.float64) / (budget * rows_per_step)
+    left = np.asarray(budget_left, dtype=np.float64) / budget
+    return np.concatenate([probs, share, left], axis=-1).astype(np.float32)
 
 
 def decode_actions(actions: np.ndarray, d: int, value_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -572,10 +589,8 @@ class DesignBatch:
         s = self.setting
         left = np.full((len(self.started), 1), s.budget - self.used, dtype=np.float32)
         if self.interface.observation == "summary":
-            off = ~np.eye(s.d, dtype=bool)
-            share = self.mask[:, s.n_observational:].sum(axis=1) / (s.budget * s.rows_per_step)
-            probs = np.clip(self.posterior[:, off], 0.0, 1.0)
-            vector = np.concatenate([probs, share, left / s.budget], axis=1).astype(np.float32)
+            vector = summary_vector(self.posterior, self.mask[:, s.n_observational:].sum(axis=1), left,
+                                    s.budget, s.rows_per_step)
             return vector if b is None else vector[b]
         obs: dict[str, np.ndarray] = {"data": self.data.astype(np.float32), "intervention_mask": self.mask.copy(),
                "filled": self.filled.copy(), "budget_left": left}
