@@ -27,9 +27,10 @@ keeps the policy of its last point; ``--max-minutes`` is checked between rounds 
 ``--first .. --first + --test - 1`` of each of ``--eval`` (names of :data:`EVAL_SETTINGS` and
 :data:`TRAIN_SETTINGS`; d = 20 on its first ``--test-d20``), writing rows in the CSV format of
 ``examples/design_baselines.py`` (``setting`` column: the setting's name) to ``eval-mix.csv``.
-``--shortlist M`` (M > 1) plays each policy as :class:`~causal_gym.envs.design.policy_designer.PolicyDesigner`
-instead: its M best designs, the best of them by a greedy lookahead of :func:`lookahead_samples` outcomes
-each (at most a tenth of full greedy's posterior evaluations; agent ``mix-pair-shortlistM-seed<k>``).
+``--shortlist M`` (M > 1) plays each policy as the proposer of a greedy lookahead instead
+(:class:`~causal_gym.envs.design.policy_designer.PolicyDesigner`): the best of its M best designs by
+``shortlist_samples`` predictive outcomes each, at most a tenth of full greedy's posterior
+evaluations (agent ``mix-pair-shortlistM-seed<k>``).
 ``--split dev`` plays dev instances (to choose M; ``--first 0``).
 
 Usage::
@@ -58,6 +59,7 @@ from _design_common import play_batch, write_csv  # noqa: E402  (the script's fo
 from stable_baselines3 import PPO  # noqa: E402
 
 import causal_gym  # noqa: E402, F401  (registers the ids)
+from causal_gym.envs.design.baselines import GreedyDesigner, shortlist_samples  # noqa: E402
 from causal_gym.envs.design.policy import NodePairPolicy  # noqa: E402
 from causal_gym.envs.design.policy_designer import PolicyDesigner  # noqa: E402
 from causal_gym.envs.design.sb3 import DesignSB3VecEnv  # noqa: E402
@@ -252,17 +254,13 @@ def evaluate(args: argparse.Namespace, out: Path) -> None:
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
 
 
-def lookahead_samples(d: int, shortlist: int) -> int:
-    """Samples per shortlisted design so that a decision costs at most a tenth of full greedy's ``(2 d + 1) x 8``."""
-    return max(1, (2 * d + 1) * 8 // 10 // shortlist)
-
-
 def play_shortlisted(policy: NodePairPolicy, kwargs: dict[str, Any], split: str, first: int, count: int,
                      shortlist: int) -> list[dict[str, Any]]:
-    """Instances ``first ..`` of ``split`` played by :class:`PolicyDesigner` (the policy's ``shortlist`` best designs, the
-    best of them by a greedy lookahead of :func:`lookahead_samples` outcomes each), one rollout at a time."""
+    """Instances ``first ..`` of ``split`` played by the greedy lookahead over the policy's ``shortlist`` best designs
+    (:class:`PolicyDesigner` as its proposer, ``shortlist_samples`` outcomes each), one rollout at a time."""
     env = gym.make(BASE_ID, observe_posterior=True, **kwargs)
-    designer = PolicyDesigner(policy, shortlist=shortlist, samples=lookahead_samples(kwargs["d"], shortlist))
+    designer = GreedyDesigner(samples=shortlist_samples(kwargs["d"], shortlist), value_grid=(1.0,),
+                              proposer=PolicyDesigner(policy), shortlist=shortlist)
     rows = []
     for k in range(first, first + count):
         start = time.process_time()

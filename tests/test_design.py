@@ -577,6 +577,39 @@ def test_uncertainty_designer_picks_the_untargeted_node_with_the_most_uncertain_
     assert np.array_equal(choice, agent_shown.act(obs, {})) and agent.evaluations == 1
 
 
+def test_greedy_over_a_proposers_shortlist_values_only_what_it_ranks_highest():
+    from causal_gym.envs.design.baselines import GreedyDesigner, UncertaintyDesigner, shortlist_samples
+
+    env = InterventionDesignEnv(**SMALL, observe_posterior=True)
+    obs, _ = env.reset(options={"instance": 0})
+    heuristic = UncertaintyDesigner()
+    heuristic.reset(task_spec(env))
+    p = np.array([[0.0, 0.5, 0.1, 0.0], [0.2, 0.0, 0.8, 0.0], [0.0, 0.0, 0.0, 0.3], [0.0, 0.0, 0.0, 0.0]])
+    shown = {**obs, "edge_probs": p.astype(np.float32)}  # node errors 0.8, 0.9, 0.6, 0.3 (the test above)
+    shown["intervention_mask"] = obs["intervention_mask"].copy()
+    shown["intervention_mask"][SMALL["n_observational"], 1] = 1  # node 1 targeted: it ranks after the others
+    bound = env.value_bound
+    targets = np.array([0, 0, 1, 1, 2, 2, 3, 3, -1])
+    values = np.array([-bound, bound] * 4 + [0.0])
+    rank = heuristic.rank(shown, targets, values)
+    assert np.isneginf(rank[[0, 2, 4, 6, 8]]).all()  # -value_bound and "observe": never its designs
+    assert np.argsort(-rank[[1, 3, 5, 7]]).tolist() == [0, 2, 3, 1]  # untargeted 0, 2, 3 by error, then node 1
+    # shortlist 1: greedy evaluates the heuristic's one choice and so plays it, at `samples` evaluations
+    for shortlist, allowed in [(1, {0}), (2, {0, 2})]:
+        greedy = GreedyDesigner(samples=3, value_grid=(-1.0, 1.0), proposer=UncertaintyDesigner(), shortlist=shortlist)
+        greedy.reset(task_spec(env))
+        chosen, value = decode_actions(greedy.act(shown, {})[None], 4, bound)[:2]
+        assert chosen[0] in allowed and value[0] == pytest.approx(bound)
+        assert greedy.evaluations == 3 * shortlist
+    assert decode_actions(heuristic.act(shown, {})[None], 4, bound)[0][0] == 0
+    with pytest.raises(ValueError, match="give both or neither"):
+        GreedyDesigner(proposer=UncertaintyDesigner())
+    with pytest.raises(TypeError, match="rank"):
+        GreedyDesigner(proposer=object(), shortlist=2)
+    assert [shortlist_samples(d, 2) for d in (5, 7, 9, 10, 14, 16)] == [4, 6, 7, 8, 11, 13]  # 2 x s <= (2d + 1) 8 / 10
+    assert all(2 * shortlist_samples(d, 2) <= (2 * d + 1) * 8 / 10 < 2 * (shortlist_samples(d, 2) + 1) for d in range(3, 21))
+
+
 def test_cost_aware_uncertainty_designer_weighs_a_share_of_each_nodes_uncertainty_against_its_cost():
     from causal_gym.envs.design.baselines import CostAwareUncertaintyDesigner, UncertaintyDesigner
 

@@ -1,4 +1,4 @@
-"""PolicyDesigner: a trained summary-route policy played from the rows observation, alone or shortlisting for greedy.
+"""PolicyDesigner: a trained summary-route policy played from the rows observation, and proposing for greedy.
 
 References: the SB3 summary route playing the same policy on the same instances (an independent path
 through the vector env); the full greedy lookahead, which a shortlist of every design must equal; the
@@ -22,6 +22,7 @@ import causal_gym  # noqa: E402, F401  (registers the ids)
 from causal_gym.envs.design.baselines import GreedyDesigner  # noqa: E402
 from causal_gym.envs.design.policy_designer import PolicyDesigner  # noqa: E402
 from causal_gym.envs.design.sb3 import DesignSB3VecEnv  # noqa: E402
+from causal_gym.harness.agent import task_spec  # noqa: E402
 from causal_gym.harness.rollout import rollout  # noqa: E402
 
 MIX = Path(__file__).resolve().parents[1] / "examples" / "results" / "design" / "mix" / "mix-pair-seed0.zip"
@@ -45,7 +46,7 @@ def _scores(env, agent, instances, key="gain"):
 
 
 def test_it_plays_the_policy_as_the_summary_route_does(policy):
-    """shortlist=1 through rollout on the rows observation = the policy's argmax on the vector env's summaries."""
+    """Through rollout on the rows observation = the policy's argmax on the vector env's summaries."""
     env = gym.make(BASE_ID, observe_posterior=True, **D7)
     mine, evaluations = _scores(env, PolicyDesigner(MIX), range(400, 412))
     venv = DesignSB3VecEnv(BASE_ID, 12, options={"split": "test", "instance": 400}, action="discrete",
@@ -58,10 +59,21 @@ def test_it_plays_the_policy_as_the_summary_route_does(policy):
     assert (evaluations == 0).all()
 
 
+def test_its_rank_is_its_logits_and_off_grid_values_are_never_proposed(policy):
+    env = gym.make(BASE_ID, observe_posterior=True, **D7)
+    agent = PolicyDesigner(policy)
+    obs, _ = env.reset(options={"split": "test", "instance": 400})
+    agent.reset(task_spec(env))
+    logits = agent.scores(obs)
+    bound = env.unwrapped.value_bound
+    rank = agent.rank(obs, np.array([3, -1, 3, 0]), np.array([bound, 0.0, -bound, bound]))
+    assert rank[0] == logits[1 + 3] and rank[1] == logits[0] and np.isneginf(rank[2]) and rank[3] == logits[1]
+
+
 def test_a_shortlist_of_every_design_is_full_greedy(policy):
     env = gym.make(BASE_ID, observe_posterior=True, **SMALL)
     greedy = GreedyDesigner(samples=3, value_grid=(1.0,), observe=True)
-    full = PolicyDesigner(policy, shortlist=SMALL["d"] + 1, samples=3)
+    full = GreedyDesigner(samples=3, value_grid=(1.0,), proposer=PolicyDesigner(policy), shortlist=SMALL["d"] + 1)
     reference, greedy_evaluations = _scores(env, greedy, range(6))
     mine, evaluations = _scores(env, full, range(6))
     np.testing.assert_array_equal(mine, reference)
@@ -70,35 +82,46 @@ def test_a_shortlist_of_every_design_is_full_greedy(policy):
 
 
 class _Recording(PolicyDesigner):
-    def designs(self, observation):
-        ranked = np.argsort(-self.scores(observation), kind="stable")
-        chosen = super().designs(observation)
-        self.log.append((ranked, chosen))
-        return chosen
+    log: list
+
+    def rank(self, observation, targets, values):
+        rank = super().rank(observation, targets, values)
+        self.log.append(np.argsort(-rank, kind="stable")[:2])
+        return rank
 
 
 def test_a_short_shortlist_plays_within_the_policys_best_and_pays_for_them(policy):
     env = gym.make(BASE_ID, observe_posterior=True, **D7)
-    agent = _Recording(policy, shortlist=2, samples=5)
-    agent.log = []
+    proposer = _Recording(policy)
+    proposer.log = []
+    agent = GreedyDesigner(samples=5, value_grid=(1.0,), proposer=proposer, shortlist=2)
+    played = []
+    original = agent.best_of
+
+    def spy(observation, t, v):
+        chosen = original(observation, t, v)
+        played.append((t.copy(), chosen[0][0]))
+        return chosen
+
+    agent.best_of = spy
     _, evaluations = _scores(env, agent, range(400, 410))
     assert (evaluations == 2 * 5 * 3).all()
-    differs = 0
-    for ranked, [(target, value)] in agent.log:
-        played = 0 if target is None else 1 + target
-        assert played in ranked[:2].tolist()
-        assert value == (0.0 if target is None else 5.0)
-        differs += played != ranked[0]
-    assert 0 < differs < len(agent.log)  # the lookahead overrules the policy sometimes, not always
+    overruled = 0
+    for best_two, (offered, choice) in zip(proposer.log, played):
+        candidates = np.append(np.arange(D7["d"]), -1)  # greedy's order at value grid (1.0,): nodes, then observe
+        assert sorted(offered.tolist()) == sorted(candidates[best_two].tolist())
+        node = -1 if choice is None else choice
+        assert node in offered.tolist()
+        overruled += node != candidates[best_two[0]]
+    assert len(played) == 30 and 0 < overruled < 30  # the lookahead overrules the policy sometimes, not always
 
 
 def test_bad_use_gets_a_clear_error(policy):
     with pytest.raises(TypeError, match="SB3 zip path"):
         PolicyDesigner(object())
     env = gym.make(BASE_ID, observe_posterior=True, **D7)
-    agent = PolicyDesigner(policy, value_grid=(-1.0, 1.0))
     with pytest.raises(ValueError, match="is value_grid the policy's"):
-        rollout(env, agent, options={"split": "test", "instance": 400})
+        rollout(env, PolicyDesigner(policy, value_grid=(-1.0, 1.0)), options={"split": "test", "instance": 400})
     blind = gym.make(BASE_ID, **D7)
     with pytest.raises(ValueError, match="observe_posterior=True"):
         rollout(blind, PolicyDesigner(policy), options={"split": "test", "instance": 400})

@@ -32,6 +32,7 @@ They read only the observation.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,7 +52,7 @@ from causal_gym.stats.graph_posterior import (
 )
 
 __all__ = ["RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "UncertaintyDesigner",
-           "CostAwareUncertaintyDesigner", "GreedyDesigner", "GREEDY_OBJECTIVES", "observed_stats"]
+           "CostAwareUncertaintyDesigner", "GreedyDesigner", "GREEDY_OBJECTIVES", "observed_stats", "shortlist_samples"]
 
 _EVALUATION_ENTRIES = 2**22
 """Local scores per posterior call of :class:`GreedyDesigner` (32 MB): all 168 candidates at d = 10 in one call,
@@ -177,6 +178,14 @@ class UncertaintyDesigner(_Designer):
         ranked = np.lexsort((np.arange(self.d), -uncertainty, targeted))  # untargeted first, then most uncertain
         return [(int(node), self.value_bound) for node in np.resize(ranked, self.k)]
 
+    def rank(self, observation: Mapping[str, Any], targets: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Candidates ranked as :meth:`designs` ranks nodes (untargeted first, then the most uncertain), for
+        :class:`GreedyDesigner`'s ``proposer``: a node at ``+value_bound`` only, never "observe"."""
+        uncertainty, targeted = self.uncertainty(observation)
+        node = np.maximum(targets, 0)
+        score = uncertainty[node] - np.where(targeted[node], 2.0 * self.d * self.d, 0.0)  # any untargeted first
+        return np.where((targets >= 0) & (values == self.value_bound), score, -np.inf)
+
 
 class CostAwareUncertaintyDesigner(UncertaintyDesigner):
     """The uncertainty heuristic net of node costs: ``settled x`` a node's uncertainty minus its cost, observing where no node is worth its cost.
@@ -227,10 +236,26 @@ class GreedyDesigner(_Designer):
         Seeds the draws (``SeedSequence([seed, episode, step])``).
     objective : {"confidence", "truth", "information_gain"}, default "confidence"
         The quantity whose expectation after the row it maximises (module docstring).
+    proposer : object with ``reset(task)`` and ``rank(observation, targets, values)``, optional
+        Values only the ``shortlist`` candidates the proposer ranks highest (``rank`` returns a
+        score per candidate, higher first, ``-inf`` for one it would never play; ties go to the
+        earlier candidate): ``shortlist x samples`` posterior evaluations per decision instead of
+        all of them. :class:`UncertaintyDesigner` and
+        :class:`~causal_gym.envs.design.policy_designer.PolicyDesigner` (a trained policy) rank.
+    shortlist : int, optional
+        How many candidates the proposer passes on (required with a proposer).
     """
 
     def __init__(self, samples: int = 8, value_grid: Sequence[float] = (-1.0, 1.0), observe: bool = True,
-                 seed: int = 0, objective: str = "confidence") -> None:
+                 seed: int = 0, objective: str = "confidence", proposer: Any = None,
+                 shortlist: int | None = None) -> None:
+        if (proposer is None) != (shortlist is None):
+            raise ValueError("proposer and shortlist go together: give both or neither")
+        if proposer is not None and not (callable(getattr(proposer, "rank", None))
+                                         and callable(getattr(proposer, "reset", None))):
+            raise TypeError(f"a proposer has reset(task) and rank(observation, targets, values); got {proposer!r}")
+        self.proposer = proposer
+        self.shortlist = None if shortlist is None else check_count(shortlist, "shortlist", 1)
         self.objective = check_choice(objective, GREEDY_OBJECTIVES, "objective")
         self.samples = check_count(samples, "samples", 1)
         self.value_grid = np.array([check_real(v, "value_grid member", -1.0) for v in value_grid])
@@ -244,6 +269,8 @@ class GreedyDesigner(_Designer):
     def reset(self, task: TaskSpec) -> None:
         super().reset(task)
         self._episode += 1
+        if self.proposer is not None:
+            self.proposer.reset(task)
 
     def candidates(self) -> tuple[np.ndarray, np.ndarray]:
         """``(targets, values)`` of every candidate design (target ``-1``: observe)."""
@@ -287,7 +314,14 @@ class GreedyDesigner(_Designer):
         (Each candidate is valued as one more row on its own: for a batch, the top ``k`` of those
         values, a myopic stand-in for the joint choice; "observe" may repeat.)
         """
-        return self.best_of(observation, *self.candidates())
+        targets, values = self.candidates()
+        if self.proposer is not None:
+            rank = np.asarray(self.proposer.rank(observation, targets, values), dtype=np.float64)
+            if rank.shape != targets.shape:
+                raise ValueError(f"the proposer ranked {rank.shape} candidates, not {targets.shape}")
+            kept = np.sort(np.argsort(-rank, kind="stable")[:self.shortlist])  # in the candidates' order
+            targets, values = targets[kept], values[kept]
+        return self.best_of(observation, targets, values)
 
     def best_of(self, observation: Mapping[str, Any], targets: np.ndarray,
                 values: np.ndarray) -> list[tuple[int | None, float]]:
@@ -304,6 +338,16 @@ class GreedyDesigner(_Designer):
             if len(chosen) == self.k:
                 break
         return chosen
+
+
+def shortlist_samples(d: int, shortlist: int, share: float = 0.1) -> int:
+    """Samples per shortlisted design so that a decision of :class:`GreedyDesigner` with a ``shortlist`` costs at most
+    ``share`` of full greedy's ``(2 d + 1) x 8`` posterior evaluations (at least one sample).
+
+    >>> shortlist_samples(10, 2)  # 2 x 8 = 16 <= 168 / 10
+    8
+    """
+    return max(1, math.floor((2 * d + 1) * 8 * share + 1e-9) // shortlist)
 
 
 def _objective(posterior: GraphPosterior, objective: str) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""A trained design policy as an agent of the harness: alone, or shortlisting designs for a greedy lookahead.
+"""A trained design policy as an agent of the harness, and as the proposer of a greedy lookahead.
 
 Needs the ``rl`` extra (torch, Stable-Baselines3); nothing else in causal_gym imports this module.
 
@@ -9,12 +9,11 @@ observation. :class:`PolicyDesigner` rebuilds the summary vector from the rows o
 vector env shows) and plays the network's highest-scoring design, so a trained zip plays wherever
 the scripted designers do (``rollout``, ``examples/design_baselines.py``, a user's loop).
 
-With ``shortlist = m > 1`` the policy only proposes: its ``m`` highest-scoring designs go to a
-:class:`~causal_gym.envs.design.baselines.GreedyDesigner`, which values each by ``samples``
-posterior-predictive outcomes and plays the best. That costs ``m x samples`` posterior
-evaluations per decision against full greedy's ``(d x |grid| + 1) x samples``: the policy's
-ranking narrows a one-step lookahead, as a policy prior narrows a tree search. ``shortlist=1``
-evaluates nothing.
+Its :meth:`PolicyDesigner.rank` makes it a ``proposer`` of
+:class:`~causal_gym.envs.design.baselines.GreedyDesigner`: with ``shortlist=M`` the lookahead values
+only the policy's ``M`` best designs, ``M x samples`` posterior evaluations per decision against full
+greedy's ``(d x |grid| + 1) x samples``: the policy's ranking narrows a one-step lookahead, as a
+policy prior narrows a tree search.
 """
 
 from __future__ import annotations
@@ -26,8 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from causal_gym._validation import check_count
-from causal_gym.envs.design.baselines import GreedyDesigner, _Designer
+from causal_gym.envs.design.baselines import _Designer
 from causal_gym.envs.design.batch import summary_vector
 from causal_gym.harness.agent import TaskSpec
 
@@ -45,21 +43,20 @@ class PolicyDesigner(_Designer):
         (observe, then each node at each value), as :class:`~causal_gym.envs.design.policy.NodePairNet`'s do.
     value_grid : sequence of float, default (1.0,)
         The route's value grid the policy was trained with (fractions of ``value_bound``).
-    shortlist : int, default 1
-        How many of its best designs the policy proposes to the lookahead (1: none, it plays its best).
-    samples, seed, objective
-        The lookahead's (:class:`~causal_gym.envs.design.baselines.GreedyDesigner`).
 
     Examples
     --------
-    >>> from causal_gym.harness.rollout import rollout                           # doctest: +SKIP
     >>> env = gym.make("InterventionDesign-lg10-T3-v0", observe_posterior=True)  # doctest: +SKIP
-    >>> agent = PolicyDesigner("examples/results/design/mix/mix-pair-seed0.zip", shortlist=2)  # doctest: +SKIP
-    >>> rollout(env, agent, options={"split": "test", "instance": 400}).final_info["scores"]  # doctest: +SKIP
+    >>> policy = PolicyDesigner("examples/results/design/mix/mix-pair-seed0.zip")  # doctest: +SKIP
+    >>> rollout(env, policy, options={"split": "test", "instance": 400})  # its own choices  # doctest: +SKIP
+    >>> lookahead = GreedyDesigner(samples=8, value_grid=(1.0,), proposer=policy, shortlist=2)  # doctest: +SKIP
+    >>> rollout(env, lookahead, options={"split": "test", "instance": 400})  # 16 evaluations a decision  # doctest: +SKIP
     """
 
-    def __init__(self, policy: str | Path | Any, *, value_grid: Sequence[float] = (1.0,), shortlist: int = 1,
-                 samples: int = 8, seed: int = 0, objective: str = "confidence") -> None:
+    evaluations = 0
+    """Posterior evaluations of its own: none (it reads the posterior the env shows)."""
+
+    def __init__(self, policy: str | Path | Any, *, value_grid: Sequence[float] = (1.0,)) -> None:
         if isinstance(policy, (str, Path)):
             from stable_baselines3 import PPO
 
@@ -67,27 +64,16 @@ class PolicyDesigner(_Designer):
         if not callable(getattr(getattr(policy, "mlp_extractor", None), "forward_actor", None)):
             raise TypeError(f"policy must be an SB3 zip path or a policy whose mlp_extractor has forward_actor, "
                             f"got {type(policy).__name__}")
-        self.policy = policy
-        self.shortlist = check_count(shortlist, "shortlist", 1)
-        self.lookahead = GreedyDesigner(samples=samples, value_grid=value_grid, observe=True, seed=seed,
-                                        objective=objective)
-        self.grid = self.lookahead.value_grid
-
-    @property
-    def evaluations(self) -> int:
-        """Posterior evaluations of the lookahead so far (0 with ``shortlist=1``); settable, like greedy's counter."""
-        return self.lookahead.evaluations
-
-    @evaluations.setter
-    def evaluations(self, count: int) -> None:
-        self.lookahead.evaluations = count
+        grid = np.array([float(v) for v in value_grid])
+        if not grid.size or (np.abs(grid) > 1.0).any():
+            raise ValueError(f"value_grid must hold fractions of value_bound in [-1, 1], got {value_grid!r}")
+        self.policy, self.grid = policy, grid
 
     def reset(self, task: TaskSpec) -> None:
         super().reset(task)
         if self.k != 1:
             raise ValueError(f"PolicyDesigner plays one design per step; this task asks for {self.k} "
                              "(play batch policies on DesignSB3VecEnv with action='multidiscrete')")
-        self.lookahead.reset(task)
         self.budget, self.rows_per_step = int(task.condition["budget"]), int(task.condition["rows_per_step"])
 
     def scores(self, observation: Mapping[str, Any]) -> np.ndarray:
@@ -103,16 +89,20 @@ class PolicyDesigner(_Designer):
         if logits.shape != (1 + self.d * self.grid.size,):
             raise ValueError(f"the policy gives {logits.shape[0]} logits; d = {self.d} with a value grid of "
                              f"{self.grid.size} needs {1 + self.d * self.grid.size} (is value_grid the policy's?)")
-        return logits
+        return logits.astype(np.float64)
 
     def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
-        best = np.argsort(-self.scores(observation), kind="stable")[: self.shortlist]
-        best = np.sort(best)  # GreedyDesigner.candidates' order (nodes, then observe): the full list draws as greedy does
-        if best[0] == 0:
-            best = np.append(best[1:], 0)
-        targets = np.where(best > 0, (best - 1) // self.grid.size, -1)
-        values = np.where(best > 0, self.grid[(best - 1) % self.grid.size] * self.value_bound, 0.0)
-        if best.size == 1:
-            return [(None if targets[0] < 0 else int(targets[0]), float(values[0]))]
-        self.lookahead.step = self.step
-        return self.lookahead.best_of(observation, targets, values)
+        best = int(np.argmax(self.scores(observation)))
+        if best == 0:
+            return [(None, 0.0)]
+        node, g = divmod(best - 1, self.grid.size)
+        return [(node, float(self.grid[g] * self.value_bound))]
+
+    def rank(self, observation: Mapping[str, Any], targets: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """The policy's logit of each candidate design (``-1``: observe), ``-inf`` for a value off its grid:
+        :class:`~causal_gym.envs.design.baselines.GreedyDesigner`'s ``proposer`` protocol."""
+        logits = self.scores(observation)
+        targets, values = np.asarray(targets), np.asarray(values, dtype=np.float64)
+        on_grid = np.isclose(values[:, None], self.grid[None, :] * self.value_bound)
+        index = np.where(targets < 0, 0, 1 + np.maximum(targets, 0) * self.grid.size + on_grid.argmax(axis=1))
+        return np.where((targets < 0) | on_grid.any(axis=1), logits[index], -np.inf)
