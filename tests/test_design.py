@@ -550,7 +550,9 @@ def test_greedy_truth_objective_is_the_expected_agreement_with_a_graph_drawn_fro
     assert float(_objective(posterior, "truth")) == pytest.approx(monte_carlo, abs=0.02)
 
 
-def test_uncertainty_designer_picks_the_untargeted_node_with_the_most_uncertain_edges():
+def _uncertainty_case():
+    """A SMALL env, a fresh UncertaintyDesigner reset on it, its first observation, and that observation showing
+    hand-made edge marginals whose expected errors per node (row + column sums of min(p, 1 - p)) are 0.8, 0.9, 0.6, 0.3."""
     from causal_gym.envs.design.baselines import UncertaintyDesigner
 
     env = InterventionDesignEnv(**SMALL, observe_posterior=True)
@@ -558,8 +560,13 @@ def test_uncertainty_designer_picks_the_untargeted_node_with_the_most_uncertain_
     agent = UncertaintyDesigner()
     agent.reset(task_spec(env))
     p = np.array([[0.0, 0.5, 0.1, 0.0], [0.2, 0.0, 0.8, 0.0], [0.0, 0.0, 0.0, 0.3], [0.0, 0.0, 0.0, 0.0]])
-    # expected errors per node (row + column sums of min(p, 1 - p)): 0.8, 0.9, 0.6, 0.3
-    shown = {**obs, "edge_probs": p.astype(np.float32)}
+    return env, agent, obs, {**obs, "edge_probs": p.astype(np.float32)}
+
+
+def test_uncertainty_designer_picks_the_untargeted_node_with_the_most_uncertain_edges():
+    from causal_gym.envs.design.baselines import UncertaintyDesigner
+
+    env, agent, obs, shown = _uncertainty_case()
     assert decode_actions(agent.act(shown, {})[None], 4, env.value_bound)[0][0] == 1
     shown["intervention_mask"] = obs["intervention_mask"].copy()
     shown["intervention_mask"][SMALL["n_observational"], 1] = 1  # node 1 targeted already
@@ -580,12 +587,7 @@ def test_uncertainty_designer_picks_the_untargeted_node_with_the_most_uncertain_
 def test_greedy_over_a_proposers_shortlist_values_only_what_it_ranks_highest():
     from causal_gym.envs.design.baselines import GreedyDesigner, UncertaintyDesigner, shortlist_samples
 
-    env = InterventionDesignEnv(**SMALL, observe_posterior=True)
-    obs, _ = env.reset(options={"instance": 0})
-    heuristic = UncertaintyDesigner()
-    heuristic.reset(task_spec(env))
-    p = np.array([[0.0, 0.5, 0.1, 0.0], [0.2, 0.0, 0.8, 0.0], [0.0, 0.0, 0.0, 0.3], [0.0, 0.0, 0.0, 0.0]])
-    shown = {**obs, "edge_probs": p.astype(np.float32)}  # node errors 0.8, 0.9, 0.6, 0.3 (the test above)
+    env, heuristic, obs, shown = _uncertainty_case()  # node errors 0.8, 0.9, 0.6, 0.3
     shown["intervention_mask"] = obs["intervention_mask"].copy()
     shown["intervention_mask"][SMALL["n_observational"], 1] = 1  # node 1 targeted: it ranks after the others
     bound = env.value_bound
