@@ -604,6 +604,11 @@ def test_greedy_over_a_proposers_shortlist_values_only_what_it_ranks_highest():
         assert chosen[0] in allowed and value[0] == pytest.approx(bound)
         assert greedy.evaluations == 3 * shortlist
     assert decode_actions(heuristic.act(shown, {})[None], 4, bound)[0][0] == 0
+    hidden = {key: value for key, value in obs.items() if key != "edge_probs"}  # the heuristic computes a posterior
+    greedy = GreedyDesigner(samples=3, proposer=UncertaintyDesigner(), shortlist=2)
+    greedy.reset(task_spec(env))
+    greedy.act(hidden, {})
+    assert greedy.evaluations == 3 * 2 + 1  # its own count includes the proposer's posterior
     with pytest.raises(ValueError, match="give both or neither"):
         GreedyDesigner(proposer=UncertaintyDesigner())
     with pytest.raises(TypeError, match="rank"):

@@ -240,7 +240,7 @@ class GreedyDesigner(_Designer):
         Values only the ``shortlist`` candidates the proposer ranks highest (``rank`` returns a
         score per candidate, higher first, ``-inf`` for one it would never play; ties go to the
         earlier candidate): ``shortlist x samples`` posterior evaluations per decision instead of
-        all of them. :class:`UncertaintyDesigner` and
+        all of them (plus any the proposer counts in its own ``evaluations``). :class:`UncertaintyDesigner` and
         :class:`~causal_gym.envs.design.policy_designer.PolicyDesigner` (a trained policy) rank.
     shortlist : int, optional
         How many candidates the proposer passes on (required with a proposer).
@@ -316,7 +316,9 @@ class GreedyDesigner(_Designer):
         """
         targets, values = self.candidates()
         if self.proposer is not None:
+            spent = getattr(self.proposer, "evaluations", 0)
             rank = np.asarray(self.proposer.rank(observation, targets, values), dtype=np.float64)
+            self.evaluations += getattr(self.proposer, "evaluations", 0) - spent  # a posterior of its own counts too
             if rank.shape != targets.shape:
                 raise ValueError(f"the proposer ranked {rank.shape} candidates, not {targets.shape}")
             kept = np.sort(np.argsort(-rank, kind="stable")[:self.shortlist])  # in the candidates' order
