@@ -51,7 +51,7 @@ from causal_gym.stats.graph_posterior import (
     sample_predictive,
 )
 
-__all__ = ["RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "UncertaintyDesigner",
+__all__ = ["Designer", "RandomDesigner", "RoundRobinDesigner", "ObservationalDesigner", "UncertaintyDesigner",
            "CostAwareUncertaintyDesigner", "GreedyDesigner", "GREEDY_OBJECTIVES", "observed_stats", "shortlist_samples"]
 
 _EVALUATION_ENTRIES = 2**22
@@ -77,8 +77,11 @@ def observed_stats(observation: Mapping[str, Any]) -> BGeStats:
     return BGeStats.from_data(data, mask)
 
 
-class _Designer:
-    """Shared bookkeeping: the setting of the task and the step within the episode.
+class Designer:
+    """Shared bookkeeping of the designers: the setting of the task and the step within the episode.
+
+    A designer of one's own subclasses it and implements :meth:`designs` (as
+    :class:`~causal_gym.envs.design.policy_designer.PolicyDesigner` does).
 
     A designer returns the ``k = targets_per_step`` designs of a step (:meth:`designs`); with
     ``k > 1`` its action is the ``(k, 2)`` box of a batch design. Node costs (``node_costs`` of the
@@ -109,7 +112,7 @@ class _Designer:
         raise NotImplementedError
 
 
-class RandomDesigner(_Designer):
+class RandomDesigner(Designer):
     """A uniformly random node at a uniform value (seeded per episode: ``SeedSequence([seed, episode])``)."""
 
     def __init__(self, seed: int = 0) -> None:
@@ -126,7 +129,7 @@ class RandomDesigner(_Designer):
                 for _ in range(self.k)]
 
 
-class RoundRobinDesigner(_Designer):
+class RoundRobinDesigner(Designer):
     """Nodes in turn at ``+value_bound``, the sign flipping on each pass over the nodes (a batch takes the next ``k``)."""
 
     def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
@@ -137,14 +140,14 @@ class RoundRobinDesigner(_Designer):
         return out
 
 
-class ObservationalDesigner(_Designer):
+class ObservationalDesigner(Designer):
     """An observational row every step."""
 
     def designs(self, observation: Mapping[str, Any]) -> list[tuple[int | None, float]]:
         return [(None, 0.0)] * self.k
 
 
-class UncertaintyDesigner(_Designer):
+class UncertaintyDesigner(Designer):
     """The not-yet-targeted node with the largest summed expected error of its edges, at ``+value_bound``.
 
     Reads ``edge_probs`` when the observation shows it (the env made with ``observe_posterior=True``:
@@ -221,7 +224,7 @@ class CostAwareUncertaintyDesigner(UncertaintyDesigner):
         return chosen + [(None, 0.0)] * (self.k - len(chosen))
 
 
-class GreedyDesigner(_Designer):
+class GreedyDesigner(Designer):
     """One-step lookahead on the expected posterior gain (see the module docstring).
 
     Parameters

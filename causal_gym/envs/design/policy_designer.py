@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from causal_gym.envs.design.baselines import _Designer
+from causal_gym.envs.design.baselines import Designer
 from causal_gym.envs.design.batch import summary_vector
 from causal_gym.harness.agent import TaskSpec
 
 __all__ = ["PolicyDesigner"]
 
 
-class PolicyDesigner(_Designer):
+class PolicyDesigner(Designer):
     """Plays a trained summary-observation policy from the rows observation (see the module docstring).
 
     Parameters
